@@ -1,0 +1,5 @@
+import sys
+
+from rbcosim.cli.main import main
+
+sys.exit(main())

@@ -1,0 +1,58 @@
+"""`rbcosim` entry point: dispatches to one module per subcommand.
+
+Exit codes: 0 ok, 1 failure (bad scenario, failed run), 2 usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from rbcosim import PROTOCOL_VERSION, __version__
+from rbcosim.errors import RbcosimError
+
+#: Subcommand name -> module under rbcosim.cli; each module has add_parser(sub) and run(args).
+SUBCOMMANDS = {
+    "run": "rbcosim.cli.run_cmd",
+    "check": "rbcosim.cli.check_cmd",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rbcosim",
+        description="Rigid multibody solver and co-simulation server for rigid-flexible coupling.",
+    )
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"rbcosim {__version__} (protocol {PROTOCOL_VERSION})",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module_name in SUBCOMMANDS.values():
+        importlib.import_module(module_name).add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    try:
+        return int(args.handler(args) or 0)
+    except RbcosimError as exc:
+        print(f"rbcosim {args.command}: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,13 @@
+"""Exception types, split by phase: building a model versus running it."""
+
+
+class RbcosimError(Exception):
+    """Base of every error rbcosim raises on purpose; the CLI prints it without a traceback."""
+
+
+class ScenarioError(RbcosimError, ValueError):
+    """A scenario file or override is malformed; the message names the file and key path."""
+
+
+class SimulationError(RbcosimError, RuntimeError):
+    """A run failed numerically (non-finite state, singular constraints, continuity stop)."""
