@@ -1,0 +1,314 @@
+"""Python client of the rbcosim service (protocol in interfaces/PROTOCOL.md).
+
+One `Client` talks to one server over a DEALER socket; it remembers the session it created or
+joined and the client id it got from `attach`, so a flexible solver's loop reads::
+
+    with Client("tcp://127.0.0.1:5555") as c:
+        c.hello()
+        c.create_session("scenarios/rigid_flex_pendulum.toml")
+        c.attach(points=["tip"], joints=["tip"])
+        for _ in range(n):
+            r = c.step(wrench, flex_kinematics)     # r.kinematics (1, 13) at r.time
+        c.close()
+
+Errors come back as `ServiceError` with the protocol's error code; no reply within ``timeout``
+seconds raises `ServiceTimeout` (the client stays usable: a late reply is recognised by its
+parent id and dropped).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import msgpack
+import numpy as np
+import zmq
+
+from rbcosim import PROTOCOL_VERSION
+from rbcosim.errors import RbcosimError
+
+_F8 = np.dtype("<f8")
+
+
+class ServiceError(RbcosimError):
+    """An error reply: ``code`` from the protocol's list, ``message`` a sentence."""
+
+    def __init__(self, code: str, message: str, reply: dict | None = None) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+        self.reply = reply
+
+
+class ServiceTimeout(RbcosimError, TimeoutError):
+    """No reply from the server within the client's timeout."""
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """The reply to one macro step, for this client's points and joints."""
+
+    step: int
+    """Step index the session is at after the step (the next one to send)."""
+    time: float
+    """Session time after the step, s."""
+    kinematics: np.ndarray
+    """Interface kinematics at ``time``, shape (n_points, 13): x y z, q0..q3, v, ω, inertial."""
+    gaps: np.ndarray
+    """Continuity gaps per joint, shape (n_joints, 4): position m, rotation rad, velocity m/s,
+    angular velocity rad/s."""
+
+
+def _descriptor(array: np.ndarray) -> dict:
+    a = np.ascontiguousarray(array, dtype=_F8)
+    return {"dtype": "<f8", "shape": list(a.shape), "data": a.tobytes()}
+
+
+def _from_wire(value: Any, buffers: Sequence[bytes]) -> Any:
+    if isinstance(value, dict):
+        if "dtype" in value and "shape" in value and ("data" in value or "frame" in value):
+            data = value["data"] if "data" in value else buffers[value["frame"]]
+            return np.frombuffer(data, dtype=_F8).reshape(value["shape"])
+        return {k: _from_wire(v, buffers) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_from_wire(v, buffers) for v in value]
+    return value
+
+
+def _rows(values, names: tuple[str, ...], width: int, what: str) -> np.ndarray:
+    if isinstance(values, Mapping):
+        missing = [n for n in names if n not in values]
+        if missing:
+            raise ValueError(f"{what}: no value for {missing}; this client is attached to {list(names)}")
+        values = [values[n] for n in names]
+    array = np.asarray(values, dtype=_F8)
+    if array.shape == (width,) and len(names) == 1:
+        array = array.reshape(1, width)
+    if array.shape != (len(names), width):
+        raise ValueError(f"{what}: shape must be ({len(names)}, {width}), got {array.shape}")
+    return array
+
+
+class Client:
+    """A connection to an rbcosim server.
+
+    address: ZeroMQ endpoint, e.g. ``tcp://127.0.0.1:5555`` or ``ipc:///tmp/rbcosim.sock``.
+    timeout: seconds to wait for each reply (None waits forever). A step that waits at a
+        barrier for other clients needs a timeout longer than theirs.
+    curve_server_key: the server's public key (z85 bytes or a ``.key`` file) to use CURVE.
+    curve_client_secret_file: this client's ``.key_secret`` file (listed on the server's
+        allow-list); a fresh key pair is generated when only the server key is given.
+    """
+
+    def __init__(
+        self,
+        address: str,
+        *,
+        timeout: float | None = 60.0,
+        curve_server_key: bytes | str | Path | None = None,
+        curve_client_secret_file: str | Path | None = None,
+        context: zmq.Context | None = None,
+    ) -> None:
+        self.address = address
+        self.timeout = timeout
+        self.context = context or zmq.Context.instance()
+        self.socket = self.context.socket(zmq.DEALER)
+        self.socket.setsockopt(zmq.LINGER, 0)
+        if curve_server_key is not None:
+            self._setup_curve(curve_server_key, curve_client_secret_file)
+        self.socket.connect(address)
+        self._ids = itertools.count(1)
+        self._prefix = f"py{os.getpid()}-{id(self) & 0xFFFF:x}-"
+        self.session: str | None = None
+        self.client_id: str | None = None
+        self.points: tuple[str, ...] = ()
+        self.joints: tuple[str, ...] = ()
+        self.step_index = 0
+
+    def _setup_curve(self, server_key, secret_file) -> None:
+        import zmq.auth
+
+        if isinstance(server_key, (str, Path)) and Path(server_key).is_file():
+            server_key, _ = zmq.auth.load_certificate(str(server_key))
+        if secret_file is not None:
+            public, secret = zmq.auth.load_certificate(str(secret_file))
+        else:
+            public, secret = zmq.curve_keypair()
+        self.socket.curve_serverkey = server_key.encode() if isinstance(server_key, str) else server_key
+        self.socket.curve_publickey = public
+        self.socket.curve_secretkey = secret
+
+    # --- plumbing ----------------------------------------------------------------------------
+
+    def close_socket(self) -> None:
+        self.socket.close(0)
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close_socket()
+
+    def send(self, msg_type: str, content: dict | None = None, *, session: str | None = None) -> str:
+        """Send one request without waiting; returns its msg_id (see `receive`)."""
+        msg_id = f"{self._prefix}{next(self._ids)}"
+        header = {
+            "version": PROTOCOL_VERSION,
+            "msg_id": msg_id,
+            "msg_type": msg_type,
+            "session": session if session is not None else self.session,
+            "content": content or {},
+        }
+        self.socket.send_multipart([b"", msgpack.packb(header, use_bin_type=True)])
+        return msg_id
+
+    def receive(self, msg_id: str, timeout: float | None = ...) -> dict:
+        """The reply to ``msg_id`` (arrays decoded); raises ServiceError on an error reply."""
+        timeout = self.timeout if timeout is ... else timeout
+        while True:
+            if not self.socket.poll(None if timeout is None else timeout * 1000.0):
+                raise ServiceTimeout(f"no reply to {msg_id} from {self.address} within {timeout} s")
+            frames = self.socket.recv_multipart()
+            if frames and not frames[0]:
+                frames = frames[1:]
+            reply = msgpack.unpackb(frames[0], raw=False, strict_map_key=True, max_ext_len=0)
+            if reply.get("parent_id") != msg_id:
+                continue  # a late reply to a request that already timed out
+            if reply.get("status") != "ok":
+                error = reply.get("error") or {}
+                raise ServiceError(error.get("code", "unknown"), error.get("message", ""), reply)
+            reply["content"] = _from_wire(reply.get("content", {}), frames[1:])
+            return reply
+
+    def request(self, msg_type: str, content: dict | None = None, *, session: str | None = None) -> dict:
+        """Send a request and return its reply's content."""
+        return self.receive(self.send(msg_type, content, session=session))["content"]
+
+    # --- protocol messages -------------------------------------------------------------------
+
+    def hello(self, client_name: str = "rbcosim.client") -> dict:
+        """Handshake; returns the server's protocol version, capabilities and limits."""
+        return self.request("hello", {"protocol_version": PROTOCOL_VERSION, "client_name": client_name})
+
+    def create_session(
+        self,
+        scenario: str | Path | None = None,
+        *,
+        text: str | None = None,
+        overrides: Mapping[str, str] | None = None,
+        base_dir: str | Path | None = None,
+        barrier_timeout: float | None = None,
+    ) -> dict:
+        """Create a session from a scenario path (as the server sees it) or inline TOML text."""
+        content: dict[str, Any] = {}
+        if scenario is not None:
+            content["scenario"] = str(scenario)
+        if text is not None:
+            content["text"] = text
+        if overrides:
+            content["overrides"] = dict(overrides)
+        if base_dir is not None:
+            content["base_dir"] = str(base_dir)
+        if barrier_timeout is not None:
+            content["barrier_timeout"] = float(barrier_timeout)
+        reply = self.request("create_session", content)
+        self.session = reply["session"]
+        self.step_index = reply["step"]
+        return reply
+
+    def attach(
+        self,
+        points: Sequence[str] = (),
+        joints: Sequence[str] = (),
+        *,
+        session: str | None = None,
+        name: str = "",
+        force: bool = False,
+    ) -> dict:
+        """Attach to interface points (this client sends their wrenches) and joints (their
+        flexible-side kinematics); returns the client id, the step index and the kinematics."""
+        if session is not None:
+            self.session = session
+        reply = self.request(
+            "attach", {"points": list(points), "joints": list(joints), "name": name, "force": force}
+        )
+        self.client_id = reply["client"]
+        self.points = tuple(points)
+        self.joints = tuple(joints)
+        self.step_index = reply["step"]
+        return reply
+
+    def detach(self) -> dict:
+        reply = self.request("detach", {"client": self.client_id})
+        self.client_id = None
+        return reply
+
+    def step(self, wrench=None, flex_kinematics=None, *, step: int | None = None) -> StepResult:
+        """One macro step: this client's inputs, then wait (barrier) for the new kinematics.
+
+        wrench: (n_points, 6) force N and moment N·m, inertial, held over the step, or a
+            mapping point -> (6,). flex_kinematics: (n_joints, 13) or joint -> (13,).
+        """
+        content: dict[str, Any] = {
+            "client": self.client_id,
+            "step": self.step_index if step is None else step,
+        }
+        if self.points:
+            content["wrench"] = _descriptor(_rows(wrench, self.points, 6, "wrench"))
+        if self.joints:
+            content["flex_kinematics"] = _descriptor(
+                _rows(flex_kinematics, self.joints, 13, "flex_kinematics")
+            )
+        c = self.request("step", content)
+        self.step_index = c["step"]
+        return StepResult(c["step"], c["time"], c["kinematics"], c["gaps"])
+
+    def get_state(self) -> dict:
+        """``{"step", "time", "state": bytes}``: the rigid side's full state, opaque."""
+        return self.request("get_state")
+
+    def set_state(self, state: bytes, step: int | None = None) -> dict:
+        content: dict[str, Any] = {"state": bytes(state)}
+        if step is not None:
+            content["step"] = step
+        reply = self.request("set_state", content)
+        self.step_index = reply["step"]
+        return reply
+
+    def save(self, name: str = "default", path: str | Path | None = None) -> dict:
+        """Snapshot the session under ``name``; with ``path`` also to that file (server side)."""
+        content: dict[str, Any] = {"name": name}
+        if path is not None:
+            content["path"] = str(path)
+        return self.request("save", content)
+
+    def restore(self, name: str = "default", path: str | Path | None = None) -> dict:
+        """Roll the session back to a snapshot (or a state file); the step index follows."""
+        content: dict[str, Any] = {"path": str(path)} if path is not None else {"name": name}
+        reply = self.request("restore", content)
+        self.step_index = reply["step"]
+        return reply
+
+    def outputs(self) -> dict:
+        """Current kinematics of every point, last gaps, parameters."""
+        return self.request("outputs")
+
+    def results(self) -> dict:
+        """History: time (N,), kinematics (N, n_points, 13), gaps (N, n_joints, 4)."""
+        return self.request("results")
+
+    def heartbeat(self) -> dict:
+        content = {"client": self.client_id} if self.client_id and self.session else {}
+        return self.request("heartbeat", content)
+
+    def close(self) -> dict:
+        """Close the session on the server (the socket stays open; see `close_socket`)."""
+        reply = self.request("close")
+        self.session = None
+        self.client_id = None
+        return reply

@@ -1,0 +1,247 @@
+"""Maximal-coordinate equations of motion with Lagrange multipliers (index-1 form).
+
+For each moving body, Newton–Euler in the body frame:  m v̇ = F,  I ω̇ + ω × I ω = τ^b.
+Joints add  M ν̇ + Jᵀ λ = Q  and  J ν̇ = γ − 2α Φ̇ − β² Φ  (Baumgarte stabilization).
+λ comes from the Schur complement  (J M⁻¹ Jᵀ) λ = J M⁻¹ Q − γ̃ , dense for small models and
+scipy.sparse for large ones. The reaction force on the bodies is −Jᵀλ.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+from rbcosim import quaternion as quat
+from rbcosim.constraints import ConstraintValues, Constraints, JacobianAssembler, joint_coordinate
+from rbcosim.errors import SimulationError
+from rbcosim.kinematics import Kinematics
+from rbcosim.model import Model
+from rbcosim.state import State
+
+#: Baumgarte defaults (1/s): critically damped constraint error, time constant 0.1 s.
+DEFAULT_BAUMGARTE = (10.0, 10.0)
+#: Use scipy.sparse above this many generalized velocities.
+SPARSE_THRESHOLD = 120
+
+#: Signature of an external load provider: (t, kin) -> (force (n,3) N inertial at the centre
+#: of mass, torque (n,3) N·m inertial) for the moving bodies.
+LoadProvider = Callable[[float, Kinematics], tuple[np.ndarray, np.ndarray]]
+
+
+def independent_rows(J: np.ndarray, tol: float = 1e-9) -> tuple[np.ndarray, int]:
+    """Indices of a maximal set of independent rows of J, and the rank (pivoted QR of Jᵀ)."""
+    if J.shape[0] == 0:
+        return np.arange(0), 0
+    _, r, piv = sla.qr(J.T, mode="economic", pivoting=True)
+    diag = np.abs(np.diag(r))
+    rank = int(np.sum(diag > tol * max(1.0, diag[0]))) if diag.size else 0
+    return np.sort(piv[:rank]), rank
+
+
+class MaximalSystem:
+    """Equations of motion of a model in maximal coordinates; all methods are f(state)."""
+
+    def __init__(
+        self,
+        model: Model,
+        *,
+        baumgarte: tuple[float, float] = DEFAULT_BAUMGARTE,
+        drop_redundant: bool = True,
+    ):
+        self.model = model
+        self.alpha, self.beta = baumgarte
+        self.constraints = Constraints(model)
+        n = model.n_bodies
+        self.mass = np.array([b.mass for b in model.bodies])
+        self.inertia = np.array([b.inertia for b in model.bodies]).reshape(n, 3, 3)
+        self.inertia_inv = np.linalg.inv(self.inertia)
+        self.gravity_force = self.mass[:, None] * model.gravity
+        self.external: LoadProvider | None = None
+        self.sparse = 6 * n > SPARSE_THRESHOLD
+        minv = np.zeros((n, 6, 6))
+        minv[:, :3, :3] = np.eye(3) / self.mass[:, None, None]
+        minv[:, 3:, 3:] = self.inertia_inv
+        self._minv_blocks = minv
+        self._minv_sparse = sp.block_diag(list(minv), format="csr") if self.sparse else None
+        values = self.constraints.evaluate(Kinematics.of(State.initial(model)))
+        self.rows = np.arange(values.phi.size)
+        self.redundant_rows: list[str] = []
+        if drop_redundant and values.phi.size:
+            full = JacobianAssembler(values.a, values.b, n, sparse=False).assemble(values)
+            if full.shape[0] <= 3000:
+                keep, _ = independent_rows(full)
+                dropped = sorted(set(range(full.shape[0])) - set(keep.tolist()))
+                self.redundant_rows = [self.constraints.row_labels[i] for i in dropped]
+                self.rows = keep
+        self._assembler = JacobianAssembler(
+            values.a[self.rows], values.b[self.rows], n, sparse=self.sparse
+        )
+
+    # --- constraints ----------------------------------------------------------------------
+    def constraint_values(self, kin: Kinematics) -> ConstraintValues:
+        """Constraint rows kept for solving (redundant ones removed)."""
+        v = self.constraints.evaluate(kin)
+        if v.phi.size == self.rows.size:
+            return v
+        r = self.rows
+        return ConstraintValues(v.phi[r], v.phi_t[r], v.gamma[r], v.a[r], v.b[r], v.ja[r], v.jb[r])
+
+    def jacobian(self, values: ConstraintValues):
+        return self._assembler.assemble(values)
+
+    def _minv_jt(self, J):
+        """M⁻¹ Jᵀ, shape (6n, m)."""
+        if self.sparse:
+            return (self._minv_sparse @ J.T).tocsc()
+        n = self.model.n_bodies
+        Jb = J.reshape(J.shape[0], n, 6)
+        return np.einsum("nkl,mnl->nkm", self._minv_blocks, Jb).reshape(6 * n, J.shape[0])
+
+    def _solve_schur(self, J, rhs: np.ndarray):
+        """Solve (J M⁻¹ Jᵀ) μ = rhs; returns (μ, M⁻¹ Jᵀ)."""
+        mj = self._minv_jt(J)
+        S = J @ mj
+        if self.sparse:
+            mu = spla.spsolve(S.tocsc(), rhs)
+        else:
+            mu = np.linalg.solve(S, rhs)
+        return mu, mj
+
+    # --- forces -----------------------------------------------------------------------------
+    def applied(self, t: float, kin: Kinematics) -> tuple[np.ndarray, np.ndarray]:
+        """Applied force (n,3) N at the centres of mass and torque (n,3) N·m, inertial."""
+        model = self.model
+        force = self.gravity_force.copy()
+        torque = np.zeros_like(force)
+        for load in model.loads:
+            if load.body == 0:
+                continue
+            f = load.at(t)
+            rho = kin.R[load.body] @ load.point
+            force[load.body - 1] += f[:3]
+            torque[load.body - 1] += f[3:] + np.cross(rho, f[:3])
+        for s in model.springs:
+            m1, m2 = s.marker1, s.marker2
+            rho1, p1, v1 = kin.point(np.array([m1.body]), m1.position[None])
+            rho2, p2, v2 = kin.point(np.array([m2.body]), m2.position[None])
+            d = (p2 - p1)[0]
+            length = np.linalg.norm(d)
+            e = d / length
+            tension = s.stiffness * (length - s.free_length) + s.damping * (e @ (v2 - v1)[0])
+            for body, rho, sign in ((m1.body, rho1[0], 1.0), (m2.body, rho2[0], -1.0)):
+                if body:
+                    force[body - 1] += sign * tension * e
+                    torque[body - 1] += sign * tension * np.cross(rho, e)
+        for ts in model.torsion_springs:
+            joint = model.joints[ts.joint]
+            angle, rate = joint_coordinate(joint, kin)
+            axis = kin.R[joint.marker1.body] @ joint.marker1.axes[:, 2]
+            moment = -ts.stiffness * (angle - ts.rest_angle) - ts.damping * rate
+            if joint.marker2.body:
+                torque[joint.marker2.body - 1] += moment * axis
+            if joint.marker1.body:
+                torque[joint.marker1.body - 1] -= moment * axis
+        if self.external is not None:
+            f_ext, t_ext = self.external(t, kin)
+            force += f_ext
+            torque += t_ext
+        return force, torque
+
+    # --- equations of motion ----------------------------------------------------------------
+    def accelerations(self, state: State) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(v̇ (n,3) m/s² inertial, ω̇^b (n,3) rad/s², λ (m,)) at `state`."""
+        kin = Kinematics.of(state)
+        force, torque = self.applied(state.t, kin)
+        w = state.w
+        Iw = np.einsum("nij,nj->ni", self.inertia, w)
+        torque_body = np.einsum("nji,nj->ni", kin.R[1:], torque) - np.cross(w, Iw)
+        acc = np.empty((w.shape[0], 6))
+        acc[:, :3] = force / self.mass[:, None]
+        acc[:, 3:] = np.einsum("nij,nj->ni", self.inertia_inv, torque_body)
+        lam = np.zeros(0)
+        if self.rows.size:
+            values = self.constraint_values(kin)
+            J = self.jacobian(values)
+            nu_ext = np.hstack([kin.v, kin.w_body])
+            phidot = values.velocity_error(nu_ext)
+            rhs_gamma = values.gamma - 2 * self.alpha * phidot - self.beta**2 * values.phi
+            free = acc.ravel()
+            lam, mj = self._solve_schur(J, J @ free - rhs_gamma)
+            acc = (free - mj @ lam).reshape(-1, 6)
+        return acc[:, :3], acc[:, 3:], lam
+
+    def derivative(self, t: float, y: np.ndarray) -> np.ndarray:
+        """ẏ for y = [r, q, v, ω^b] (State.to_vector layout)."""
+        state = State.from_vector(t, y)
+        state.q = quat.normalize(state.q)
+        vdot, wdot, _ = self.accelerations(state)
+        return np.concatenate(
+            [state.v.ravel(), quat.rate(state.q, state.w).ravel(), vdot.ravel(), wdot.ravel()]
+        )
+
+    # --- projection onto the constraint manifold ----------------------------------------------
+    def project_positions(self, state: State, tol: float = 1e-12, max_iter: int = 8) -> float:
+        """Mass-weighted minimum-norm correction of positions to ‖Φ‖∞ ≤ tol; returns ‖Φ‖∞."""
+        if not self.rows.size:
+            return 0.0
+        for _ in range(max_iter):
+            values = self.constraint_values(Kinematics.of(state))
+            err = float(np.max(np.abs(values.phi)))
+            if err <= tol:
+                return err
+            mu, mj = self._solve_schur(self.jacobian(values), values.phi)
+            delta = -(mj @ mu).reshape(-1, 6)
+            state.r = state.r + delta[:, :3]
+            state.q = quat.rotate_by_vector(state.q, delta[:, 3:])
+        values = self.constraint_values(Kinematics.of(state))
+        return float(np.max(np.abs(values.phi)))
+
+    def project_velocities(self, state: State) -> None:
+        """Mass-weighted minimum-norm correction of velocities to Φ̇ = J ν + Φ_t = 0."""
+        if not self.rows.size:
+            return
+        kin = Kinematics.of(state)
+        values = self.constraint_values(kin)
+        err = values.velocity_error(np.hstack([kin.v, kin.w_body]))
+        mu, mj = self._solve_schur(self.jacobian(values), err)
+        state.set_velocities(state.velocities - mj @ mu)
+
+    # --- diagnostics --------------------------------------------------------------------------
+    def drift(self, state: State) -> tuple[float, float]:
+        """(‖Φ‖∞ m or rad-ish units, ‖Φ_q v + Φ_t‖∞) at `state`, over all constraint rows."""
+        kin = Kinematics.of(state)
+        values = self.constraints.evaluate(kin)
+        if not values.phi.size:
+            return 0.0, 0.0
+        vel = values.velocity_error(np.hstack([kin.v, kin.w_body]))
+        return float(np.max(np.abs(values.phi))), float(np.max(np.abs(vel)))
+
+    def energy(self, state: State) -> float:
+        """Kinetic + gravitational + spring potential energy, J."""
+        kin = Kinematics.of(state)
+        Iw = np.einsum("nij,nj->ni", self.inertia, state.w)
+        kinetic = 0.5 * np.sum(self.mass * np.sum(state.v**2, axis=1)) + 0.5 * np.sum(state.w * Iw)
+        potential = -float(np.sum(self.gravity_force * state.r))
+        for s in self.model.springs:
+            _, p1, _ = kin.point(np.array([s.marker1.body]), s.marker1.position[None])
+            _, p2, _ = kin.point(np.array([s.marker2.body]), s.marker2.position[None])
+            stretch = np.linalg.norm(p2 - p1) - s.free_length
+            potential += 0.5 * s.stiffness * stretch**2
+        for ts in self.model.torsion_springs:
+            angle, _ = joint_coordinate(self.model.joints[ts.joint], kin)
+            potential += 0.5 * ts.stiffness * (angle - ts.rest_angle) ** 2
+        return float(kinetic + potential)
+
+    def check_finite(self, state: State) -> None:
+        """Raise SimulationError naming the time and the first body with a non-finite value."""
+        if state.is_finite():
+            return
+        for i, name in enumerate(self.model.body_names):
+            row = np.concatenate([state.r[i], state.q[i], state.v[i], state.w[i]])
+            if not np.isfinite(row).all():
+                raise SimulationError(f"non-finite state at t = {state.t:.6g} s in body {name!r}")
+        raise SimulationError(f"non-finite state at t = {state.t:.6g} s")

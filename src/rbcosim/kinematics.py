@@ -1,0 +1,51 @@
+"""Per-evaluation kinematic quantities of all bodies, ground prepended at index 0."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from rbcosim import quaternion as quat
+from rbcosim.state import State
+
+
+@dataclass
+class Kinematics:
+    """Arrays over (ground + n) bodies: R (n+1,3,3), r (n+1,3) m, v (n+1,3) m/s, w_inertial
+    (n+1,3) rad/s, w_body (n+1,3) rad/s. Ground has identity pose and zero velocity."""
+
+    t: float
+    R: np.ndarray
+    r: np.ndarray
+    v: np.ndarray
+    w_inertial: np.ndarray
+    w_body: np.ndarray
+
+    @classmethod
+    def of(cls, state: State) -> Kinematics:
+        n = state.r.shape[0]
+        R = np.empty((n + 1, 3, 3))
+        R[0] = np.eye(3)
+        R[1:] = quat.to_matrix(state.q)
+        zeros = np.zeros((1, 3))
+        w_body = np.vstack([zeros, state.w])
+        return cls(
+            t=state.t,
+            R=R,
+            r=np.vstack([zeros, state.r]),
+            v=np.vstack([zeros, state.v]),
+            w_inertial=np.einsum("kij,kj->ki", R, w_body),
+            w_body=w_body,
+        )
+
+    def point(self, body: np.ndarray, local: np.ndarray):
+        """Lever arms ρ = R s (k,3), positions, velocities of body-fixed points (k,3)."""
+        rho = np.einsum("kij,kj->ki", self.R[body], local)
+        pos = self.r[body] + rho
+        vel = self.v[body] + np.cross(self.w_inertial[body], rho)
+        return rho, pos, vel
+
+    def direction(self, body: np.ndarray, local: np.ndarray) -> np.ndarray:
+        """Body-fixed directions expressed in the inertial frame, (k,3)."""
+        return np.einsum("kij,kj->ki", self.R[body], local)

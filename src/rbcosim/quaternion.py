@@ -1,0 +1,105 @@
+"""Unit quaternions, scalar first [q0, q1, q2, q3], batched over a leading axis.
+
+A quaternion q rotates body-frame vectors into the inertial frame: x_I = R(q) x_b.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def normalize(q: np.ndarray) -> np.ndarray:
+    """Unit quaternions, shape (..., 4)."""
+    return q / np.linalg.norm(q, axis=-1, keepdims=True)
+
+
+def to_matrix(q: np.ndarray) -> np.ndarray:
+    """Rotation matrices of quaternions: shape (..., 4) -> (..., 3, 3); q need not be unit."""
+    q = normalize(np.asarray(q, dtype=float))
+    w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
+    m = np.empty(q.shape[:-1] + (3, 3))
+    m[..., 0, 0] = 1 - 2 * (y * y + z * z)
+    m[..., 0, 1] = 2 * (x * y - w * z)
+    m[..., 0, 2] = 2 * (x * z + w * y)
+    m[..., 1, 0] = 2 * (x * y + w * z)
+    m[..., 1, 1] = 1 - 2 * (x * x + z * z)
+    m[..., 1, 2] = 2 * (y * z - w * x)
+    m[..., 2, 0] = 2 * (x * z - w * y)
+    m[..., 2, 1] = 2 * (y * z + w * x)
+    m[..., 2, 2] = 1 - 2 * (x * x + y * y)
+    return m
+
+
+def from_matrix(m: np.ndarray) -> np.ndarray:
+    """Quaternion (4,) with q0 >= 0 of a rotation matrix (3, 3) (Shepperd's method)."""
+    m = np.asarray(m, dtype=float)
+    tr = np.trace(m)
+    candidates = np.array([tr, m[0, 0], m[1, 1], m[2, 2]])
+    k = int(np.argmax(candidates))
+    if k == 0:
+        s = 2.0 * np.sqrt(1.0 + tr)
+        q = [0.25 * s, (m[2, 1] - m[1, 2]) / s, (m[0, 2] - m[2, 0]) / s, (m[1, 0] - m[0, 1]) / s]
+    elif k == 1:
+        s = 2.0 * np.sqrt(1.0 + 2 * m[0, 0] - tr)
+        q = [(m[2, 1] - m[1, 2]) / s, 0.25 * s, (m[0, 1] + m[1, 0]) / s, (m[0, 2] + m[2, 0]) / s]
+    elif k == 2:
+        s = 2.0 * np.sqrt(1.0 + 2 * m[1, 1] - tr)
+        q = [(m[0, 2] - m[2, 0]) / s, (m[0, 1] + m[1, 0]) / s, 0.25 * s, (m[1, 2] + m[2, 1]) / s]
+    else:
+        s = 2.0 * np.sqrt(1.0 + 2 * m[2, 2] - tr)
+        q = [(m[1, 0] - m[0, 1]) / s, (m[0, 2] + m[2, 0]) / s, (m[1, 2] + m[2, 1]) / s, 0.25 * s]
+    q = np.array(q)
+    return normalize(q if q[0] >= 0 else -q)
+
+
+def from_axis_angle(axis, angle: float) -> np.ndarray:
+    """Quaternion (4,) of a rotation by `angle` rad about `axis` (any length > 0)."""
+    axis = np.asarray(axis, dtype=float)
+    axis = axis / np.linalg.norm(axis)
+    return np.concatenate([[np.cos(angle / 2)], np.sin(angle / 2) * axis])
+
+
+def multiply(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Hamilton product p ⊗ q, shapes (..., 4)."""
+    p0, p1, p2, p3 = p[..., 0], p[..., 1], p[..., 2], p[..., 3]
+    q0, q1, q2, q3 = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
+    return np.stack(
+        [
+            p0 * q0 - p1 * q1 - p2 * q2 - p3 * q3,
+            p0 * q1 + p1 * q0 + p2 * q3 - p3 * q2,
+            p0 * q2 - p1 * q3 + p2 * q0 + p3 * q1,
+            p0 * q3 + p1 * q2 - p2 * q1 + p3 * q0,
+        ],
+        axis=-1,
+    )
+
+
+def rate(q: np.ndarray, omega_body: np.ndarray) -> np.ndarray:
+    """Quaternion time derivative q̇ = ½ q ⊗ [0, ω^b]; q (..., 4), ω^b (..., 3) rad/s."""
+    q0, q1, q2, q3 = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
+    wx, wy, wz = omega_body[..., 0], omega_body[..., 1], omega_body[..., 2]
+    return 0.5 * np.stack(
+        [
+            -q1 * wx - q2 * wy - q3 * wz,
+            q0 * wx - q3 * wy + q2 * wz,
+            q3 * wx + q0 * wy - q1 * wz,
+            -q2 * wx + q1 * wy + q0 * wz,
+        ],
+        axis=-1,
+    )
+
+
+def rotate_by_vector(q: np.ndarray, rotation_body: np.ndarray) -> np.ndarray:
+    """Apply a small body-frame rotation vector (..., 3) rad: q ⊗ exp(θ/2), normalised."""
+    angle = np.linalg.norm(rotation_body, axis=-1, keepdims=True)
+    half = 0.5 * angle
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scale = np.where(angle > 1e-12, np.sin(half) / np.where(angle > 0, angle, 1.0), 0.5)
+    dq = np.concatenate([np.cos(half), scale * rotation_body], axis=-1)
+    return normalize(multiply(q, dq))
+
+
+def rotation_angle(p: np.ndarray, q: np.ndarray) -> float:
+    """Angle (rad, in [0, π]) of the rotation taking attitude p to attitude q."""
+    d = abs(float(np.dot(normalize(p), normalize(q))))
+    return 2.0 * float(np.arccos(min(1.0, d)))

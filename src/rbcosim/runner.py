@@ -1,0 +1,22 @@
+"""Pick the route for a scenario: rigid maximal, rigid minimal, or co-simulation."""
+
+from __future__ import annotations
+
+from rbcosim.results import Results
+from rbcosim.scenario import Scenario
+from rbcosim.simulate import simulate
+
+
+def run_scenario(scenario: Scenario, *, progress: bool = True) -> Results:
+    """Run a scenario in process and return its results."""
+    if scenario.couplings or scenario.flex_bodies:
+        from rbcosim.cosim.master import run_cosimulation
+
+        return run_cosimulation(scenario, progress=progress)
+    formulation = scenario.solver.formulation
+    if formulation in ("minimal", "auto"):
+        from rbcosim.minimal.route import simulate_minimal, is_tree
+
+        if formulation == "minimal" or is_tree(scenario.model):
+            return simulate_minimal(scenario.model, scenario.solver, progress=progress)
+    return simulate(scenario.model, scenario.solver, progress=progress)

@@ -1,0 +1,492 @@
+"""Scenario files (TOML) -> Scenario: the model, solver and co-simulation settings.
+
+The format is documented key by key in docs/scenario-format.md. Overrides use dotted key
+paths (`--set bodies.link1.mass=2`); the value is parsed as TOML, else taken as a string.
+"""
+
+from __future__ import annotations
+
+import copy
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rbcosim import quaternion as quat
+from rbcosim.errors import ScenarioError
+from rbcosim.integrators import INTEGRATOR_NAMES
+from rbcosim.model import (
+    JOINT_KINDS, Body, BodyLoad, InterfacePoint, Joint, Marker, Model, Motion, SpringDamper,
+    TorsionalSpringDamper, frozen_array,
+)
+from rbcosim.scenario_reader import TableReader
+from rbcosim.settings import (
+    FORMULATIONS, SCHEMES, VIOLATION_ACTIONS, Coupling, CosimSettings, SolverSettings,
+)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A loaded scenario. `raw` is the TOML data after overrides (for re-export and FMUs)."""
+
+    source: str
+    base_dir: Path
+    raw: dict
+    model: Model
+    solver: SolverSettings
+    cosim: CosimSettings
+    couplings: tuple[Coupling, ...] = ()
+    flex_bodies: dict = field(default_factory=dict)
+    title: str = ""
+
+
+# --- loading ---------------------------------------------------------------------------------
+
+def load_scenario(path, overrides: dict[str, str] | list[str] | None = None) -> Scenario:
+    """Read a scenario file and apply `--set`-style overrides."""
+    path = Path(path)
+    if not path.is_file():
+        raise ScenarioError(f"{path}: no such scenario file")
+    return load_scenario_text(path.read_text(encoding="utf-8"), source=str(path),
+                              base_dir=path.parent, overrides=overrides)
+
+
+def load_scenario_text(text: str, *, source: str = "<inline>", base_dir=".",
+                       overrides: dict[str, str] | list[str] | None = None) -> Scenario:
+    """Parse scenario TOML text; `source` names it in error messages."""
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(f"{source}: invalid TOML: {exc}") from None
+    raw = apply_overrides(raw, parse_overrides(overrides or {}, source), source)
+    return build_scenario(raw, source=source, base_dir=Path(base_dir))
+
+
+def parse_overrides(overrides: dict[str, str] | list[str], source: str) -> dict[str, Any]:
+    """KEY=VALUE strings (or a dict of strings) -> {dotted key: parsed value}."""
+    if isinstance(overrides, dict):
+        items = list(overrides.items())
+    else:
+        items = []
+        for item in overrides:
+            if "=" not in item:
+                raise ScenarioError(f"--set {item!r}: expected KEY=VALUE, e.g. bodies.link1.mass=2")
+            key, value = item.split("=", 1)
+            items.append((key.strip(), value.strip()))
+    parsed = {}
+    for key, value in items:
+        if not isinstance(value, str):
+            parsed[key] = value
+            continue
+        try:
+            parsed[key] = tomllib.loads(f"v = {value}")["v"]
+        except tomllib.TOMLDecodeError:
+            parsed[key] = value
+    return parsed
+
+
+def apply_overrides(raw: dict, overrides: dict[str, Any], source: str) -> dict:
+    """A copy of `raw` with each dotted key set; intermediate tables are created."""
+    raw = copy.deepcopy(raw)
+    for key, value in overrides.items():
+        parts = key.split(".")
+        if not all(parts):
+            raise ScenarioError(f"{source}: --set {key}: empty part in dotted key")
+        table = raw
+        for depth, part in enumerate(parts[:-1]):
+            node = table.setdefault(part, {})
+            if not isinstance(node, dict):
+                where = ".".join(parts[: depth + 1])
+                raise ScenarioError(f"{source}: --set {key}: {where} is a value, not a table")
+            table = node
+        table[parts[-1]] = value
+    return raw
+
+
+def scalar_parameters(raw: dict, prefix: str = "") -> dict[str, float]:
+    """Every numeric scalar of the scenario by dotted key (FMU parameters, `--set` targets)."""
+    out = {}
+    for key, value in raw.items():
+        path = f"{prefix}.{key}" if prefix else key
+        if isinstance(value, dict):
+            out.update(scalar_parameters(value, path))
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            out[path] = float(value)
+    return out
+
+
+# --- building --------------------------------------------------------------------------------
+
+def frame_from_axes(z, x=None) -> np.ndarray:
+    """Orthonormal axes (columns x, y, z) with z along `z`, x as close to `x` as possible."""
+    z = np.asarray(z, float) / np.linalg.norm(z)
+    if x is None:
+        x = np.eye(3)[int(np.argmin(np.abs(z)))]
+    x = np.asarray(x, float) - (np.asarray(x, float) @ z) * z
+    x /= np.linalg.norm(x)
+    return np.column_stack([x, np.cross(z, x), z])
+
+
+def _orientation(r: TableReader, key: str) -> np.ndarray:
+    """Quaternion from {quaternion=[...]} or {axis=[...], angle=rad | angle_deg=deg}."""
+    if not r.has(key):
+        r.raw(key, None)
+        return np.array([1.0, 0.0, 0.0, 0.0])
+    o = r.sub(key)
+    if o.has("quaternion"):
+        q = o.vector("quaternion", 4)
+        if abs(np.linalg.norm(q) - 1) > 1e-6:
+            raise o.error("quaternion", f"expected a unit quaternion, norm is {np.linalg.norm(q):.6g}")
+        o.finish()
+        return quat.normalize(q)
+    axis = o.vector("axis", 3)
+    if np.linalg.norm(axis) == 0:
+        raise o.error("axis", "expected a non-zero axis")
+    if o.has("angle_deg"):
+        angle = np.radians(o.number("angle_deg"))
+    else:
+        angle = o.number("angle")
+    o.finish()
+    return quat.from_axis_angle(axis, angle)
+
+
+def _axes(r: TableReader) -> np.ndarray:
+    """Frame axes from `axis` (+ optional `x_axis`) or `orientation`; identity by default."""
+    if r.has("axis"):
+        z = r.vector("axis", 3)
+        if np.linalg.norm(z) == 0:
+            raise r.error("axis", "expected a non-zero axis")
+        x = r.vector("x_axis", 3) if r.has("x_axis") else None
+        if x is not None and np.linalg.norm(np.cross(x, z)) < 1e-9:
+            raise r.error("x_axis", "must not be parallel to axis")
+        return frame_from_axes(z, x)
+    return quat.to_matrix(_orientation(r, "orientation"))
+
+
+def _inertia(r: TableReader) -> np.ndarray:
+    value = r.raw("inertia")
+    v = r.as_vector("inertia", value, (3, 9))
+    I = np.diag(v) if v.size == 3 else v.reshape(3, 3)
+    if not np.allclose(I, I.T, rtol=1e-12, atol=1e-14 * np.abs(I).max()):
+        raise r.error("inertia", "expected a symmetric matrix")
+    eig = np.linalg.eigvalsh(I)
+    if eig[0] <= 0:
+        raise r.error("inertia", f"expected a positive definite tensor, principal moments {eig.tolist()}")
+    if eig[0] + eig[1] < eig[2] * (1 - 1e-9):
+        raise r.error("inertia", f"principal moments {eig.tolist()} violate the triangle inequality "
+                                 "I1 + I2 >= I3 (no physical body has them)")
+    return I
+
+
+class _Builder:
+    def __init__(self, raw: dict, source: str, base_dir: Path):
+        self.source, self.base_dir = source, base_dir
+        self.root = TableReader(source, "", raw)
+        self.bodies: list[Body] = []
+        self.index: dict[str, int] = {"ground": 0}
+        self.com_offset: dict[str, np.ndarray] = {"ground": np.zeros(3)}
+        self.markers: dict[str, Marker] = {}
+        self.pose: dict[int, tuple[np.ndarray, np.ndarray]] = {0: (np.zeros(3), np.eye(3))}
+
+    def body_ref(self, r: TableReader, key: str) -> int:
+        name = r.string(key)
+        if name not in self.index:
+            raise r.error(key, f"no body {name!r}; valid names: {list(self.index)}")
+        return self.index[name]
+
+    def marker_from_inertial(self, body: int, at: np.ndarray, axes_inertial: np.ndarray) -> Marker:
+        """Marker on `body` at an inertial point/axes in the initial configuration."""
+        r, R = self.pose[body]
+        return Marker(body, frozen_array(R.T @ (at - r)), frozen_array(R.T @ axes_inertial))
+
+    def marker_ref(self, r: TableReader, key: str) -> Marker:
+        name = r.string(key)
+        if name not in self.markers:
+            raise r.error(key, f"no marker {name!r}; valid names: {sorted(self.markers)}")
+        return self.markers[name]
+
+    # -- sections --
+    def read_bodies(self) -> None:
+        entries = self.root.items("bodies")
+        if not entries:
+            raise self.root.error("bodies", "missing: a scenario needs at least one [bodies.NAME]")
+        for name, r in entries:
+            if name == "ground":
+                raise r.error_at(r.path, "'ground' is reserved for the inertial frame")
+            mass = r.number("mass", positive=True)
+            inertia = _inertia(r)
+            com = r.vector("center_of_mass", 3, [0.0, 0.0, 0.0])
+            q = _orientation(r, "orientation")
+            R = quat.to_matrix(q)
+            position = r.vector("position", 3, [0.0, 0.0, 0.0]) + R @ com
+            body = Body(name, mass, frozen_array(inertia), frozen_array(position), frozen_array(q),
+                        frozen_array(r.vector("velocity", 3, [0.0, 0.0, 0.0])),
+                        frozen_array(r.vector("angular_velocity", 3, [0.0, 0.0, 0.0])))
+            self.bodies.append(body)
+            index = len(self.bodies)
+            self.index[name] = index
+            self.com_offset[name] = com
+            self.pose[index] = (position, R)
+            for mname, m in r.items("markers"):
+                pos = m.vector("position", 3, [0.0, 0.0, 0.0]) - com
+                self.markers[f"{name}.{mname}"] = Marker(index, frozen_array(pos), frozen_array(_axes(m)))
+                m.finish()
+            r.finish()
+
+    def read_chain_generator(self) -> None:
+        """[generators.chain]: an N-link pendulum of uniform rods hanging from the origin."""
+        if not self.root.has("generators"):
+            return
+        gens = self.root.sub("generators")
+        if gens.has("chain"):
+            c = gens.sub("chain")
+            n = c.number("links", integer=True, positive=True)
+            length = c.number("link_length", 0.1, positive=True)
+            mass = c.number("link_mass", 0.1, positive=True)
+            angle = np.radians(c.number("initial_angle_deg", 30.0))
+            c.finish()
+            self._generated_chain = (n, length, mass, angle)
+        gens.finish()
+
+    def chain_raw(self) -> dict:
+        n, length, mass, angle = self._generated_chain
+        bodies, joints = {}, {}
+        direction = np.array([np.sin(angle), 0.0, -np.cos(angle)])
+        top = np.zeros(3)
+        inertia = mass * length**2 / 12
+        for k in range(1, n + 1):
+            centre = top + 0.5 * length * direction
+            bodies[f"link{k}"] = {
+                "mass": mass, "inertia": [inertia, inertia, 1e-6 * inertia],
+                "position": centre.tolist(),
+                "orientation": {"axis": [0.0, 1.0, 0.0], "angle": -angle},
+            }
+            joints[f"hinge{k}"] = {"type": "revolute", "body1": "ground" if k == 1 else f"link{k-1}",
+                                   "body2": f"link{k}", "at": top.tolist(), "axis": [0.0, 1.0, 0.0]}
+            top = top + length * direction
+        return {"bodies": bodies, "joints": joints}
+
+    def read_joints(self) -> list[Joint]:
+        joints: list[Joint] = []
+        names: dict[str, int] = {}
+        pending_drivers = []
+        for name, r in self.root.items("joints"):
+            kind = r.string("type", choices=JOINT_KINDS)
+            if kind == "driver":
+                pending_drivers.append((name, r))
+                continue
+            m1, m2 = self.joint_markers(r)
+            if m1.body == m2.body:
+                raise r.error("body2", "a joint must connect two different bodies")
+            length = 0.0
+            if kind == "distance":
+                p1 = self.pose[m1.body][0] + self.pose[m1.body][1] @ m1.position
+                p2 = self.pose[m2.body][0] + self.pose[m2.body][1] @ m2.position
+                length = r.number("length", float(np.linalg.norm(p2 - p1)), positive=True)
+            r.finish()
+            names[name] = len(joints)
+            joints.append(Joint(name, kind, m1, m2, length=length))
+        for name, r in pending_drivers:
+            target_name = r.string("joint")
+            if target_name not in names:
+                raise r.error("joint", f"no joint {target_name!r}; valid names: {list(names)}")
+            target = joints[names[target_name]]
+            if target.kind not in ("revolute", "prismatic"):
+                raise r.error("joint", f"a driver needs a revolute or prismatic joint, "
+                                       f"{target_name!r} is {target.kind}")
+            motion = self.motion(r.sub("motion"))
+            r.finish()
+            joints.append(Joint(name, "driver", target.marker1, target.marker2,
+                                driven_joint=names[target_name], motion=motion))
+        self.joint_names = names
+        return joints
+
+    def joint_markers(self, r: TableReader) -> tuple[Marker, Marker]:
+        if r.has("marker1") or r.has("marker2"):
+            return self.marker_ref(r, "marker1"), self.marker_ref(r, "marker2")
+        b1, b2 = self.body_ref(r, "body1"), self.body_ref(r, "body2")
+        at = r.vector("at", 3)
+        if r.has("axis"):
+            axes = _axes(r)
+        else:
+            axes = np.eye(3)
+        return self.marker_from_inertial(b1, at, axes), self.marker_from_inertial(b2, at, axes)
+
+    @staticmethod
+    def motion(r: TableReader) -> Motion:
+        kinds = [k for k in ("polynomial", "harmonic", "table") if r.has(k)]
+        if len(kinds) != 1:
+            raise r.error_at(r.path, "expected exactly one of polynomial = [c0, c1, ...], "
+                                     "harmonic = {offset, amplitude, frequency, phase}, "
+                                     "table = [[t, value], ...]")
+        kind = kinds[0]
+        if kind == "polynomial":
+            c = r.raw("polynomial")
+            coeffs = r.as_vector("polynomial", c, tuple(range(1, 11)))
+            r.finish()
+            return Motion("polynomial", tuple(coeffs))
+        if kind == "harmonic":
+            h = r.sub("harmonic")
+            values = (h.number("offset", 0.0), h.number("amplitude"),
+                      h.number("frequency", positive=True), h.number("phase", 0.0))
+            h.finish()
+            r.finish()
+            return Motion("harmonic", values)
+        rows = r.matrix_rows("table", 2)
+        if np.any(np.diff(rows[:, 0]) <= 0) or len(rows) < 2:
+            raise r.error("table", "expected at least two rows with strictly increasing times")
+        r.finish()
+        return Motion("table", times=tuple(rows[:, 0]), values=tuple(rows[:, 1]))
+
+    def read_forces(self, joints: list[Joint]):
+        loads, springs, torsion = [], [], []
+        for name, r in self.root.items("forces"):
+            kind = r.string("type", choices=("load", "spring_damper", "torsional_spring_damper"))
+            if kind == "load":
+                body = self.body_ref(r, "body")
+                if body == 0:
+                    raise r.error("body", "a load on the ground has no effect")
+                name_b = self.bodies[body - 1].name
+                point = r.vector("point", 3, [0.0, 0.0, 0.0]) - self.com_offset[name_b]
+                if r.has("table"):
+                    rows = r.matrix_rows("table", 7)
+                    if np.any(np.diff(rows[:, 0]) <= 0):
+                        raise r.error("table", "expected strictly increasing times in column 1")
+                    times, values = rows[:, 0], rows[:, 1:]
+                else:
+                    f = r.vector("force", 3, [0.0, 0.0, 0.0])
+                    t = r.vector("torque", 3, [0.0, 0.0, 0.0])
+                    times, values = np.zeros(1), np.concatenate([f, t])[None]
+                loads.append(BodyLoad(name, body, frozen_array(point), frozen_array(times),
+                                      frozen_array(values)))
+            elif kind == "spring_damper":
+                if r.has("marker1"):
+                    m1, m2 = self.marker_ref(r, "marker1"), self.marker_ref(r, "marker2")
+                else:
+                    m1 = self._point_marker(r, "body1", "point1")
+                    m2 = self._point_marker(r, "body2", "point2")
+                p1 = self.pose[m1.body][0] + self.pose[m1.body][1] @ m1.position
+                p2 = self.pose[m2.body][0] + self.pose[m2.body][1] @ m2.position
+                if np.linalg.norm(p2 - p1) < 1e-12:
+                    raise r.error_at(r.path, "the spring's end points coincide initially; "
+                                             "its direction is undefined")
+                springs.append(SpringDamper(
+                    name, m1, m2, r.number("stiffness", nonnegative=True),
+                    r.number("damping", 0.0, nonnegative=True),
+                    r.number("free_length", float(np.linalg.norm(p2 - p1)), nonnegative=True)))
+            else:
+                jname = r.string("joint")
+                if jname not in self.joint_names or joints[self.joint_names[jname]].kind != "revolute":
+                    revolutes = [j.name for j in joints if j.kind == "revolute"]
+                    raise r.error("joint", f"no revolute joint {jname!r}; valid names: {revolutes}")
+                torsion.append(TorsionalSpringDamper(
+                    name, self.joint_names[jname], r.number("stiffness", nonnegative=True),
+                    r.number("damping", 0.0, nonnegative=True), r.number("rest_angle", 0.0)))
+            r.finish()
+        return loads, springs, torsion
+
+    def _point_marker(self, r: TableReader, body_key: str, point_key: str) -> Marker:
+        body = self.body_ref(r, body_key)
+        name = "ground" if body == 0 else self.bodies[body - 1].name
+        pos = r.vector(point_key, 3, [0.0, 0.0, 0.0]) - self.com_offset[name]
+        return Marker(body, frozen_array(pos), frozen_array(np.eye(3)))
+
+    def read_points(self) -> list[InterfacePoint]:
+        points = []
+        for name, r in self.root.items("interface_points"):
+            body = self.body_ref(r, "body")
+            if body == 0:
+                raise r.error("body", "an interface point must sit on a moving body")
+            bname = self.bodies[body - 1].name
+            pos = r.vector("position", 3, [0.0, 0.0, 0.0]) - self.com_offset[bname]
+            points.append(InterfacePoint(name, body, frozen_array(pos), frozen_array(_axes(r))))
+            r.finish()
+        return points
+
+    def read_solver(self) -> SolverSettings:
+        s = self.root.sub("solver", {})
+        d = SolverSettings()
+        settings = SolverSettings(
+            formulation=s.string("formulation", d.formulation, choices=FORMULATIONS),
+            integrator=s.string("integrator", d.integrator, choices=INTEGRATOR_NAMES),
+            dt=s.number("dt", d.dt, positive=True),
+            t_end=s.number("t_end", d.t_end, positive=True),
+            output_every=s.number("output_every", d.output_every, positive=True, integer=True),
+            projection=s.boolean("projection", d.projection),
+            baumgarte=tuple(s.vector("baumgarte", 2, list(d.baumgarte))),
+            rtol=s.number("rtol", d.rtol, positive=True),
+            atol=s.number("atol", d.atol, positive=True),
+        )
+        if min(settings.baumgarte) < 0:
+            raise s.error("baumgarte", "expected non-negative [alpha, beta]")
+        s.finish()
+        return settings
+
+    def read_cosim(self) -> CosimSettings:
+        c = self.root.sub("cosim", {})
+        d = CosimSettings()
+        settings = CosimSettings(
+            macro_step=c.number("macro_step", d.macro_step, positive=True),
+            micro_steps=c.number("micro_steps", d.micro_steps, positive=True, integer=True),
+            scheme=c.string("scheme", d.scheme, choices=SCHEMES),
+            extrapolation=c.number("extrapolation", d.extrapolation, integer=True, nonnegative=True),
+            tolerance=c.number("tolerance", d.tolerance, positive=True),
+            max_iterations=c.number("max_iterations", d.max_iterations, positive=True, integer=True),
+        )
+        if settings.extrapolation > 2:
+            raise c.error("extrapolation", f"expected 0, 1 or 2, got {settings.extrapolation}")
+        c.finish()
+        return settings
+
+    def read_couplings(self, points: list[InterfacePoint], flex_names: list[str]) -> list[Coupling]:
+        out = []
+        point_names = [p.name for p in points]
+        for name, r in self.root.items("couplings"):
+            point = r.string("point")
+            if point not in point_names:
+                raise r.error("point", f"no interface point {point!r}; valid names: {point_names}")
+            flex = r.string("flex_body")
+            if flex not in flex_names:
+                raise r.error("flex_body", f"no flexible body {flex!r}; valid names: {flex_names}")
+            t = r.sub("tolerances", {})
+            tol = np.array([t.number(k, np.inf, positive=True) for k in
+                            ("position", "rotation", "velocity", "angular_velocity")])
+            t.finish()
+            out.append(Coupling(name, point, flex, frozen_array(tol),
+                                r.string("on_violation", "record", choices=VIOLATION_ACTIONS),
+                                r.string("wrench_frame", "inertial", choices=("inertial", "body"))))
+            r.finish()
+        return out
+
+
+def build_scenario(raw: dict, *, source: str = "<inline>", base_dir: Path = Path(".")) -> Scenario:
+    """Validate raw TOML data and build the Scenario (raises ScenarioError)."""
+    b = _Builder(raw, source, base_dir)
+    title = b.root.string("title", "")
+    b.read_chain_generator()
+    if hasattr(b, "_generated_chain"):
+        generated = b.chain_raw()
+        for section in ("bodies", "joints"):
+            if section in raw:
+                raise b.root.error(section, "cannot be combined with [generators.chain]")
+        b.root = TableReader(source, "", {**raw, **generated})
+        b.root._read.add("generators")
+    b.read_bodies()
+    world = b.root.sub("world", {})
+    gravity = world.vector("gravity", 3, [0.0, 0.0, -9.81])
+    world.finish()
+    joints = b.read_joints()
+    loads, springs, torsion = b.read_forces(joints)
+    points = b.read_points()
+    flex = b.root.raw("flex_bodies", {})
+    if not isinstance(flex, dict) or not all(isinstance(v, dict) for v in flex.values()):
+        raise b.root.error("flex_bodies", "expected a table of named [flex_bodies.NAME] tables")
+    couplings = b.read_couplings(points, list(flex))
+    model = Model(tuple(b.bodies), tuple(joints), tuple(loads), tuple(springs), tuple(torsion),
+                  tuple(points), frozen_array(gravity))
+    solver = b.read_solver()
+    cosim = b.read_cosim()
+    b.root.finish()
+    return Scenario(source, base_dir, raw, model, solver, cosim, tuple(couplings), flex, title)

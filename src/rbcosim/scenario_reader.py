@@ -1,0 +1,143 @@
+"""Typed access to one TOML table with errors that name the file and the key path.
+
+Every getter records the key it read; `finish()` rejects the keys nobody read (unknown keys are
+errors). Messages look like `scenarios/x.toml: bodies.link2.inertia: expected 3 or 3x3 numbers,
+got 2`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from rbcosim.errors import ScenarioError
+
+REQUIRED = object()
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, bool):
+        return f"boolean {value}"
+    if isinstance(value, (int, float)):
+        return f"number {value}"
+    if isinstance(value, str):
+        return f"string {value!r}"
+    if isinstance(value, list):
+        return f"a list of {len(value)}"
+    if isinstance(value, dict):
+        return "a table"
+    return type(value).__name__
+
+
+class TableReader:
+    """Reads keys of `table` found at `path` (e.g. "bodies.link1") in file `source`."""
+
+    def __init__(self, source: str, path: str, table: Any):
+        self.source, self.path = source, path
+        if not isinstance(table, dict):
+            raise self.error_at(path, f"expected a table, got {_describe(table)}")
+        self.table = table
+        self._read: set[str] = set()
+
+    def key_path(self, key: str) -> str:
+        return f"{self.path}.{key}" if self.path else key
+
+    def error_at(self, key_path: str, message: str) -> ScenarioError:
+        return ScenarioError(f"{self.source}: {key_path}: {message}")
+
+    def error(self, key: str, message: str) -> ScenarioError:
+        return self.error_at(self.key_path(key), message)
+
+    def has(self, key: str) -> bool:
+        return key in self.table
+
+    def raw(self, key: str, default: Any = REQUIRED) -> Any:
+        self._read.add(key)
+        if key not in self.table:
+            if default is REQUIRED:
+                raise self.error(key, "missing (required)")
+            return default
+        return self.table[key]
+
+    def number(self, key: str, default: Any = REQUIRED, *, positive=False, nonnegative=False,
+               integer=False) -> float:
+        value = self.raw(key, default)
+        if value is default and default is not REQUIRED:
+            return value
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.error(key, f"expected a number, got {_describe(value)}")
+        if integer and not float(value).is_integer():
+            raise self.error(key, f"expected an integer, got {value}")
+        if not math.isfinite(value):
+            raise self.error(key, f"expected a finite number, got {value}")
+        if positive and value <= 0:
+            raise self.error(key, f"expected a positive number, got {value}")
+        if nonnegative and value < 0:
+            raise self.error(key, f"expected a non-negative number, got {value}")
+        return int(value) if integer else float(value)
+
+    def boolean(self, key: str, default: Any = REQUIRED) -> bool:
+        value = self.raw(key, default)
+        if not isinstance(value, bool):
+            raise self.error(key, f"expected true or false, got {_describe(value)}")
+        return value
+
+    def string(self, key: str, default: Any = REQUIRED, *, choices=None) -> str:
+        value = self.raw(key, default)
+        if not isinstance(value, str):
+            raise self.error(key, f"expected a string, got {_describe(value)}")
+        if choices is not None and value not in choices:
+            raise self.error(key, f"expected one of {list(choices)}, got {value!r}")
+        return value
+
+    def vector(self, key: str, size: int | tuple[int, ...], default: Any = REQUIRED) -> np.ndarray:
+        """A list of numbers whose length is `size` (or one of the sizes)."""
+        value = self.raw(key, default)
+        if value is default and default is not REQUIRED:
+            return np.array(default, dtype=float)
+        return self.as_vector(key, value, size)
+
+    def as_vector(self, key: str, value: Any, size) -> np.ndarray:
+        sizes = (size,) if isinstance(size, int) else size
+        wanted = " or ".join(str(s) for s in sizes)
+        if not isinstance(value, list):
+            raise self.error(key, f"expected {wanted} numbers, got {_describe(value)}")
+        flat = value
+        if value and all(isinstance(row, list) for row in value):
+            flat = [x for row in value for x in row]
+        if len(flat) not in sizes:
+            raise self.error(key, f"expected {wanted} numbers, got {len(flat)}")
+        for x in flat:
+            if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+                raise self.error(key, f"expected {wanted} finite numbers, found {_describe(x)}")
+        return np.array(flat, dtype=float)
+
+    def matrix_rows(self, key: str, width: int, default: Any = REQUIRED) -> np.ndarray:
+        """A list of rows, each with `width` numbers."""
+        value = self.raw(key, default)
+        if not isinstance(value, list) or not value:
+            raise self.error(key, f"expected a non-empty list of rows of {width} numbers")
+        rows = []
+        for i, row in enumerate(value):
+            rows.append(self.as_vector(f"{key}[{i}]", row, width))
+        return np.array(rows)
+
+    def sub(self, key: str, default: Any = REQUIRED) -> TableReader:
+        value = self.raw(key, {} if default is not REQUIRED else REQUIRED)
+        return TableReader(self.source, self.key_path(key), value)
+
+    def items(self, key: str) -> list[tuple[str, TableReader]]:
+        """Named sub-tables of table `key` (e.g. bodies.*), in file order."""
+        table = self.raw(key, {})
+        if not isinstance(table, dict):
+            raise self.error(key, f"expected a table of named entries, got {_describe(table)}")
+        path = self.key_path(key)
+        return [(name, TableReader(self.source, f"{path}.{name}", sub)) for name, sub in table.items()]
+
+    def finish(self) -> None:
+        unknown = sorted(set(self.table) - self._read)
+        if unknown:
+            known = sorted(self._read)
+            raise self.error(unknown[0], f"unknown key (known keys here: {known})")

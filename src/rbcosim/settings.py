@@ -1,0 +1,55 @@
+"""Run settings read from a scenario: solver, co-simulation, rigid–flexible couplings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+FORMULATIONS = ("maximal", "minimal", "auto")
+SCHEMES = ("jacobi", "gauss_seidel_rigid_first", "gauss_seidel_flex_first", "iterative",
+           "interface_jacobian")
+VIOLATION_ACTIONS = ("record", "warn", "stop")
+
+
+@dataclass(frozen=True)
+class SolverSettings:
+    """How to integrate: step dt s, end time s, integrator name, output every k steps."""
+
+    formulation: str = "maximal"
+    integrator: str = "rk4"
+    dt: float = 1e-3
+    t_end: float = 1.0
+    output_every: int = 1
+    projection: bool = True
+    baumgarte: tuple[float, float] = (10.0, 10.0)
+    rtol: float = 1e-10
+    atol: float = 1e-12
+
+
+@dataclass(frozen=True)
+class Coupling:
+    """A rigid–flexible joint: interface point <-> flexible body's interface node.
+
+    tolerances: (position m, rotation rad, velocity m/s, angular velocity rad/s).
+    """
+
+    name: str
+    point: str
+    flex_body: str
+    tolerances: np.ndarray
+    on_violation: str = "record"
+    wrench_frame: str = "inertial"
+
+
+@dataclass(frozen=True)
+class CosimSettings:
+    """Macro step H s, micro steps per macro step, scheme, input extrapolation order 0–2,
+    iteration tolerance (on the interface wrench, relative) and limit."""
+
+    macro_step: float = 1e-3
+    micro_steps: int = 1
+    scheme: str = "jacobi"
+    extrapolation: int = 0
+    tolerance: float = 1e-10
+    max_iterations: int = 20
