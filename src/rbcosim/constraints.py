@@ -17,6 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from rbcosim.kinematics import Kinematics
+from rbcosim.linalg3 import cross
 from rbcosim.model import Joint, Model
 
 _EYE = np.eye(3)
@@ -45,7 +46,7 @@ def _rowdot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _centripetal(w: np.ndarray, x: np.ndarray) -> np.ndarray:
-    return np.cross(w, np.cross(w, x))
+    return cross(w, cross(w, x))
 
 
 @dataclass
@@ -193,14 +194,14 @@ class Constraints:
         k = len(g)
         ua, ub = kin.direction(g.a, g.ua), kin.direction(g.b, g.ub)
         wa, wb = kin.w_inertial[g.a], kin.w_inertial[g.b]
-        c = np.cross(ua, ub)
+        c = cross(ua, ub)
         ja = np.zeros((k, 6))
         jb = np.zeros((k, 6))
         ja[:, 3:] = _to_body(c, kin.R[g.a])
         jb[:, 3:] = -_to_body(c, kin.R[g.b])
         gamma = -(
             _rowdot(_centripetal(wa, ua), ub)
-            + 2 * _rowdot(np.cross(wa, ua), np.cross(wb, ub))
+            + 2 * _rowdot(cross(wa, ua), cross(wb, ub))
             + _rowdot(ua, _centripetal(wb, ub))
         )
         return _rowdot(ua, ub), gamma, g.a, g.b, ja, jb
@@ -217,11 +218,11 @@ class Constraints:
         jb = np.zeros((k, 6))
         ja[:, :3] = -ua
         jb[:, :3] = ua
-        ja[:, 3:] = _to_body(np.cross(ua, d + rho_a), kin.R[g.a])
-        jb[:, 3:] = _to_body(np.cross(rho_b, ua), kin.R[g.b])
+        ja[:, 3:] = _to_body(cross(ua, d + rho_a), kin.R[g.a])
+        jb[:, 3:] = _to_body(cross(rho_b, ua), kin.R[g.b])
         gamma = -(
             _rowdot(_centripetal(wa, ua), d)
-            + 2 * _rowdot(np.cross(wa, ua), dd)
+            + 2 * _rowdot(cross(wa, ua), dd)
             + _rowdot(ua, _centripetal(wb, rho_b) - _centripetal(wa, rho_a))
         )
         return _rowdot(ua, d), gamma, g.a, g.b, ja, jb
@@ -237,8 +238,8 @@ class Constraints:
         jb = np.zeros((k, 6))
         ja[:, :3] = -d
         jb[:, :3] = d
-        ja[:, 3:] = -_to_body(np.cross(rho_a, d), kin.R[g.a])
-        jb[:, 3:] = _to_body(np.cross(rho_b, d), kin.R[g.b])
+        ja[:, 3:] = -_to_body(cross(rho_a, d), kin.R[g.a])
+        jb[:, 3:] = _to_body(cross(rho_b, d), kin.R[g.b])
         gamma = -(_rowdot(dd, dd) + _rowdot(d, _centripetal(wb, rho_b) - _centripetal(wa, rho_a)))
         phi = 0.5 * (_rowdot(d, d) - g.length**2)
         return phi, gamma, g.a, g.b, ja, jb
@@ -304,10 +305,10 @@ def joint_coordinate(joint: Joint, kin: Kinematics) -> tuple[float, float]:
         return angle, rate
     p1 = kin.r[m1.body] + R1 @ m1.position
     p2 = kin.r[m2.body] + R2 @ m2.position
-    v1 = kin.v[m1.body] + np.cross(kin.w_inertial[m1.body], p1 - kin.r[m1.body])
-    v2 = kin.v[m2.body] + np.cross(kin.w_inertial[m2.body], p2 - kin.r[m2.body])
+    v1 = kin.v[m1.body] + cross(kin.w_inertial[m1.body], p1 - kin.r[m1.body])
+    v2 = kin.v[m2.body] + cross(kin.w_inertial[m2.body], p2 - kin.r[m2.body])
     d = p2 - p1
-    return float(z1 @ d), float(np.cross(kin.w_inertial[m1.body], z1) @ d + z1 @ (v2 - v1))
+    return float(z1 @ d), float(cross(kin.w_inertial[m1.body], z1) @ d + z1 @ (v2 - v1))
 
 
 class JacobianAssembler:

@@ -16,9 +16,10 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from rbcosim import quaternion as quat
-from rbcosim.constraints import ConstraintValues, Constraints, JacobianAssembler, joint_coordinate
+from rbcosim.constraints import Constraints, ConstraintValues, JacobianAssembler, joint_coordinate
 from rbcosim.errors import SimulationError
 from rbcosim.kinematics import Kinematics
+from rbcosim.linalg3 import cross
 from rbcosim.model import Model
 from rbcosim.state import State
 
@@ -158,7 +159,7 @@ class MaximalSystem:
         force, torque = self.applied(state.t, kin)
         w = state.w
         Iw = np.einsum("nij,nj->ni", self.inertia, w)
-        torque_body = np.einsum("nji,nj->ni", kin.R[1:], torque) - np.cross(w, Iw)
+        torque_body = np.einsum("nji,nj->ni", kin.R[1:], torque) - cross(w, Iw)
         acc = np.empty((w.shape[0], 6))
         acc[:, :3] = force / self.mass[:, None]
         acc[:, 3:] = np.einsum("nij,nj->ni", self.inertia_inv, torque_body)

@@ -7,15 +7,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from rbcosim import quaternion as quat
+from rbcosim.linalg3 import cross
 from rbcosim.state import State
 
 
 @dataclass
 class Kinematics:
-    """Arrays over (ground + n) bodies: R (n+1,3,3), r (n+1,3) m, v (n+1,3) m/s, w_inertial
-    (n+1,3) rad/s, w_body (n+1,3) rad/s. Ground has identity pose and zero velocity."""
+    """Arrays over (ground + n) bodies: q (n+1,4), R (n+1,3,3), r (n+1,3) m, v (n+1,3) m/s,
+    w_inertial (n+1,3) rad/s, w_body (n+1,3) rad/s. Ground has identity pose, zero velocity."""
 
     t: float
+    q: np.ndarray
     R: np.ndarray
     r: np.ndarray
     v: np.ndarray
@@ -32,6 +34,7 @@ class Kinematics:
         w_body = np.vstack([zeros, state.w])
         return cls(
             t=state.t,
+            q=np.vstack([[1.0, 0.0, 0.0, 0.0], state.q]),
             R=R,
             r=np.vstack([zeros, state.r]),
             v=np.vstack([zeros, state.v]),
@@ -43,7 +46,7 @@ class Kinematics:
         """Lever arms ρ = R s (k,3), positions, velocities of body-fixed points (k,3)."""
         rho = np.einsum("kij,kj->ki", self.R[body], local)
         pos = self.r[body] + rho
-        vel = self.v[body] + np.cross(self.w_inertial[body], rho)
+        vel = self.v[body] + cross(self.w_inertial[body], rho)
         return rho, pos, vel
 
     def direction(self, body: np.ndarray, local: np.ndarray) -> np.ndarray:

@@ -15,7 +15,7 @@ def run_scenario(scenario: Scenario, *, progress: bool = True) -> Results:
         return run_cosimulation(scenario, progress=progress)
     formulation = scenario.solver.formulation
     if formulation in ("minimal", "auto"):
-        from rbcosim.minimal.route import simulate_minimal, is_tree
+        from rbcosim.minimal.route import is_tree, simulate_minimal
 
         if formulation == "minimal" or is_tree(scenario.model):
             return simulate_minimal(scenario.model, scenario.solver, progress=progress)

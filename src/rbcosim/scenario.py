@@ -18,12 +18,26 @@ from rbcosim import quaternion as quat
 from rbcosim.errors import ScenarioError
 from rbcosim.integrators import INTEGRATOR_NAMES
 from rbcosim.model import (
-    JOINT_KINDS, Body, BodyLoad, InterfacePoint, Joint, Marker, Model, Motion, SpringDamper,
-    TorsionalSpringDamper, frozen_array,
+    JOINT_KINDS,
+    Body,
+    BodyLoad,
+    InterfacePoint,
+    Joint,
+    Marker,
+    Model,
+    Motion,
+    SpringDamper,
+    TorsionalSpringDamper,
+    frozen_array,
 )
 from rbcosim.scenario_reader import TableReader
 from rbcosim.settings import (
-    FORMULATIONS, SCHEMES, VIOLATION_ACTIONS, Coupling, CosimSettings, SolverSettings,
+    FORMULATIONS,
+    SCHEMES,
+    VIOLATION_ACTIONS,
+    CosimSettings,
+    Coupling,
+    SolverSettings,
 )
 
 
@@ -72,7 +86,8 @@ def parse_overrides(overrides: dict[str, str] | list[str], source: str) -> dict[
         items = []
         for item in overrides:
             if "=" not in item:
-                raise ScenarioError(f"--set {item!r}: expected KEY=VALUE, e.g. bodies.link1.mass=2")
+                raise ScenarioError(f"{source}: --set {item!r}: expected KEY=VALUE, "
+                                    "e.g. bodies.link1.mass=2")
             key, value = item.split("=", 1)
             items.append((key.strip(), value.strip()))
     parsed = {}
@@ -167,7 +182,7 @@ def _axes(r: TableReader) -> np.ndarray:
 
 def _inertia(r: TableReader) -> np.ndarray:
     value = r.raw("inertia")
-    v = r.as_vector("inertia", value, (3, 9))
+    v = r.as_vector("inertia", value, (3, 9), wanted="3 or 3x3")
     I = np.diag(v) if v.size == 3 else v.reshape(3, 3)
     if not np.allclose(I, I.T, rtol=1e-12, atol=1e-14 * np.abs(I).max()):
         raise r.error("inertia", "expected a symmetric matrix")
@@ -454,9 +469,11 @@ class _Builder:
             tol = np.array([t.number(k, np.inf, positive=True) for k in
                             ("position", "rotation", "velocity", "angular_velocity")])
             t.finish()
+            reference = r.vector("grounded_reference", 3) if r.has("grounded_reference") else None
             out.append(Coupling(name, point, flex, frozen_array(tol),
                                 r.string("on_violation", "record", choices=VIOLATION_ACTIONS),
-                                r.string("wrench_frame", "inertial", choices=("inertial", "body"))))
+                                r.string("wrench_frame", "inertial", choices=("inertial", "body")),
+                                None if reference is None else frozen_array(reference)))
             r.finish()
         return out
 
@@ -471,8 +488,9 @@ def build_scenario(raw: dict, *, source: str = "<inline>", base_dir: Path = Path
         for section in ("bodies", "joints"):
             if section in raw:
                 raise b.root.error(section, "cannot be combined with [generators.chain]")
+        read_so_far = b.root._read
         b.root = TableReader(source, "", {**raw, **generated})
-        b.root._read.add("generators")
+        b.root._read |= read_so_far
     b.read_bodies()
     world = b.root.sub("world", {})
     gravity = world.vector("gravity", 3, [0.0, 0.0, -9.81])

@@ -99,9 +99,10 @@ class TableReader:
             return np.array(default, dtype=float)
         return self.as_vector(key, value, size)
 
-    def as_vector(self, key: str, value: Any, size) -> np.ndarray:
+    def as_vector(self, key: str, value: Any, size, *, wanted: str | None = None) -> np.ndarray:
+        """`value` as a flat vector of one of the lengths `size`; `wanted` words the sizes."""
         sizes = (size,) if isinstance(size, int) else size
-        wanted = " or ".join(str(s) for s in sizes)
+        wanted = wanted or " or ".join(str(s) for s in sizes)
         if not isinstance(value, list):
             raise self.error(key, f"expected {wanted} numbers, got {_describe(value)}")
         flat = value

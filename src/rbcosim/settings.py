@@ -32,6 +32,8 @@ class Coupling:
     """A rigid–flexible joint: interface point <-> flexible body's interface node.
 
     tolerances: (position m, rotation rad, velocity m/s, angular velocity rad/s).
+    grounded_reference: for a grounded structure, the inertial position (3,) m of the
+    interface point at which the structure is unstressed (default: its initial position).
     """
 
     name: str
@@ -40,6 +42,7 @@ class Coupling:
     tolerances: np.ndarray
     on_violation: str = "record"
     wrench_frame: str = "inertial"
+    grounded_reference: np.ndarray | None = None
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,54 @@
+"""`rbcosim export-fmu SCENARIO -o FILE.fmu`: export a scenario's rigid side as an FMU."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+from pathlib import Path
+
+from rbcosim.fmu_export.build import DEFAULT_ADDRESS, ExportOptions, export_fmu
+
+
+def add_parser(sub) -> argparse.ArgumentParser:
+    p = sub.add_parser(
+        "export-fmu",
+        help="export a scenario as an FMI 2.0 / 3.0 co-simulation FMU",
+        description="Export a scenario's rigid side as a co-simulation FMU (pythonfmu for "
+        "FMI 2.0, pythonfmu3 for FMI 3.0). Inputs: each interface point's force and moment and "
+        "each joint's flexible-node kinematics; outputs: the points' kinematics and the "
+        "joints' continuity gaps; scenario parameters as FMU parameters. The FMU runs in the "
+        "importer's Python, which must have rbcosim installed (see fmu/README.md).",
+    )
+    p.add_argument("scenario", metavar="SCENARIO", help="scenario file (TOML)")
+    p.add_argument("-o", "--output", metavar="FILE.fmu",
+                   help="FMU to write (default: <scenario name>_fmi<version>.fmu)")
+    p.add_argument("--fmi", type=int, choices=(2, 3), default=2, help="FMI version (default 2)")
+    p.add_argument("--mode", choices=("embedded", "remote"), default="embedded",
+                   help="embedded: the solver runs inside the FMU (default); remote: the FMU is "
+                        "a client of a running `rbcosim serve`")
+    p.add_argument("--address", default=DEFAULT_ADDRESS, metavar="ENDPOINT",
+                   help="remote mode: default of the FMU parameter server.address "
+                        f"(default {DEFAULT_ADDRESS})")
+    p.set_defaults(handler=run)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    scenario = Path(args.scenario)
+    output = Path(args.output or f"{scenario.stem}_fmi{args.fmi}.fmu")
+    if output.suffix != ".fmu":
+        print(f"rbcosim export-fmu: error: output must end in .fmu: {output}", file=sys.stderr)
+        return 2
+    if not scenario.is_file():
+        print(f"rbcosim export-fmu: error: no scenario file {scenario}", file=sys.stderr)
+        return 1
+    builder = "pythonfmu" if args.fmi == 2 else "pythonfmu3"
+    if importlib.util.find_spec(builder) is None:  # the optional "fmu" extra
+        print(f"rbcosim export-fmu: error: FMI {args.fmi} export needs {builder}; "
+              "install rbcosim[fmu]", file=sys.stderr)
+        return 1
+    options = ExportOptions(fmi_version=args.fmi, mode=args.mode, address=args.address)
+    written = export_fmu(scenario, output, options)
+    print(f"wrote {written} (FMI {args.fmi}.0 co-simulation, {args.mode})")
+    return 0

@@ -1,0 +1,1 @@
+"""Co-simulation: interface points, the rigid side, continuity checks, the in-process master."""

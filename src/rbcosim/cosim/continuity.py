@@ -1,0 +1,42 @@
+"""Continuity checks of rigid–flexible joints: do both sides agree on the joint's motion?"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from rbcosim import quaternion as quat
+from rbcosim.errors import SimulationError
+from rbcosim.settings import Coupling
+
+
+class ContinuityWarning(UserWarning):
+    """A rigid–flexible joint's gap exceeded its tolerance (action `warn`)."""
+
+
+def joint_gaps(rigid: np.ndarray, flex: np.ndarray) -> np.ndarray:
+    """Gaps (4,) between two 13-vectors of joint kinematics: position m, rotation angle rad,
+    velocity m/s, angular velocity rad/s."""
+    return np.array([
+        np.linalg.norm(rigid[:3] - flex[:3]),
+        quat.rotation_angle(rigid[3:7], flex[3:7]),
+        np.linalg.norm(rigid[7:10] - flex[7:10]),
+        np.linalg.norm(rigid[10:13] - flex[10:13]),
+    ])
+
+
+def enforce(coupling: Coupling, gaps: np.ndarray, t: float) -> str | None:
+    """Apply the coupling's on_violation action; returns the violation text (or None)."""
+    over = gaps > coupling.tolerances
+    if not over.any():
+        return None
+    names = ("position", "rotation", "velocity", "angular velocity")
+    text = "; ".join(f"{names[k]} gap {gaps[k]:.3g} > {coupling.tolerances[k]:.3g}"
+                     for k in np.flatnonzero(over))
+    message = f"joint {coupling.name!r} at t = {t:.6g} s: {text}"
+    if coupling.on_violation == "stop":
+        raise SimulationError(f"continuity violated: {message}")
+    if coupling.on_violation == "warn":
+        warnings.warn(message, ContinuityWarning, stacklevel=3)
+    return message
