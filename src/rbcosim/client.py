@@ -23,7 +23,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import msgpack
 import numpy as np
@@ -84,7 +84,9 @@ def _rows(values, names: tuple[str, ...], width: int, what: str) -> np.ndarray:
     if isinstance(values, Mapping):
         missing = [n for n in names if n not in values]
         if missing:
-            raise ValueError(f"{what}: no value for {missing}; this client is attached to {list(names)}")
+            raise ValueError(
+                f"{what}: no value for {missing}; this client is attached to {list(names)}"
+            )
         values = [values[n] for n in names]
     array = np.asarray(values, dtype=_F8)
     if array.shape == (width,) and len(names) == 1:
@@ -139,7 +141,9 @@ class Client:
             public, secret = zmq.auth.load_certificate(str(secret_file))
         else:
             public, secret = zmq.curve_keypair()
-        self.socket.curve_serverkey = server_key.encode() if isinstance(server_key, str) else server_key
+        self.socket.curve_serverkey = (
+            server_key.encode() if isinstance(server_key, str) else server_key
+        )
         self.socket.curve_publickey = public
         self.socket.curve_secretkey = secret
 
@@ -148,13 +152,15 @@ class Client:
     def close_socket(self) -> None:
         self.socket.close(0)
 
-    def __enter__(self) -> "Client":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc) -> None:
         self.close_socket()
 
-    def send(self, msg_type: str, content: dict | None = None, *, session: str | None = None) -> str:
+    def send(
+        self, msg_type: str, content: dict | None = None, *, session: str | None = None
+    ) -> str:
         """Send one request without waiting; returns its msg_id (see `receive`)."""
         msg_id = f"{self._prefix}{next(self._ids)}"
         header = {
@@ -185,7 +191,9 @@ class Client:
             reply["content"] = _from_wire(reply.get("content", {}), frames[1:])
             return reply
 
-    def request(self, msg_type: str, content: dict | None = None, *, session: str | None = None) -> dict:
+    def request(
+        self, msg_type: str, content: dict | None = None, *, session: str | None = None
+    ) -> dict:
         """Send a request and return its reply's content."""
         return self.receive(self.send(msg_type, content, session=session))["content"]
 
@@ -193,7 +201,9 @@ class Client:
 
     def hello(self, client_name: str = "rbcosim.client") -> dict:
         """Handshake; returns the server's protocol version, capabilities and limits."""
-        return self.request("hello", {"protocol_version": PROTOCOL_VERSION, "client_name": client_name})
+        return self.request(
+            "hello", {"protocol_version": PROTOCOL_VERSION, "client_name": client_name}
+        )
 
     def create_session(
         self,

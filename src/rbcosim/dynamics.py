@@ -28,6 +28,10 @@ DEFAULT_BAUMGARTE = (10.0, 10.0)
 #: Use scipy.sparse above this many generalized velocities.
 SPARSE_THRESHOLD = 120
 
+#: Signature of an added-mass provider: kin -> (blocks (n,6,6), bias (n,6)), the extra mass
+#: in each body's [v̇, ω̇^b] coordinates and the generalized force of its velocity terms.
+AddedMassProvider = Callable[[Kinematics], tuple[np.ndarray, np.ndarray]]
+
 #: Signature of an external load provider: (t, kin) -> (force (n,3) N inertial at the centre
 #: of mass, torque (n,3) N·m inertial) for the moving bodies.
 LoadProvider = Callable[[float, Kinematics], tuple[np.ndarray, np.ndarray]]
@@ -62,6 +66,7 @@ class MaximalSystem:
         self.inertia_inv = np.linalg.inv(self.inertia)
         self.gravity_force = self.mass[:, None] * model.gravity
         self.external: LoadProvider | None = None
+        self.added_mass: AddedMassProvider | None = None
         self.sparse = 6 * n > SPARSE_THRESHOLD
         minv = np.zeros((n, 6, 6))
         minv[:, :3, :3] = np.eye(3) / self.mass[:, None, None]
@@ -94,17 +99,20 @@ class MaximalSystem:
     def jacobian(self, values: ConstraintValues):
         return self._assembler.assemble(values)
 
-    def _minv_jt(self, J):
-        """M⁻¹ Jᵀ, shape (6n, m)."""
+    def _minv_jt(self, J, minv_blocks=None):
+        """M⁻¹ Jᵀ, shape (6n, m); `minv_blocks` (n,6,6) replaces the bodies' own inverse."""
         if self.sparse:
-            return (self._minv_sparse @ J.T).tocsc()
+            minv = self._minv_sparse if minv_blocks is None else sp.block_diag(
+                list(minv_blocks), format="csr")
+            return (minv @ J.T).tocsc()
         n = self.model.n_bodies
         Jb = J.reshape(J.shape[0], n, 6)
-        return np.einsum("nkl,mnl->nkm", self._minv_blocks, Jb).reshape(6 * n, J.shape[0])
+        blocks = self._minv_blocks if minv_blocks is None else minv_blocks
+        return np.einsum("nkl,mnl->nkm", blocks, Jb).reshape(6 * n, J.shape[0])
 
-    def _solve_schur(self, J, rhs: np.ndarray):
+    def _solve_schur(self, J, rhs: np.ndarray, minv_blocks=None):
         """Solve (J M⁻¹ Jᵀ) μ = rhs; returns (μ, M⁻¹ Jᵀ)."""
-        mj = self._minv_jt(J)
+        mj = self._minv_jt(J, minv_blocks)
         S = J @ mj
         if self.sparse:
             mu = spla.spsolve(S.tocsc(), rhs)
@@ -161,8 +169,14 @@ class MaximalSystem:
         Iw = np.einsum("nij,nj->ni", self.inertia, w)
         torque_body = np.einsum("nji,nj->ni", kin.R[1:], torque) - cross(w, Iw)
         acc = np.empty((w.shape[0], 6))
-        acc[:, :3] = force / self.mass[:, None]
-        acc[:, 3:] = np.einsum("nij,nj->ni", self.inertia_inv, torque_body)
+        minv_blocks = None
+        if self.added_mass is None:
+            acc[:, :3] = force / self.mass[:, None]
+            acc[:, 3:] = np.einsum("nij,nj->ni", self.inertia_inv, torque_body)
+        else:
+            added, bias = self.added_mass(kin)
+            minv_blocks = np.linalg.inv(np.linalg.inv(self._minv_blocks) + added)
+            acc = np.einsum("nij,nj->ni", minv_blocks, np.hstack([force, torque_body]) + bias)
         lam = np.zeros(0)
         if self.rows.size:
             values = self.constraint_values(kin)
@@ -171,7 +185,7 @@ class MaximalSystem:
             phidot = values.velocity_error(nu_ext)
             rhs_gamma = values.gamma - 2 * self.alpha * phidot - self.beta**2 * values.phi
             free = acc.ravel()
-            lam, mj = self._solve_schur(J, J @ free - rhs_gamma)
+            lam, mj = self._solve_schur(J, J @ free - rhs_gamma, minv_blocks)
             acc = (free - mj @ lam).reshape(-1, 6)
         return acc[:, :3], acc[:, 3:], lam
 

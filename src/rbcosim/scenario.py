@@ -449,6 +449,7 @@ class _Builder:
             extrapolation=c.number("extrapolation", d.extrapolation, integer=True, nonnegative=True),
             tolerance=c.number("tolerance", d.tolerance, positive=True),
             max_iterations=c.number("max_iterations", d.max_iterations, positive=True, integer=True),
+            added_mass=c.boolean("added_mass", d.added_mass),
         )
         if settings.extrapolation > 2:
             raise c.error("extrapolation", f"expected 0, 1 or 2, got {settings.extrapolation}")

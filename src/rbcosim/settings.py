@@ -48,7 +48,8 @@ class Coupling:
 @dataclass(frozen=True)
 class CosimSettings:
     """Macro step H s, micro steps per macro step, scheme, input extrapolation order 0–2,
-    iteration tolerance (on the interface wrench, relative) and limit."""
+    iteration tolerance (on the interface wrench, relative) and limit; added_mass: hand the
+    flexible side's instantaneous added mass to the rigid side (implicit), see cosim.master."""
 
     macro_step: float = 1e-3
     micro_steps: int = 1
@@ -56,3 +57,4 @@ class CosimSettings:
     extrapolation: int = 0
     tolerance: float = 1e-10
     max_iterations: int = 20
+    added_mass: bool = True

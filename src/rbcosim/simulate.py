@@ -19,6 +19,10 @@ from rbcosim.settings import SolverSettings
 from rbcosim.state import State
 
 
+#: Largest ‖Φ‖∞ accepted at the start of a run.
+INITIAL_CONSISTENCY = 1e-6
+
+
 def state_row(state: State) -> np.ndarray:
     """Body columns of one state: per body x y z q0..q3 vx vy vz wx wy wz."""
     return np.hstack([state.r, state.q, state.v, state.w]).ravel()
@@ -78,8 +82,14 @@ class RigidSimulation:
         if solver.projection:
             self.system.project_positions(self.state)
             self.system.project_velocities(self.state)
+        phi, _ = self.system.drift(self.state)
+        if phi > INITIAL_CONSISTENCY:
+            raise SimulationError(
+                f"the initial state violates the joints (‖Φ‖∞ = {phi:.3g} over all constraint "
+                f"rows{' after projection' if solver.projection else ''}); "
+                "`rbcosim check --assemble` shows a consistent one")
         self.integrator = FIXED_STEP[solver.integrator](self.system, project=solver.projection)
-        self.diagnostics = Diagnostics(conservative=model.is_conservative)
+        self.diagnostics = Diagnostics(conservative=model.is_conservative and not model.points)
 
     @property
     def columns(self) -> list[str]:

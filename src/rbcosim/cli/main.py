@@ -16,6 +16,8 @@ from rbcosim.errors import RbcosimError
 SUBCOMMANDS = {
     "run": "rbcosim.cli.run_cmd",
     "check": "rbcosim.cli.check_cmd",
+    "export-fmu": "rbcosim.cli.export_fmu_cmd",
+    "serve": "rbcosim.cli.serve_cmd",
 }
 
 

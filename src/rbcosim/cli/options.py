@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import replace
 
+from rbcosim.errors import ScenarioError
 from rbcosim.integrators import INTEGRATOR_NAMES
 from rbcosim.scenario import Scenario, load_scenario
 from rbcosim.settings import FORMULATIONS
@@ -34,6 +35,7 @@ def load_with_options(args: argparse.Namespace) -> Scenario:
         value = getattr(args, option, None)
         if value is not None:
             if key in ("t_end", "dt") and not value > 0:
-                raise SystemExit(f"rbcosim: error: --{option.replace('_', '-')} must be positive")
+                raise ScenarioError(f"--{option.replace('_', '-')}: expected a positive number, "
+                                    f"got {value}")
             changes[key] = value
     return replace(scenario, solver=replace(solver, **changes)) if changes else scenario

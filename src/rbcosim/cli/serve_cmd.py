@@ -12,6 +12,8 @@ import signal
 import sys
 import threading
 
+import zmq
+
 from rbcosim import PROTOCOL_VERSION, __version__
 from rbcosim.errors import RbcosimError
 
@@ -38,12 +40,16 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         action="store_true",
         help="allow an endpoint beyond loopback (needs --curve-secret/--curve-clients or --insecure)",
     )
-    parser.add_argument("--curve-secret", metavar="FILE", help="server CURVE secret certificate (.key_secret)")
+    parser.add_argument(
+        "--curve-secret", metavar="FILE", help="server CURVE secret certificate (.key_secret)"
+    )
     parser.add_argument(
         "--curve-clients", metavar="DIR", help="folder of allowed client public certificates (.key)"
     )
     parser.add_argument(
-        "--insecure", action="store_true", help="bind beyond loopback without CURVE (plain text, anyone may connect)"
+        "--insecure",
+        action="store_true",
+        help="bind beyond loopback without CURVE (plain text, anyone may connect)",
     )
     parser.add_argument(
         "--generate-keys",
@@ -120,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
         )
     except ValueError as exc:
         raise ServeError(str(exc)) from None
-    except Exception as exc:  # zmq.ZMQError: address in use, bad endpoint
+    except zmq.ZMQError as exc:  # address in use, bad endpoint
         raise ServeError(f"cannot bind {args.bind}: {exc}") from None
     in_main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, lambda *_: server.stop()) if in_main else None

@@ -68,3 +68,40 @@ def rotation_difference(q: np.ndarray, q_ref: np.ndarray) -> np.ndarray:
     if d[0] < 0:
         d = -d
     return 2.0 * d[1:]
+
+
+def added_mass_blocks(points: InterfacePoints, kin: Kinematics, mass_point_frame: np.ndarray,
+                      in_point_frame: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Added mass M_a (k,6,6) at the points, as extra mass of their bodies.
+
+    With u = [a, ω̇^b] of a body and the point acceleration [a_p; α_p] = G u + [ω×(ω×ρ); 0],
+    G = [[I, −[ρ]× R], [0, R]], a wrench W = −M_a [a_p; α_p] adds Gᵀ M_a G to the body's mass
+    and −Gᵀ M_a [ω×(ω×ρ); 0] to its generalized force. M_a is given in the point frame where
+    `in_point_frame` is true, else in the inertial frame. Returns (blocks (n,6,6), bias (n,6)).
+    """
+    n = points.n_bodies
+    blocks = np.zeros((n, 6, 6))
+    bias = np.zeros((n, 6))
+    b = points.body
+    R = kin.R[b]
+    rho = np.einsum("kij,kj->ki", R, points.local)
+    w = kin.w_inertial[b]
+    Rp = quat.to_matrix(quat.multiply(kin.q[b], points.axes_quaternion))
+    for i in range(len(b)):
+        Ma = mass_point_frame[i]
+        if in_point_frame[i]:
+            T = np.zeros((6, 6))
+            T[:3, :3] = T[3:, 3:] = Rp[i]
+            Ma = T @ Ma @ T.T
+        G = np.zeros((6, 6))
+        G[:3, :3] = np.eye(3)
+        G[:3, 3:] = -_skew(rho[i]) @ R[i]
+        G[3:, 3:] = R[i]
+        centripetal = np.concatenate([np.cross(w[i], np.cross(w[i], rho[i])), np.zeros(3)])
+        blocks[b[i] - 1] += G.T @ Ma @ G
+        bias[b[i] - 1] -= G.T @ Ma @ centripetal
+    return blocks, bias
+
+
+def _skew(v: np.ndarray) -> np.ndarray:
+    return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])

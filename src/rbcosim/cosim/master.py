@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from rbcosim import quaternion as quat
 from rbcosim.cosim.codec import pack_state, unpack_state
 from rbcosim.cosim.interface import GAP_FIELDS, OUTPUT_FIELDS, WRENCH_FIELDS
 from rbcosim.cosim.rigid_side import RigidSide
@@ -55,6 +56,19 @@ def build_flex_bodies(scenario: Scenario) -> dict[str, FlexBody]:
         raise ScenarioError(f"{scenario.source}: flex_bodies.{unused[0]}: no coupling uses it; "
                             "add a [couplings.NAME] with flex_body = " + repr(unused[0]))
     return bodies
+
+
+def _start_unstressed_interior(body: FlexBody) -> None:
+    """Choose η so that a grounded structure's output nodes start at their reference
+    positions, at rest, although the boundary starts displaced (a prescribed initial offset of
+    the interface, as in the two-mass benchmark: x1(0) ≠ 0, x2(0) = 0)."""
+    rows = body.model.output_rows.reshape(-1, body.model.mass.shape[0])
+    if rows.size == 0 or body.model.n_modes == 0:
+        return
+    nb = body.model.n_boundary
+    boundary = body._boundary_state()[0]
+    eta = np.linalg.lstsq(rows[:, nb:], -rows[:, :nb] @ boundary, rcond=None)[0]
+    body.set_modal_state(eta, np.zeros_like(eta))
 
 
 def motion_of(outputs: np.ndarray, accelerations: np.ndarray, t: float) -> InterfaceMotion:
@@ -93,6 +107,7 @@ class CosimMaster:
         self.step_index = 0
         self.last_gaps = {c.name: np.zeros(4) for c in self.couplings}
         self.gap_max = {c.name: np.zeros(4) for c in self.couplings}
+        self._implicit_mass: set[str] = set()
         self._initialize_flex()
 
     def _point_index(self, c: Coupling) -> int:
@@ -113,9 +128,34 @@ class CosimMaster:
                 body.initialize(self.rigid.time, InterfaceMotion.at_rest(
                     c.grounded_reference, motion.quaternion))
                 body.set_motion(motion)
+                _start_unstressed_interior(body)
             else:
                 body.initialize(self.rigid.time, motion)
-            self.ledger[c.name].wrench_history = [(self.rigid.time, body.wrench())]
+            if self.settings.added_mass:
+                self._hand_over_added_mass(c, body, motion)
+        for c in self.couplings:
+            self.ledger[c.name].wrench_history = [(self.rigid.time, self._flex_input(c))]
+
+    def _hand_over_added_mass(self, c: Coupling, body: FlexBody, motion: InterfaceMotion) -> None:
+        """Give the flexible body's instantaneous added mass to the rigid side (in the point
+        frame for a floating body, inertial for a grounded one), so that the acceleration
+        dependence of the wrench is implicit: explicit force coupling of a body heavier than
+        what it is attached to is unstable at any macro step (the added-mass instability)."""
+        mass = body.added_mass()
+        if not np.any(np.abs(mass) > 1e-12 * max(1.0, np.abs(mass).max())):
+            return
+        if body.model.attachment == "floating":
+            T = np.kron(np.eye(2), quat.to_matrix(motion.quaternion))
+            self.rigid.set_added_mass(c.point, T.T @ mass @ T, frame="point")
+        else:
+            self.rigid.set_added_mass(c.point, mass, frame="inertial")
+        self._implicit_mass.add(c.name)
+
+    def _flex_input(self, c: Coupling) -> np.ndarray:
+        """The wrench the rigid side takes from the flexible side: the whole wrench, or, with
+        the added mass handed over, the part without the interface accelerations."""
+        body = self.flex[c.flex_body]
+        return body.wrench_at_rest_frame() if c.name in self._implicit_mass else body.wrench()
 
     # --- inputs for one macro step ------------------------------------------------------------
     def _rigid_inputs(self, c: Coupling, t: float, end: np.ndarray | None = None) -> np.ndarray:
@@ -164,7 +204,7 @@ class CosimMaster:
             for c in self.couplings:
                 self._flex_step(c, t, motions[c.name])
             for c in self.couplings:
-                self._rigid_inputs(c, t, end=self.flex[c.flex_body].wrench())
+                self._rigid_inputs(c, t, end=self._flex_input(c))
             self.rigid.step(self.H)
         else:
             iterations = self._iterate(t, motions)
@@ -185,7 +225,7 @@ class CosimMaster:
             change = 0.0
             for c in self.couplings:
                 self._flex_step(c, t, motions[c.name], future=ends[c.name])
-                new = self.flex[c.flex_body].wrench()
+                new = self._flex_input(c)
                 scale = 1.0 + np.linalg.norm(new)
                 change = max(change, np.linalg.norm(new - guess[c.name]) / scale)
                 guess[c.name] = new
@@ -223,7 +263,7 @@ class CosimMaster:
             p_rigid_end = self.rigid.end_wrenches[i] @ outs[i, 7:13]
             ledger.energy_rigid += 0.5 * self.H * (p_rigid_start + p_rigid_end)
             ledger.energy_flex += 0.5 * self.H * (start[c.name][1] + w_flex @ node[7:13])
-            ledger.wrench_history = [(self.rigid.time, w_flex)] + ledger.wrench_history[:3]
+            ledger.wrench_history = [(self.rigid.time, self._flex_input(c))] + ledger.wrench_history[:3]
             ledger.motion_history = [motions[c.name]] + ledger.motion_history[:1]
             self.rigid.set_flex_kinematics(c.name, node)
         self.last_gaps = self.rigid.gaps()
@@ -271,8 +311,9 @@ class CosimMaster:
         for c in self.couplings:
             col = self.gap_max[c.name]
             joints[c.name] = {
-                "max_gap_pos_m": col[0], "max_gap_rot_rad": col[1], "max_gap_vel_m_s": col[2],
-                "max_gap_angvel_rad_s": col[3], "energy_residual_J": self.ledger[c.name].residual,
+                "max_gap_pos_m": float(col[0]), "max_gap_rot_rad": float(col[1]),
+                "max_gap_vel_m_s": float(col[2]), "max_gap_angvel_rad_s": float(col[3]),
+                "energy_residual_J": float(self.ledger[c.name].residual),
             }
         d["joints"] = joints
         d["continuity_violations"] = len(self.rigid.violations)

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import numpy as np
 
+from rbcosim import quaternion as quat
 from rbcosim.cosim.codec import pack_state, unpack_state
 from rbcosim.cosim.continuity import enforce, joint_gaps
-from rbcosim.cosim.interface import InterfacePoints, rotation_difference
+from rbcosim.cosim.interface import InterfacePoints, added_mass_blocks, rotation_difference
 from rbcosim.errors import ScenarioError, SimulationError
 from rbcosim.kinematics import Kinematics
 from rbcosim.scenario import Scenario, load_scenario, load_scenario_text, scalar_parameters
@@ -39,6 +40,8 @@ class RigidSide:
         self._kx = np.zeros((k, 6, 6))
         self._kv = np.zeros((k, 6, 6))
         self._feedback = False
+        self._added = np.zeros((k, 6, 6))
+        self._added_in_point_frame = np.ones(k, dtype=bool)
         self._reference = self.point_outputs_array()
         self._body_frame = np.array(
             [any(c.point == n and c.wrench_frame == "body" for c in scenario.couplings)
@@ -72,6 +75,10 @@ class RigidSide:
     @property
     def joint_names(self) -> tuple[str, ...]:
         return tuple(self.couplings)
+
+    def joint_point(self, joint: str) -> str:
+        """The interface point a rigid–flexible joint couples."""
+        return self._coupling(joint).point
 
     @property
     def macro_step(self) -> float:
@@ -135,6 +142,23 @@ class RigidSide:
         self._kv[i] = self._check(f"{point} dW/dv", np.ravel(d_dv), 36).reshape(6, 6)
         self._feedback = True
 
+    def set_added_mass(self, point: str, mass, frame: str = "point") -> None:
+        """The flexible side's instantaneous added mass M_a (6, 6) at `point` (its wrench
+        contains −M_a [a_p; α_p]); the rigid side then treats that part implicitly, and the
+        wrench inputs must exclude it. `frame`: "point" (axes of the point frame) or "inertial"."""
+        i = self.points.index(point)
+        if frame not in ("point", "inertial"):
+            raise ValueError(f"frame: expected 'point' or 'inertial', got {frame!r}")
+        m = self._check(f"{point} added mass", np.ravel(mass), 36).reshape(6, 6)
+        if not np.allclose(m, m.T, atol=1e-9 * max(1.0, np.abs(m).max())):
+            raise ValueError(f"{point} added mass: expected a symmetric 6x6 matrix")
+        self._added[i] = 0.5 * (m + m.T)
+        self._added_in_point_frame[i] = frame == "point"
+        self.sim.system.added_mass = self._added_mass if self._added.any() else None
+
+    def _added_mass(self, kin: Kinematics):
+        return added_mass_blocks(self.points, kin, self._added, self._added_in_point_frame)
+
     def set_flex_kinematics(self, joint: str, kinematics) -> None:
         """The flexible side's view of the joint (13,) for the continuity check."""
         self._coupling(joint)
@@ -159,12 +183,23 @@ class RigidSide:
         return self.points.body_loads(kin, wrench)
 
     def applied_wrenches(self) -> np.ndarray:
-        """(k, 6) wrenches at the points at the current time and state, inertial."""
+        """(k, 6) wrenches at the points at the current time and state, inertial; with an
+        added mass, the total wrench −M_a [a_p; α_p] + input."""
         if not self.points.names:
             return np.zeros((0, 6))
         kin = Kinematics.of(self.sim.state)
         self._loads(self.time, kin)
-        return self._last_wrench
+        wrench = self._last_wrench.copy()
+        if self.sim.system.added_mass is not None:
+            acc = self.point_accelerations()
+            for i in range(len(wrench)):
+                Ma = self._added[i]
+                if self._added_in_point_frame[i]:
+                    Rp = quat.to_matrix(self.point_outputs_array()[i, 3:7])
+                    T = np.kron(np.eye(2), Rp)
+                    Ma = T @ Ma @ T.T
+                wrench[i] -= Ma @ acc[i]
+        return wrench
 
     # --- stepping -------------------------------------------------------------------------
     def step(self, H: float, micro_steps: int | None = None) -> None:
@@ -209,6 +244,7 @@ class RigidSide:
         return pack_state({
             "t": s.t, "r": s.r, "q": s.q, "v": s.v, "w": s.w, "poly": self._poly, "t0": self._t0,
             "kx": self._kx, "kv": self._kv, "feedback": self._feedback, "flex": flex,
+            "added": self._added, "added_point_frame": self._added_in_point_frame.astype(float),
             "quaternion_error": self.sim.integrator.quaternion_error,
         })
 
@@ -227,6 +263,9 @@ class RigidSide:
         self._poly, self._t0 = d["poly"], float(d["t0"])
         self._kx, self._kv, self._feedback = d["kx"], d["kv"], bool(d["feedback"])
         self._flex = {name: d["flex"].get(name) for name in self.couplings}
+        self._added = d["added"]
+        self._added_in_point_frame = d["added_point_frame"].astype(bool)
+        self.sim.system.added_mass = self._added_mass if self._added.any() else None
         self.sim.integrator.quaternion_error = float(d["quaternion_error"])
 
     def save(self, path) -> None:

@@ -1,0 +1,269 @@
+"""Macro-step round trip through `rbcosim serve` next to a raw pyzmq + msgpack echo.
+
+    python benchmarks/bench_service.py [--steps 5000] [--points 4] [--rounds 20]
+
+Both servers run as separate processes and receive the same step request (a wrench (n, 6) and
+flexible kinematics (n, 13) as inline little-endian float64 bytes); the echo server unpacks it
+and packs a reply of the same shape as the service's step reply (kinematics (n, 13), gaps
+(n, 4)), with no session logic. The service runs a rigid side that does no physics (NullSide),
+so the ratio is the protocol layer's cost: envelope checks, barrier bookkeeping, validation,
+array handling. Also printed: the same through `rbcosim.client.Client.step`, and one step of
+the real rigid–flexible pendulum for scale. Figures are µs per round trip. Echo and service chunks alternate so that load from other processes hits both alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import msgpack
+import numpy as np
+import zmq
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+
+
+class NullSide:
+    """RigidSide interface with constant outputs and no physics."""
+
+    def __init__(self, n: int) -> None:
+        self.point_names = tuple(f"p{i}" for i in range(n))
+        self.joint_names = self.point_names
+        self.macro_step = 1e-3
+        self.time = 0.0
+        self._out = {p: np.arange(13.0) + i for i, p in enumerate(self.point_names)}
+        self._gaps = {p: np.zeros(4) for p in self.point_names}
+
+    @classmethod
+    def from_scenario(cls, path=None, *, text=None, base_dir=None, overrides=None) -> NullSide:
+        return cls(int((text or "4").strip()))
+
+    def parameters(self) -> dict[str, float]:
+        return {}
+
+    def point_outputs(self):
+        return self._out
+
+    def set_wrench(self, point, wrench) -> None:
+        pass
+
+    def set_flex_kinematics(self, joint, kinematics) -> None:
+        pass
+
+    def step(self, H: float) -> None:
+        self.time += H
+
+    def gaps(self):
+        return self._gaps
+
+    def get_state(self) -> bytes:
+        return b""
+
+    def set_state(self, blob: bytes) -> None:
+        pass
+
+
+ECHO = """
+import sys, msgpack, zmq
+sock = zmq.Context().socket(zmq.ROUTER)
+sock.bind(sys.argv[1])
+print(sock.getsockopt(zmq.LAST_ENDPOINT).decode(), flush=True)
+n = int(sys.argv[2])
+kin = bytes(8 * 13 * n)
+gaps = bytes(8 * 4 * n)
+while True:
+    ident, delim, header = sock.recv_multipart()
+    req = msgpack.unpackb(header, raw=False)
+    c = req["content"]
+    reply = {"version": "1.0", "msg_id": "e", "msg_type": "step_reply", "session": req["session"],
+             "parent_id": req["msg_id"], "status": "ok",
+             "content": {"step": c["step"] + 1, "time": 0.0,
+                         "kinematics": {"dtype": "<f8", "shape": [n, 13], "data": kin},
+                         "gaps": {"dtype": "<f8", "shape": [n, 4], "data": gaps}}}
+    sock.send_multipart([ident, delim, msgpack.packb(reply, use_bin_type=True)])
+"""
+
+SERVE = """
+import sys
+sys.path.insert(0, {here!r})
+from rbcosim.cli.serve_cmd import main
+sys.exit(main(["--bind", sys.argv[1], "--rigid-factory", "bench_service:NullSide.from_scenario"]))
+"""
+
+
+def start(code: str, *args: str) -> tuple[subprocess.Popen, str]:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, *args],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    line = proc.stdout.readline().strip()
+    return proc, line.split()[-1]
+
+
+class RawLoop:
+    """A raw DEALER loop: pack a step request, send, receive, unpack, decode the kinematics."""
+
+    def __init__(
+        self,
+        address: str,
+        n: int,
+        session: str | None = None,
+        client: str | None = None,
+        step: int = 0,
+    ) -> None:
+        self.sock = zmq.Context.instance().socket(zmq.DEALER)
+        self.sock.setsockopt(zmq.LINGER, 0)
+        self.sock.connect(address)
+        self.n, self.session, self.client, self.step = n, session, client, step
+        self.wrench = np.ones((n, 6))
+        self.flex = np.ones((n, 13))
+
+    def run(self, steps: int) -> float:
+        """µs per round trip over ``steps`` round trips."""
+        n, sock = self.n, self.sock
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            header = {
+                "version": "1.0",
+                "msg_id": str(self.step),
+                "msg_type": "step",
+                "session": self.session,
+                "content": {
+                    "client": self.client,
+                    "step": self.step,
+                    "wrench": {"dtype": "<f8", "shape": [n, 6], "data": self.wrench.tobytes()},
+                    "flex_kinematics": {
+                        "dtype": "<f8",
+                        "shape": [n, 13],
+                        "data": self.flex.tobytes(),
+                    },
+                },
+            }
+            sock.send_multipart([b"", msgpack.packb(header, use_bin_type=True)])
+            frames = sock.recv_multipart()
+            reply = msgpack.unpackb(frames[1], raw=False)
+            if reply["status"] != "ok":
+                raise RuntimeError(reply["error"])
+            kin = reply["content"]["kinematics"]
+            np.frombuffer(kin["data"], "<f8").reshape(kin["shape"])
+            self.step += 1
+        return (time.perf_counter() - t0) / steps * 1e6
+
+
+class ClientLoop:
+    """The same through rbcosim.client.Client.step."""
+
+    def __init__(self, address: str, n: int) -> None:
+        from rbcosim.client import Client
+
+        self.c = Client(address)
+        self.c.create_session(text=str(n))
+        names = [f"p{i}" for i in range(n)]
+        self.c.attach(names, names)
+        self.wrench, self.flex = np.ones((n, 6)), np.ones((n, 13))
+
+    def run(self, steps: int) -> float:
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            self.c.step(self.wrench, self.flex)
+        return (time.perf_counter() - t0) / steps * 1e6
+
+
+def measure(echo_address: str, serve_address: str, n: int, steps: int, rounds: int) -> tuple:
+    """Alternate chunks of echo, service and client round trips, so that load from other
+    processes hits all three alike; returns medians (echo, service, client, ratio)."""
+    from rbcosim.client import Client
+
+    echo = RawLoop(echo_address, n)
+    with Client(serve_address) as c:
+        c.create_session(text=str(n))
+        names = [f"p{i}" for i in range(n)]
+        c.attach(names, names)
+        service = RawLoop(serve_address, n, c.session, c.client_id, c.step_index)
+        client = ClientLoop(serve_address, n)
+        chunk = max(1, steps // rounds)
+        for loop in (echo, service, client):
+            loop.run(200)
+        e, s, k, ratios = [], [], [], []
+        for _ in range(rounds):
+            e.append(echo.run(chunk))
+            s.append(service.run(chunk))
+            k.append(client.run(chunk))
+            ratios.append(s[-1] / e[-1])
+    med = statistics.median
+    return med(e), med(s), med(k), med(ratios), min(s) / min(e)
+
+
+def pendulum_step(steps: int) -> float | None:
+    """µs per macro step of the real pendulum scenario through the service over tcp."""
+    scenario = ROOT / "scenarios" / "rigid_flex_pendulum.toml"
+    try:
+        import rbcosim.cosim.rigid_side  # noqa: F401
+    except ImportError:
+        return None
+    if not scenario.is_file():
+        return None
+    from rbcosim.client import Client
+
+    proc, address = start(
+        "import sys; from rbcosim.cli.serve_cmd import main; sys.exit(main(['--bind', sys.argv[1]]))",
+        "tcp://127.0.0.1:0",
+    )
+    try:
+        with Client(address) as c:
+            c.create_session(scenario)
+            kin = c.attach(["tip"], ["clamp"])["kinematics"]
+            wrench = np.zeros(6)
+            t0 = time.perf_counter()
+            for _ in range(steps):
+                kin = c.step(wrench, kin).kinematics
+            return (time.perf_counter() - t0) / steps * 1e6
+    finally:
+        proc.terminate()
+        proc.wait()
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=5000)
+    parser.add_argument("--points", type=int, default=4)
+    parser.add_argument("--rounds", type=int, default=20, help="alternating chunks per transport")
+    args = parser.parse_args(argv)
+    n = args.points
+    tmp = tempfile.mkdtemp(prefix="rbcosim-bench-")
+    print(
+        f"macro-step round trip, {n} interface points, {args.steps} steps in {args.rounds} alternating "
+        "chunks; µs, medians over chunks; 'best' = ratio of the fastest chunks"
+    )
+    print(f"{'transport':<10}{'echo':>10}{'service':>10}{'ratio':>8}{'best':>8}{'Client.step':>13}")
+    for transport in ("tcp", "ipc"):
+        bind_echo = "tcp://127.0.0.1:0" if transport == "tcp" else f"ipc://{tmp}/echo.sock"
+        bind_serve = "tcp://127.0.0.1:0" if transport == "tcp" else f"ipc://{tmp}/serve.sock"
+        echo, echo_address = start(ECHO, bind_echo, str(n))
+        serve, serve_address = start(SERVE.format(here=str(HERE)), bind_serve)
+        try:
+            e, s, c, ratio, best = measure(echo_address, serve_address, n, args.steps, args.rounds)
+            print(f"{transport:<10}{e:>10.1f}{s:>10.1f}{ratio:>8.2f}{best:>8.2f}{c:>13.1f}")
+        finally:
+            for p in (echo, serve):
+                p.terminate()
+                p.wait()
+    pend = pendulum_step(min(args.steps, 500))
+    if pend is not None:
+        print(
+            f"rigid_flex_pendulum.toml through the service (tcp, Client.step, real solver): {pend:.1f} µs per macro step"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

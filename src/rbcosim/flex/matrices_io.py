@@ -1,0 +1,300 @@
+"""Import (and export) of a structure's matrices for a grounded Craig–Bampton body.
+
+The matrices describe a structure on coordinates whose FIRST ``n_boundary`` entries are the
+boundary DOFs at the joint (driven by the interface point); the rest are interior coordinates,
+either physical DOFs or already-reduced modal coordinates (both work: the body re-runs the
+Craig–Bampton reduction, which is exact for a model already in Craig–Bampton form).
+
+NumPy ``.npz`` keys (SI units):
+
+- ``M`` (n, n) mass, ``K`` (n, n) stiffness — required, symmetric, positive semi-definite;
+- ``C`` (n, n) viscous damping — optional, symmetric PSD;
+- ``n_boundary`` — required, integer scalar, 1..6 and < n;
+- ``boundary_dofs`` — optional, n_boundary strings out of ``x y z rx ry rz`` naming which
+  interface-point component (translation along / small rotation about an inertial axis) each
+  boundary coordinate follows; default ``["x", "y", "z", "rx", "ry", "rz"][:n_boundary]``;
+- ``output_names`` — optional, (n_out,) strings: named output nodes;
+- ``output_rows`` — with ``output_names``, (n_out, 3, n): node displacement (x, y, z, m) =
+  ``output_rows[j] @ coordinates``;
+- ``output_positions`` — optional, (n_out, 3): node positions relative to the interface point
+  in the undeformed state, m; default zeros.
+
+Matrix Market ``.mtx``: one file per matrix (``M``, ``K``, optional ``C``), read with
+``scipy.io.mmread``; ``n_boundary`` and ``boundary_dofs`` then come from the scenario.
+
+Every problem raises :class:`rbcosim.errors.ScenarioError` naming the file and the key, e.g.
+``two_mass.npz: K: expected a square 2x2 matrix, got shape (2, 3)``.
+"""
+
+from __future__ import annotations
+
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import scipy.io
+
+from rbcosim.errors import ScenarioError
+from rbcosim.flex.beam import COMPONENT_NAMES
+
+_NPZ_KEYS = {
+    "M",
+    "K",
+    "C",
+    "n_boundary",
+    "boundary_dofs",
+    "output_names",
+    "output_rows",
+    "output_positions",
+}
+
+
+@dataclass(frozen=True)
+class StructureMatrices:
+    """Validated matrices of a structure; coordinates ``[boundary (n_boundary); interior]``.
+
+    Attributes:
+        mass, stiffness: shape (n, n); damping: shape (n, n) or None.
+        n_boundary: number of leading boundary coordinates.
+        boundary_dofs: interface component name per boundary coordinate.
+        output_names: names of output nodes; output_rows: (n_out, 3, n) recovery rows;
+        output_positions: (n_out, 3) undeformed node positions relative to the interface point.
+    """
+
+    mass: np.ndarray
+    stiffness: np.ndarray
+    damping: np.ndarray | None
+    n_boundary: int
+    boundary_dofs: tuple[str, ...]
+    output_names: tuple[str, ...] = ()
+    output_rows: np.ndarray = field(default_factory=lambda: np.zeros((0, 3, 0)))
+    output_positions: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+
+
+def load_npz(path: str | Path) -> StructureMatrices:
+    """Read and validate a ``.npz`` structure file (see the module docstring for the keys)."""
+    path = Path(path)
+    label = path.name
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            content = {key: data[key] for key in data.files}
+    except FileNotFoundError as exc:
+        raise ScenarioError(f"{label}: file not found ({path})") from exc
+    except (OSError, ValueError, zipfile.BadZipFile) as exc:
+        raise ScenarioError(f"{label}: not a readable .npz file ({exc})") from exc
+    unknown = sorted(set(content) - _NPZ_KEYS)
+    if unknown:
+        raise ScenarioError(f"{label}: unknown keys {unknown}; valid keys: {sorted(_NPZ_KEYS)}")
+    for key in ("M", "K", "n_boundary"):
+        if key not in content:
+            raise ScenarioError(f"{label}: {key}: missing (required keys: M, K, n_boundary)")
+    n_b = content["n_boundary"]
+    if n_b.shape != () or n_b.dtype.kind not in "iu":
+        raise ScenarioError(
+            f"{label}: n_boundary: expected an integer scalar, got {n_b.dtype} shape {n_b.shape}"
+        )
+    names = None
+    if "boundary_dofs" in content:
+        bd = content["boundary_dofs"]
+        if bd.dtype.kind != "U" or bd.ndim != 1:
+            raise ScenarioError(
+                f"{label}: boundary_dofs: expected a 1-D array of strings, got {bd.dtype} "
+                f"shape {bd.shape}"
+            )
+        names = [str(s) for s in bd]
+    out_names = None
+    if "output_names" in content:
+        on = content["output_names"]
+        if on.dtype.kind != "U" or on.ndim != 1:
+            raise ScenarioError(
+                f"{label}: output_names: expected a 1-D array of strings, got {on.dtype} "
+                f"shape {on.shape}"
+            )
+        out_names = [str(s) for s in on]
+    return validate_structure(
+        label,
+        content["M"],
+        content["K"],
+        content.get("C"),
+        int(n_b),
+        names,
+        out_names,
+        content.get("output_rows"),
+        content.get("output_positions"),
+    )
+
+
+def load_mtx(
+    files: dict[str, str | Path], n_boundary: int, boundary_dofs=None
+) -> StructureMatrices:
+    """Read ``files = {"M": path, "K": path, "C": path (optional)}`` in Matrix Market format."""
+    missing = [k for k in ("M", "K") if k not in files]
+    if missing:
+        raise ScenarioError(f"files: {missing[0]}: missing (required: M, K; optional: C)")
+    unknown = sorted(set(files) - {"M", "K", "C"})
+    if unknown:
+        raise ScenarioError(f"files: unknown keys {unknown}; valid keys: ['C', 'K', 'M']")
+    mats = {}
+    for key, p in files.items():
+        p = Path(p)
+        try:
+            a = scipy.io.mmread(p)
+        except FileNotFoundError as exc:
+            raise ScenarioError(f"{p.name}: {key}: file not found ({p})") from exc
+        except (OSError, ValueError, IndexError) as exc:
+            raise ScenarioError(
+                f"{p.name}: {key}: not a readable Matrix Market file ({exc})"
+            ) from exc
+        if hasattr(a, "toarray"):
+            a = a.toarray()
+        mats[key] = (p.name, np.asarray(a))
+    label_m, m = mats["M"]
+    label_k, k = mats["K"]
+    _check_square(label_m, "M", m, None)
+    c = mats.get("C")
+    # Validate each matrix against its own file name, then the set under M's name.
+    _check_square(label_k, "K", k, m.shape[0])
+    if c is not None:
+        _check_square(c[0], "C", c[1], m.shape[0])
+        _check_psd(c[0], "C", np.asarray(c[1], dtype=float))
+    _check_psd(label_k, "K", np.asarray(k, dtype=float))
+    return validate_structure(
+        label_m, m, k, None if c is None else c[1], n_boundary, boundary_dofs, None, None, None
+    )
+
+
+def save_npz(path: str | Path, structure: StructureMatrices) -> None:
+    """Write ``structure`` in the ``.npz`` layout :func:`load_npz` reads."""
+    content = {
+        "M": structure.mass,
+        "K": structure.stiffness,
+        "n_boundary": np.int64(structure.n_boundary),
+        "boundary_dofs": np.array(structure.boundary_dofs, dtype=str),
+    }
+    if structure.damping is not None:
+        content["C"] = structure.damping
+    if structure.output_names:
+        content["output_names"] = np.array(structure.output_names, dtype=str)
+        content["output_rows"] = structure.output_rows
+        content["output_positions"] = structure.output_positions
+    np.savez(path, **content)
+
+
+def validate_structure(
+    label: str,
+    mass,
+    stiffness,
+    damping,
+    n_boundary: int,
+    boundary_dofs,
+    output_names,
+    output_rows,
+    output_positions,
+) -> StructureMatrices:
+    """Check shapes, finiteness, symmetry, semi-definiteness and names; ScenarioError otherwise."""
+    m = np.asarray(mass)
+    _check_square(label, "M", m, None)
+    n = m.shape[0]
+    k = np.asarray(stiffness)
+    _check_square(label, "K", k, n)
+    c = None if damping is None else np.asarray(damping)
+    if c is not None:
+        _check_square(label, "C", c, n)
+    m = m.astype(float)
+    k = k.astype(float)
+    _check_psd(label, "M", m)
+    _check_psd(label, "K", k)
+    if c is not None:
+        c = c.astype(float)
+        _check_psd(label, "C", c)
+    if isinstance(n_boundary, bool) or not isinstance(n_boundary, (int, np.integer)):
+        raise ScenarioError(f"{label}: n_boundary: expected an integer, got {n_boundary!r}")
+    if not 1 <= n_boundary <= min(6, n - 1):
+        raise ScenarioError(
+            f"{label}: n_boundary: expected 1..{min(6, n - 1)} for {n} coordinates, "
+            f"got {n_boundary}"
+        )
+    if boundary_dofs is None:
+        names = COMPONENT_NAMES[:n_boundary]
+    else:
+        names = tuple(boundary_dofs)
+        if len(names) != n_boundary:
+            raise ScenarioError(
+                f"{label}: boundary_dofs: expected {n_boundary} names (n_boundary), "
+                f"got {len(names)}: {list(names)}"
+            )
+        bad = [s for s in names if s not in COMPONENT_NAMES]
+        if bad or len(set(names)) != len(names):
+            raise ScenarioError(
+                f"{label}: boundary_dofs: expected distinct names out of "
+                f"{list(COMPONENT_NAMES)}, got {list(names)}"
+            )
+    out_names: tuple[str, ...] = ()
+    rows = np.zeros((0, 3, n))
+    positions = np.zeros((0, 3))
+    if output_names is not None:
+        out_names = tuple(output_names)
+        if len(set(out_names)) != len(out_names):
+            raise ScenarioError(f"{label}: output_names: duplicate names {list(out_names)}")
+        if output_rows is None:
+            raise ScenarioError(f"{label}: output_rows: missing (required with output_names)")
+        rows = np.asarray(output_rows, dtype=float)
+        if rows.shape != (len(out_names), 3, n) or not np.all(np.isfinite(rows)):
+            raise ScenarioError(
+                f"{label}: output_rows: expected finite shape ({len(out_names)}, 3, {n}), "
+                f"got shape {rows.shape}"
+            )
+        if output_positions is not None:
+            positions = np.asarray(output_positions, dtype=float)
+            if positions.shape != (len(out_names), 3) or not np.all(np.isfinite(positions)):
+                raise ScenarioError(
+                    f"{label}: output_positions: expected finite shape ({len(out_names)}, 3), "
+                    f"got shape {positions.shape}"
+                )
+        else:
+            positions = np.zeros((len(out_names), 3))
+    elif output_rows is not None or output_positions is not None:
+        raise ScenarioError(f"{label}: output_names: missing (required with output_rows)")
+    return StructureMatrices(
+        mass=m,
+        stiffness=k,
+        damping=c,
+        n_boundary=int(n_boundary),
+        boundary_dofs=names,
+        output_names=out_names,
+        output_rows=rows,
+        output_positions=positions,
+    )
+
+
+def _check_square(label: str, key: str, a: np.ndarray, n: int | None) -> None:
+    if a.dtype.kind not in "iuf":
+        raise ScenarioError(f"{label}: {key}: expected a real numeric matrix, got dtype {a.dtype}")
+    if n is None:
+        if a.ndim != 2 or a.shape[0] != a.shape[1] or a.shape[0] == 0:
+            raise ScenarioError(f"{label}: {key}: expected a square matrix, got shape {a.shape}")
+    elif a.shape != (n, n):
+        raise ScenarioError(
+            f"{label}: {key}: expected a square {n}x{n} matrix, got shape {a.shape}"
+        )
+    if not np.all(np.isfinite(a)):
+        raise ScenarioError(f"{label}: {key}: contains non-finite values")
+
+
+def _check_psd(label: str, key: str, a: np.ndarray) -> None:
+    scale = float(np.max(np.abs(a))) if a.size else 0.0
+    if scale == 0.0:
+        return
+    asym = float(np.max(np.abs(a - a.T)))
+    if asym > 1e-9 * scale:
+        raise ScenarioError(
+            f"{label}: {key}: expected a symmetric matrix, max |A - A^T| = {asym:.3g} "
+            f"(max |A| = {scale:.3g})"
+        )
+    lam_min = float(np.linalg.eigvalsh(0.5 * (a + a.T))[0])
+    if lam_min < -1e-9 * scale * a.shape[0]:
+        raise ScenarioError(
+            f"{label}: {key}: expected a positive semi-definite matrix, smallest eigenvalue "
+            f"{lam_min:.6g}"
+        )

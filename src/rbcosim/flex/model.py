@@ -1,0 +1,375 @@
+"""FlexModel: the immutable description of a Craig–Bampton flexible body.
+
+Coordinates are ``q = [u_b; eta]``: ``n_boundary`` boundary DOFs at the joint and ``n_modes``
+fixed-interface modal coordinates (mass-normalised when built here).
+
+Two attachments:
+
+- ``"grounded"``: the structure is tied to ground; its boundary DOFs follow the displacement of
+  the interface point from its initial pose. Boundary component names ``x y z rx ry rz`` are
+  translations along / small rotations about the structure axes, which are the inertial axes
+  for imported matrices (``structure_axes == "inertial"``) and the interface point's initial
+  frame (times the beam-axis rotation) for beams (``"point"``).
+- ``"floating"``: the structure is clamped to the interface point only; a floating frame rides
+  on the point; ``u_b = 0`` relative to it and ``eta`` are the elastic coordinates. Needs the
+  physical geometry and mass (beams): :class:`FloatingInertia`.
+
+The structure frame is related to the interface point's own frame by the constant rotation
+``axis_rotation`` (structure -> point), which takes the beam axis +x to
+``axis_in_point_frame`` by the shortest arc.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from rbcosim.flex.beam import COMPONENT_NAMES, BeamFE, euler_bernoulli_beam
+from rbcosim.flex.craig_bampton import CraigBampton, craig_bampton
+from rbcosim.flex.kinematics import shortest_arc, skew
+from rbcosim.flex.matrices_io import StructureMatrices
+
+ATTACHMENTS = ("grounded", "floating")
+
+
+def _readonly(a) -> np.ndarray:
+    a = np.array(a, dtype=np.float64)
+    a.setflags(write=False)
+    return a
+
+
+def rotation_dofs(a: np.ndarray) -> np.ndarray:
+    """Nodal rotation DOFs (theta_x, theta_y, theta_z) of the affine field x -> A x, beam along x.
+
+    Bending slopes follow the field's derivative along the beam axis (theta_z = A_yx,
+    theta_y = -A_zx, exactly what the Hermite elements interpolate); the torsion DOF takes the
+    field's rotation about x, ``(A_zy - A_yz) / 2``. For a rigid rotation ``A = [w]x`` this is w.
+    Works on stacks: ``a`` shape (..., 3, 3) -> (..., 3).
+    """
+    return np.stack([0.5 * (a[..., 2, 1] - a[..., 1, 2]), -a[..., 2, 0], a[..., 1, 0]], axis=-1)
+
+
+@dataclass(frozen=True)
+class FloatingInertia:
+    """Physical inertia data for the floating frame terms (beam frame, interface node at 0).
+
+    Attributes:
+        mass: 3D consistent mass matrix, shape (n, n), n = 6 * n_nodes, DOFs node-major with
+            components (u_x, u_y, u_z, theta_x, theta_y, theta_z).
+        modes: fixed-interface modes embedded in the 3D DOFs, shape (n, k) (planar models have
+            zero out-of-plane rows).
+        nodes: node positions relative to the interface node, shape (n_nodes, 3), m.
+        total_mass: kg. first_moment: m * r_cm, (3,), kg·m.
+        modal_first_moment: S = P_t^T M Phi, (3, k), kg·m per unit eta: first moment of the
+            elastic displacement field, ``integral rho u = S @ eta``.
+        spin_inertia: (3, 3), kg·m², the sections' rotary (torsional) inertia, which the nodal
+            field terms carry for angular acceleration but not for the gyroscopic term
+            ``omega x (J omega)``; the wrench adds that term so a rigid beam's moment is exact.
+        ode_matrix: W, shape (k, 17k + 15): ``eta_dd = W @ z`` with
+            ``z = [eta, eta_d, b, alpha, kron(w, w), kron(w, eta_d), kron(alpha, eta),
+            kron(kron(w, w), eta)]``, all structure-frame components, b = a_p - g.
+    """
+
+    mass: np.ndarray
+    modes: np.ndarray
+    nodes: np.ndarray
+    total_mass: float
+    first_moment: np.ndarray
+    modal_first_moment: np.ndarray
+    spin_inertia: np.ndarray
+    ode_matrix: np.ndarray
+
+
+@dataclass(frozen=True)
+class FlexModel:
+    """Reduced flexible body (immutable). Arrays are read-only float64.
+
+    Attributes:
+        attachment: "grounded" or "floating".
+        mass, stiffness, damping: reduced matrices on [u_b; eta], shape (n, n), n = n_b + k.
+        n_boundary: n_b. boundary_components: interface component index (0..5 = x y z rx ry
+            rz) of each boundary DOF.
+        frequencies_hz: fixed-interface frequencies, (k,), Hz (empty if unknown).
+        axis_rotation: structure frame -> interface point frame, (3, 3).
+        structure_axes: grounded only: "inertial" or "point" (see module docstring).
+        output_names: output node names; output_rows: (n_out, 3, n) node displacement in the
+            structure frame = rows @ [u_b; eta]; output_positions: (n_out, 3) undeformed node
+            positions relative to the interface point, structure frame, m.
+        floating: inertia data, required for attachment "floating".
+    """
+
+    attachment: str
+    mass: np.ndarray
+    stiffness: np.ndarray
+    damping: np.ndarray
+    n_boundary: int
+    boundary_components: tuple[int, ...]
+    frequencies_hz: np.ndarray
+    axis_rotation: np.ndarray = field(default_factory=lambda: _readonly(np.eye(3)))
+    structure_axes: str = "inertial"
+    output_names: tuple[str, ...] = ()
+    output_rows: np.ndarray = field(default_factory=lambda: _readonly(np.zeros((0, 3, 0))))
+    output_positions: np.ndarray = field(default_factory=lambda: _readonly(np.zeros((0, 3))))
+    floating: FloatingInertia | None = None
+
+    def __post_init__(self) -> None:
+        if self.attachment not in ATTACHMENTS:
+            raise ValueError(f"attachment: expected one of {ATTACHMENTS}, got {self.attachment!r}")
+        if self.attachment == "floating" and self.floating is None:
+            raise ValueError("floating: required for attachment 'floating' (physical inertia)")
+        if self.structure_axes not in ("inertial", "point"):
+            raise ValueError(
+                f"structure_axes: expected 'inertial' or 'point', got {self.structure_axes!r}"
+            )
+
+    @property
+    def n_modes(self) -> int:
+        """Number of fixed-interface modal coordinates k."""
+        return self.mass.shape[0] - self.n_boundary
+
+    # ------------------------------------------------------------------ builders
+
+    @staticmethod
+    def from_beam(
+        length: float,
+        youngs_modulus: float,
+        density: float,
+        area: float,
+        second_moment_y: float,
+        *,
+        n_elements: int,
+        n_modes: int,
+        second_moment_z: float | None = None,
+        torsion_constant: float | None = None,
+        shear_modulus: float | None = None,
+        planar: bool = True,
+        attachment: str = "floating",
+        modal_damping_ratio: float | Sequence[float] = 0.0,
+        rayleigh: tuple[float, float] | None = None,
+        output_nodes: Mapping[str, int | float | str] | None = None,
+        axis_in_point_frame: Sequence[float] = (1.0, 0.0, 0.0),
+    ) -> FlexModel:
+        """Beam clamped at node 0 (the interface node); see :func:`euler_bernoulli_beam`.
+
+        ``output_nodes`` maps a name to ``"end"``, a node index (int) or a coordinate along the
+        beam (float, m; Hermite-interpolated between nodes). Damping: ``modal_damping_ratio``
+        (scalar or one per mode) on the modal block, or ``rayleigh = (alpha, beta)`` giving
+        ``alpha M + beta K`` on all reduced coordinates.
+        """
+        beam_args = {
+            "length": length,
+            "youngs_modulus": youngs_modulus,
+            "density": density,
+            "area": area,
+            "second_moment_y": second_moment_y,
+            "n_elements": n_elements,
+            "second_moment_z": second_moment_z,
+            "torsion_constant": torsion_constant,
+            "shear_modulus": shear_modulus,
+        }
+        beam = euler_bernoulli_beam(**beam_args, planar=planar)
+        boundary = beam.dofs_of_node(0)
+        cb = craig_bampton(beam.mass, beam.stiffness, boundary, n_modes)
+        damping = _damping(cb.mass, cb.stiffness, len(boundary), modal_damping_ratio, rayleigh)
+        axis_rotation = shortest_arc(axis_in_point_frame)
+        names, rows, positions = _beam_outputs(beam, cb, output_nodes or {})
+        floating = None
+        if attachment == "floating":
+            beam3 = beam if not planar else euler_bernoulli_beam(**beam_args, planar=False)
+            floating = _floating_inertia(beam, beam3, cb, damping)
+        return FlexModel(
+            attachment=attachment,
+            mass=_readonly(cb.mass),
+            stiffness=_readonly(cb.stiffness),
+            damping=_readonly(damping),
+            n_boundary=len(boundary),
+            boundary_components=tuple(int(c) for c in beam.dof_map[boundary, 1]),
+            frequencies_hz=_readonly(cb.frequencies_hz),
+            axis_rotation=_readonly(axis_rotation),
+            structure_axes="point",
+            output_names=names,
+            output_rows=_readonly(rows),
+            output_positions=_readonly(positions),
+            floating=floating,
+        )
+
+    @staticmethod
+    def from_matrices(
+        structure: StructureMatrices,
+        *,
+        n_modes: int | None = None,
+        modal_damping_ratio: float | Sequence[float] = 0.0,
+        rayleigh: tuple[float, float] | None = None,
+    ) -> FlexModel:
+        """Grounded body from imported matrices (first ``n_boundary`` coordinates = boundary).
+
+        The file's damping C (if any) is projected with the Craig–Bampton transformation and
+        added to the scenario damping (modal ratio or Rayleigh).
+        """
+        n_b = structure.n_boundary
+        cb = craig_bampton(structure.mass, structure.stiffness, np.arange(n_b), n_modes)
+        damping = _damping(cb.mass, cb.stiffness, n_b, modal_damping_ratio, rayleigh)
+        if structure.damping is not None:
+            damping = damping + cb.reduce(structure.damping)
+        rows = (
+            structure.output_rows @ cb.transformation
+            if structure.output_names
+            else (np.zeros((0, 3, cb.mass.shape[0])))
+        )
+        return FlexModel(
+            attachment="grounded",
+            mass=_readonly(cb.mass),
+            stiffness=_readonly(cb.stiffness),
+            damping=_readonly(0.5 * (damping + damping.T)),
+            n_boundary=n_b,
+            boundary_components=tuple(COMPONENT_NAMES.index(s) for s in structure.boundary_dofs),
+            frequencies_hz=_readonly(cb.frequencies_hz),
+            structure_axes="inertial",
+            output_names=tuple(structure.output_names),
+            output_rows=_readonly(rows),
+            output_positions=_readonly(structure.output_positions),
+        )
+
+
+def _damping(m_cb, k_cb, n_b, ratio, rayleigh) -> np.ndarray:
+    n = m_cb.shape[0]
+    k = n - n_b
+    ratios = np.broadcast_to(np.asarray(ratio, dtype=float), (k,)) if k else np.zeros(0)
+    if np.any(ratios < 0) or not np.all(np.isfinite(ratios)):
+        raise ValueError(f"modal_damping_ratio: expected finite values >= 0, got {ratio!r}")
+    c = np.zeros((n, n))
+    if rayleigh is not None:
+        alpha, beta = (float(x) for x in rayleigh)
+        c += alpha * m_cb + beta * k_cb
+    if k and np.any(ratios > 0):
+        m_ee = m_cb[n_b:, n_b:]
+        k_ee = k_cb[n_b:, n_b:]
+        omega = np.sqrt(np.clip(np.diag(k_ee) / np.diag(m_ee), 0.0, None))
+        c[n_b:, n_b:] += np.diag(2.0 * ratios * omega * np.diag(m_ee))
+    return c
+
+
+def _beam_outputs(beam: BeamFE, cb: CraigBampton, spec: Mapping[str, int | float | str]):
+    n_nodes = beam.nodes.shape[0]
+    length = float(beam.nodes[-1, 0])
+    names, rows, positions = [], [], []
+    n_dof = beam.mass.shape[0]
+    index = {(int(nd), int(c)): i for i, (nd, c) in enumerate(beam.dof_map)}
+    for name, where in spec.items():
+        if isinstance(where, str):
+            if where != "end":
+                raise ValueError(
+                    f"output_nodes.{name}: expected 'end', a node index or a "
+                    f"coordinate along the beam, got {where!r}"
+                )
+            x = length
+        elif isinstance(where, (int, np.integer)) and not isinstance(where, bool):
+            if not 0 <= where < n_nodes:
+                raise ValueError(
+                    f"output_nodes.{name}: node index out of range 0..{n_nodes - 1}, got {where}"
+                )
+            x = float(beam.nodes[where, 0])
+        elif isinstance(where, float):
+            if not 0.0 <= where <= length:
+                raise ValueError(
+                    f"output_nodes.{name}: coordinate out of [0, {length}] m, got {where}"
+                )
+            x = where
+        else:  # ValueError like every other bad value here; the config layer maps it
+            msg = f"output_nodes.{name}: expected 'end', a node index or a coordinate"
+            raise ValueError(f"{msg} along the beam, got {where!r}")  # noqa: TRY004
+        ell = length / (n_nodes - 1)
+        e = min(int(x // ell), n_nodes - 2)
+        xi = (x - e * ell) / ell
+        n1, n2 = 1 - 3 * xi**2 + 2 * xi**3, ell * (xi - 2 * xi**2 + xi**3)
+        n3, n4 = 3 * xi**2 - 2 * xi**3, ell * (-(xi**2) + xi**3)
+        row = np.zeros((3, n_dof))
+
+        def put(r, node, comp, value, row=row):
+            i = index.get((node, comp))
+            if i is not None:
+                row[r, i] += value
+
+        put(0, e, 0, 1 - xi)
+        put(0, e + 1, 0, xi)
+        for node, nv, ns in ((e, n1, n2), (e + 1, n3, n4)):
+            put(1, node, 1, nv)
+            put(1, node, 5, ns)  # theta_z = +v'
+            put(2, node, 2, nv)
+            put(2, node, 4, -ns)  # theta_y = -w'
+        names.append(str(name))
+        rows.append(row @ cb.transformation)
+        positions.append([x, 0.0, 0.0])
+    n_q = cb.transformation.shape[1]
+    return (
+        tuple(names),
+        np.array(rows).reshape(len(names), 3, n_q),
+        np.array(positions, dtype=float).reshape(len(names), 3),
+    )
+
+
+def _nodal_operator(b: np.ndarray, n_nodes: int) -> np.ndarray:
+    """Matrix of the nodal map (u, theta) -> (B u, rotation_dofs(B [theta]x)), (6n, 6n)."""
+    q = np.stack([rotation_dofs(b @ skew(e)) for e in np.eye(3)], axis=1)
+    block = np.zeros((6, 6))
+    block[:3, :3] = b
+    block[3:, 3:] = q
+    return np.kron(np.eye(n_nodes), block)
+
+
+def _field_nodal(nodes: np.ndarray, a0: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """Field-consistent nodal vector of the affine field x -> a0 + A x, shape (6 n_nodes,)."""
+    u = np.empty((nodes.shape[0], 6))
+    u[:, :3] = a0 + nodes @ a.T
+    u[:, 3:] = rotation_dofs(a)
+    return u.ravel()
+
+
+def _floating_inertia(beam: BeamFE, beam3: BeamFE, cb: CraigBampton, damping) -> FloatingInertia:
+    n_b = cb.boundary_dofs.size
+    k = cb.transformation.shape[1] - n_b
+    n_nodes = beam3.nodes.shape[0]
+    nodes = beam3.nodes - beam3.nodes[0]
+    m3 = beam3.mass
+    phi = np.zeros((6 * n_nodes, k))
+    phi[6 * beam.dof_map[:, 0] + beam.dof_map[:, 1], :] = cb.transformation[:, n_b:]
+    eye = np.eye(3)
+    zero = np.zeros(3)
+    p0 = np.stack([_field_nodal(nodes, e, np.zeros((3, 3))) for e in eye], axis=1)
+    total_mass = float(p0[:, 0] @ m3 @ p0[:, 0])
+    # first_moment_i = sum of m x_i: the field x -> e_i x_i tested with unit translation e_i.
+    first_moment = np.array(
+        [p0[:, i] @ m3 @ _field_nodal(nodes, zero, np.outer(eye[i], eye[i])) for i in range(3)]
+    )
+    spin = np.zeros((n_nodes, 6))
+    spin[:, 3] = 1.0
+    spin_inertia = np.zeros((3, 3))
+    spin_inertia[0, 0] = spin.ravel() @ m3 @ spin.ravel()
+    pt_m = phi.T @ m3
+    m_ee = pt_m @ phi
+    minv = np.linalg.inv(m_ee) if k else np.zeros((0, 0))
+    k_ee = cb.stiffness[n_b:, n_b:]
+    c_ee = damping[n_b:, n_b:]
+    sk = [skew(e) for e in eye]
+    l0 = pt_m @ p0
+    l_alpha = np.stack([pt_m @ _field_nodal(nodes, zero, s) for s in sk], axis=1)
+    l_ww = np.stack(
+        [pt_m @ _field_nodal(nodes, zero, sk[i] @ sk[j]) for i in range(3) for j in range(3)],
+        axis=1,
+    )
+    g = [pt_m @ _nodal_operator(s, n_nodes) @ phi for s in sk]
+    h = [pt_m @ _nodal_operator(sk[i] @ sk[j], n_nodes) @ phi for i in range(3) for j in range(3)]
+    blocks = [k_ee, c_ee, l0, l_alpha, l_ww, 2.0 * np.hstack(g), np.hstack(g), np.hstack(h)]
+    w = -minv @ np.hstack(blocks) if k else np.zeros((0, 15))
+    return FloatingInertia(
+        mass=_readonly(m3),
+        modes=_readonly(phi),
+        nodes=_readonly(nodes),
+        total_mass=total_mass,
+        first_moment=_readonly(first_moment),
+        modal_first_moment=_readonly(p0.T @ m3 @ phi),
+        spin_inertia=_readonly(spin_inertia),
+        ode_matrix=_readonly(w),
+    )

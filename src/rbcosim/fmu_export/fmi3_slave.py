@@ -1,0 +1,112 @@
+"""FMI 3.0 co-simulation slave of an exported rbcosim scenario (pythonfmu3).
+
+This file is copied into the FMU's resources and imported by pythonfmu3's native wrapper inside
+the importer's Python, which must have rbcosim installed. It only translates FMI calls to
+:class:`rbcosim.fmu_export.core.FmuCore`; the scenario, the variable table and the configuration
+come from the FMU's resources. pythonfmu3 finds the class by the literal base ``Fmi3Slave``.
+"""
+
+from pythonfmu3 import (
+    Float64,
+    Fmi3Causality,
+    Fmi3Initial,
+    Fmi3Slave,
+    Fmi3Status,
+    Fmi3StepResult,
+    Fmi3Variability,
+    String,
+)
+from pythonfmu3.default_experiment import DefaultExperiment
+
+from rbcosim import __version__
+from rbcosim.fmu_export.core import FmuCore, StepOutcome, decode_state, encode_state
+from rbcosim.fmu_export.modeldescription import decorate_model_description
+
+_LOG_STATUS = {
+    "info": Fmi3Status.ok,
+    "warning": Fmi3Status.warning,
+    "discard": Fmi3Status.discard,
+    "error": Fmi3Status.error,
+}
+_STEP_STATUS = {
+    StepOutcome.OK: Fmi3Status.ok,
+    StepOutcome.DISCARD: Fmi3Status.discard,
+    StepOutcome.ERROR: Fmi3Status.error,
+}
+
+
+class RbcosimRigid(Fmi3Slave):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self._core = FmuCore(self.resources, self._log)
+        config = self._core.config
+        self.author = "rbcosim"
+        self.version = __version__
+        self.description = config["description"]
+        self.default_experiment = DefaultExperiment(
+            start_time=config["start_time"], step_size=config["macro_step"]
+        )
+        values = self._core.values
+        for v in self._core.table.variables:
+            kind = Float64 if v.is_real else String
+            var = kind(
+                v.name,
+                causality=Fmi3Causality[v.causality],
+                variability=Fmi3Variability[v.variability],
+                initial=None if v.initial is None else Fmi3Initial[v.initial],
+                description=v.description,
+                getter=lambda vr=v.vr: values[vr],
+            )
+            # Value references come from the exported table, not from registration order.
+            var.value_reference = v.vr
+            self.vars[v.vr] = var
+
+    def _log(self, message, severity):
+        self.log(message, _LOG_STATUS[severity])
+
+    def to_xml(self, model_options=None):
+        root = super().to_xml(model_options or {})
+        decorate_model_description(root, self._core.table, fmi_version=3)
+        return root
+
+    def exit_initialization_mode(self):
+        try:
+            self._core.initialize()
+        except Exception as exc:
+            self._log(f"initialization failed: {exc}", "error")
+            raise
+
+    def do_step(self, current_time, step_size):
+        outcome, message = self._core.do_step(current_time, step_size)
+        if outcome is not StepOutcome.OK:
+            self._log(message, outcome.value)
+        return Fmi3StepResult(status=_STEP_STATUS[outcome])
+
+    def terminate(self):
+        self._core.terminate()
+
+    def get_float64(self, vrs):
+        return self._core.get_reals(vrs)
+
+    def get_string(self, vrs):
+        return self._core.get_strings(vrs)
+
+    def set_float64(self, vrs, values):
+        self._core.set_reals(vrs, values)
+
+    def set_string(self, vrs, values):
+        self._core.set_strings(vrs, values)
+
+    def _get_fmu_state(self):
+        return self._core.get_state()
+
+    def _set_fmu_state(self, state):
+        self._core.set_state(state)
+
+    @staticmethod
+    def _fmu_state_to_bytes(state):
+        return encode_state(state)
+
+    @staticmethod
+    def _fmu_state_from_bytes(state):
+        return decode_state(state)

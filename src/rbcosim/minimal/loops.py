@@ -1,0 +1,240 @@
+"""Closed loops in joint coordinates by coordinate partitioning (Wehage–Haug).
+
+The spanning tree gives coordinates q and rates v; each loop joint (a joint the tree did not
+use) adds closure equations Φ(q) = 0, evaluated by the maximal route's constraint primitives on
+the body poses that q produces. With the body Jacobian Jb (body velocities ν = Jb v) the
+closure Jacobian on the rates is G = Φ_ν Jb, and Φ_ν ν̇ = γ gives G v̇ = γ − Φ_ν κ, κ the
+velocity-product body accelerations.
+
+Partition: a column-pivoted QR of G picks m dependent rates v_d whose block G_d is best
+conditioned; the rest v_i are independent (quaternion rates are weighted to be chosen as
+dependents first, so that the independent set is ordinary joint coordinates when possible).
+With B = [−G_d⁻¹ G_i; I] the equations reduce, without multipliers, to
+
+    Bᵀ M B v̇_i = Bᵀ (−C − M b̄),   v̇ = B v̇_i + b̄,   b̄ = [G_d⁻¹ (γ − Φ_ν κ); 0],
+
+M and C from the composite-rigid-body and Newton–Euler recursions. Before every evaluation
+the dependent coordinates are recovered from the independent ones by Newton's method on
+Φ(q) = 0 (moving only along the dependent rates), and v_d = −G_d⁻¹ G_i v_i. When cond(G_d)
+grows past a bound the partition is chosen again; every choice is reported.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import scipy.linalg as sla
+
+from rbcosim import quaternion as quat
+from rbcosim.constraints import Constraints, JacobianAssembler
+from rbcosim.dynamics import independent_rows
+from rbcosim.errors import SimulationError
+from rbcosim.kinematics import Kinematics
+from rbcosim.linalg3 import cross
+from rbcosim.minimal.system import TreeSystem
+from rbcosim.minimal.tree import Tree, build_tree
+from rbcosim.model import Model
+
+#: Re-partition when cond(G_d) exceeds this multiple of its value at the last partition
+#: (and at least REPARTITION_FLOOR).
+REPARTITION_FACTOR = 10.0
+REPARTITION_FLOOR = 1e3
+#: Weight on quaternion-rate columns in the pivoting (prefer them as dependents).
+QUATERNION_WEIGHT = 10.0
+NEWTON_TOL = 1e-13
+NEWTON_MAX = 20
+
+
+class ClosedLoopSystem(TreeSystem):
+    """A model with closed loops in joint coordinates, reduced to independent coordinates."""
+
+    def __init__(self, model: Model, *, tree: Tree | None = None):
+        tree = tree if tree is not None else build_tree(model)
+        super().__init__(model, tree=tree, solver="crba")
+        joints = [model.joints[k] for k in tree.loop_joints]
+        if any(j.kind == "driver" for j in joints):
+            raise SimulationError("driver joints are not supported by the minimal route; "
+                                  "use formulation = \"maximal\"")
+        sub = replace(model, joints=tuple(joints), loads=(), springs=(), torsion_springs=())
+        self.loop_constraints = Constraints(sub)
+        self.loop_names = [j.name for j in joints]
+        self._assembler = None
+        n = model.n_bodies
+        # ancestor mask (body b, body a): a is b or on b's path to the ground; column mask
+        # (body b, rate k): rate k moves body b
+        self._ancestor_mask = np.zeros((n, n))
+        self._column_mask = np.zeros((n, self.nv))
+        owner = {Jt.body: Jt for Jt in self.dyn.joints}
+        for Jt in self.dyn.joints:
+            a = Jt.body
+            while a:
+                self._ancestor_mask[Jt.body - 1, a - 1] = 1.0
+                o = owner[a]
+                self._column_mask[Jt.body - 1, o.v0 : o.v0 + o.nv] = 1.0
+                a = self.tree.parent_of[a]
+        y0 = super().initial()
+        G = self._full_G(y0)
+        self.rows, self.rank = independent_rows(G)
+        self.n_independent = self.nv - self.rank
+        quaternion_rates = np.zeros(self.nv, dtype=bool)
+        for Jt in self.dyn.joints:
+            if Jt.kind in ("spherical", "free"):
+                quaternion_rates[Jt.v0 + (3 if Jt.kind == "free" else 0) : Jt.v0 + Jt.nv] = True
+        self._weights = np.where(quaternion_rates, QUATERNION_WEIGHT, 1.0)
+        self.history: list[dict] = []
+        self.dependent = np.arange(0)
+        self.independent = np.arange(self.nv)
+        self._partition(0.0, G)
+        self._y0 = self.settle(0.0, y0)
+
+    # --- closure equations ------------------------------------------------------------------
+    def _closure(self, kin, t: float):
+        state = self.body_state(t, kin)
+        values = self.loop_constraints.evaluate(Kinematics.of(state))
+        if self._assembler is None:
+            self._assembler = JacobianAssembler(values.a, values.b, self.model.n_bodies,
+                                                sparse=False)
+        return values, self._assembler.assemble(values)
+
+    def _body_maps(self, kin):
+        """X (n, 6, 6): spatial velocity at O -> [v_c, ω^b] per body; r (n, 3)."""
+        n = self.model.n_bodies
+        R = np.array(kin.R[1:]).reshape(n, 3, 3)
+        r = np.array(kin.r[1:]).reshape(n, 3)
+        X = np.zeros((n, 6, 6))
+        X[:, 0, 1], X[:, 0, 2] = r[:, 2], -r[:, 1]
+        X[:, 1, 0], X[:, 1, 2] = -r[:, 2], r[:, 0]
+        X[:, 2, 0], X[:, 2, 1] = r[:, 1], -r[:, 0]
+        X[:, :3, 3:] = np.eye(3)
+        X[:, 3:, :3] = R.transpose(0, 2, 1)
+        return X, r
+
+    def body_jacobian(self, kin, X=None) -> np.ndarray:
+        """Jb (6n, nv): body velocities [v_c, ω^b] per body from the joint rates."""
+        if X is None:
+            X, _ = self._body_maps(kin)
+        S = np.zeros((6, self.nv))
+        for Jt in self.dyn.joints:
+            if Jt.nv:
+                S[:, Jt.v0 : Jt.v0 + Jt.nv] = self.dyn.subspace_matrix(kin, Jt.body)
+        return np.einsum("bij,jk,bk->bik", X, S, self._column_mask).reshape(-1, self.nv)
+
+    def _velocity_products(self, kin, X=None, r=None) -> np.ndarray:
+        """κ (6n,): body accelerations [v̇_c, ω̇^b] at v̇ = 0, no gravity."""
+        if X is None:
+            X, r = self._body_maps(kin)
+        c = np.array(kin.c[1:])
+        a = self._ancestor_mask @ c
+        V = np.array(kin.V[1:])
+        w = V[:, :3]
+        vc = V[:, 3:] + cross(w, r)
+        out = np.einsum("bij,bj->bi", X, a)
+        out[:, :3] += cross(w, vc)
+        return out.ravel()
+
+    def closure_jacobian(self, y: np.ndarray):
+        """(Φ (m,), G (m, nv), γ − Φ_ν κ (m,), kin) on the independent closure rows at y."""
+        kin = self.kinematics(y)
+        values, J = self._closure(kin, 0.0)
+        X, r = self._body_maps(kin)
+        G = J @ self.body_jacobian(kin, X)
+        rhs = values.gamma - J @ self._velocity_products(kin, X, r)
+        return values.phi[self.rows], G[self.rows], rhs[self.rows], kin
+
+    # --- partition --------------------------------------------------------------------------
+    def _partition(self, t: float, G: np.ndarray) -> None:
+        G = G[self.rows]
+        _, _, piv = sla.qr(G * self._weights, pivoting=True, mode="economic")
+        self.dependent = np.sort(piv[: self.rank])
+        self.independent = np.sort(piv[self.rank :])
+        self.condition = float(np.linalg.cond(G[:, self.dependent])) if self.rank else 1.0
+        names = self.tree.rate_names
+        self.history.append({"t": t, "independent": [names[k] for k in self.independent],
+                             "condition": self.condition})
+
+    def maybe_repartition(self, t: float, y: np.ndarray) -> bool:
+        """Choose a new partition when cond(G_d) has grown; True when it changed."""
+        if not self.rank:
+            return False
+        _, G, _, _ = self.closure_jacobian(y)
+        cond = float(np.linalg.cond(G[:, self.dependent]))
+        if cond <= max(REPARTITION_FACTOR * self.history[-1]["condition"], REPARTITION_FLOOR):
+            return False
+        old = self.dependent
+        self._partition(t, self._full_G(y))
+        return not np.array_equal(old, self.dependent)
+
+    def _full_G(self, y):
+        kin = self.kinematics(y)
+        _, J = self._closure(kin, 0.0)
+        return J @ self.body_jacobian(kin)
+
+    def partition_report(self) -> dict:
+        names = self.tree.rate_names
+        return {"loop_joints": self.loop_names,
+                "independent_coordinates": [names[k] for k in self.independent],
+                "dependent_coordinates": [names[k] for k in self.dependent],
+                "partitions": self.history}
+
+    # --- recovery of dependent coordinates ----------------------------------------------------
+    def _displace(self, y: np.ndarray, delta: np.ndarray) -> None:
+        """q ⊕ δ in place, δ (nv,) a displacement in rate coordinates."""
+        for Jt in self.dyn.joints:
+            i, k, nv = Jt.q0, Jt.v0, Jt.nv
+            d = delta[k : k + nv]
+            if not nv or not d.any():
+                continue
+            if Jt.kind == "spherical":
+                y[i : i + 4] = quat.rotate_by_vector(y[i : i + 4], d)
+            elif Jt.kind == "free":
+                y[i : i + 3] += d[:3]
+                y[i + 3 : i + 7] = quat.rotate_by_vector(y[i + 3 : i + 7], d[3:])
+            else:
+                y[i : i + nv] += d
+
+    def settle(self, t: float, y: np.ndarray) -> np.ndarray:
+        """A copy of y with dependent coordinates and rates recovered from the independent."""
+        y = np.array(y, dtype=float)
+        if not self.rank:
+            return y
+        dep, ind = self.dependent, self.independent
+        for _ in range(NEWTON_MAX):
+            phi, G, _, _ = self.closure_jacobian(y)
+            if np.max(np.abs(phi)) <= NEWTON_TOL:
+                break
+            delta = np.zeros(self.nv)
+            delta[dep] = -np.linalg.solve(G[:, dep], phi)
+            self._displace(y, delta)
+        else:
+            raise SimulationError(f"t = {t:.6g} s: loop closure did not converge "
+                                  f"(‖Φ‖ = {np.max(np.abs(phi)):.3g}); the mechanism may be "
+                                  "at a singular configuration")
+        v = y[self.nq :]
+        v[dep] = -np.linalg.solve(G[:, dep], G[:, ind] @ v[ind])
+        return y
+
+    # --- equations of motion ----------------------------------------------------------------
+    def initial(self) -> np.ndarray:
+        return self._y0.copy()
+
+    def derivative(self, t: float, y: np.ndarray) -> np.ndarray:
+        y = self.settle(t, y)
+        _, G, rhs, kin = self.closure_jacobian(y)
+        f_ext = self.body_forces(t, kin)
+        gravity = f_ext is None
+        M = self.dyn.mass_matrix(kin)
+        C = self.dyn.bias(kin, f_ext, gravity=gravity)
+        dep, ind = self.dependent, self.independent
+        nv = self.nv
+        B = np.zeros((nv, ind.size))
+        B[ind, np.arange(ind.size)] = 1.0
+        bbar = np.zeros(nv)
+        if self.rank:
+            Gd = G[:, dep]
+            B[dep] = -np.linalg.solve(Gd, G[:, ind])
+            bbar[dep] = np.linalg.solve(Gd, rhs)
+        vdot_i = np.linalg.solve(B.T @ M @ B, B.T @ (-C - M @ bbar))
+        vdot = B @ vdot_i + bbar
+        yl = y.tolist()
+        return np.concatenate([self.qdot(yl), vdot])

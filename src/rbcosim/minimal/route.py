@@ -1,0 +1,174 @@
+"""The minimal-coordinate route: `simulate_minimal(model, solver)` and model queries.
+
+Trees integrate y = [q, v] with the articulated-body algorithm. Models with closed loops
+integrate the same state reduced to independent coordinates by coordinate partitioning
+(`rbcosim.minimal.loops`). Results carry the maximal route's columns (body poses and
+velocities reconstructed from q, v; energy; constraint drift measured by the maximal route's
+constraint equations) plus `q.<coordinate>` and `qd.<rate>` columns.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from scipy.integrate import solve_ivp
+
+from rbcosim.errors import SimulationError
+from rbcosim.integrators import ADAPTIVE, FIXED_STEP
+from rbcosim.minimal.tree import build_tree
+from rbcosim.model import Model
+from rbcosim.progress import Progress
+from rbcosim.results import Results, body_columns
+from rbcosim.settings import SolverSettings
+from rbcosim.simulate import Diagnostics, state_row
+
+
+def is_tree(model: Model) -> bool:
+    """True when every joint is a tree joint: no closed loop, no distance or driver joint."""
+    return build_tree(model).is_tree
+
+
+def coordinate_names(model: Model) -> list[str]:
+    """Names of the generalized coordinates q, e.g. `shoulder.angle` (quaternion joints give
+    four names `<joint>.q0..q3`; a body joined to nothing gets `<body>.free.x ... .q3`)."""
+    return build_tree(model).position_names
+
+
+def rate_names(model: Model) -> list[str]:
+    """Names of the generalized rates v (one per degree of freedom of the tree)."""
+    return build_tree(model).rate_names
+
+
+def degrees_of_freedom(model: Model) -> int:
+    """Degrees of freedom: tree rates minus the rank of the loop-closure Jacobian."""
+    tree = build_tree(model)
+    if tree.is_tree:
+        return tree.nv
+    from rbcosim.minimal.loops import ClosedLoopSystem
+
+    return ClosedLoopSystem(model, tree=tree).n_independent
+
+
+def make_system(model: Model, *, solver: str = "aba"):
+    """TreeSystem for trees, ClosedLoopSystem otherwise."""
+    from rbcosim.minimal.system import TreeSystem
+
+    tree = build_tree(model)
+    if tree.is_tree:
+        return TreeSystem(model, tree=tree, solver=solver)
+    from rbcosim.minimal.loops import ClosedLoopSystem
+
+    return ClosedLoopSystem(model, tree=tree)
+
+
+class _Shim:
+    """Lets the core fixed-step integrators' `_step_impl` call our derivative."""
+
+    def __init__(self, system):
+        self.derivative = system.derivative
+
+
+class MinimalSimulation:
+    """A model in joint coordinates, its state y and a fixed-step integrator."""
+
+    def __init__(self, model: Model, solver: SolverSettings):
+        self.model = model
+        self.solver = solver
+        self.system = make_system(model)
+        self.y = self.system.initial()
+        self.t = 0.0
+        name = solver.integrator if solver.integrator in FIXED_STEP else "rk4"
+        self.integrator = FIXED_STEP[name](_Shim(self.system), project=False)
+        self.diagnostics = Diagnostics(conservative=model.is_conservative)
+        tree = self.system.tree
+        self.columns = ["t", *body_columns(model), "energy", "constraint_drift",
+                        *(f"q.{c}" for c in tree.position_names),
+                        *(f"qd.{c}" for c in tree.rate_names)]
+
+    def step(self, h: float) -> None:
+        y = self.integrator._step_impl(self.t, self.y, h)
+        self.t += h
+        self.finish_step(y)
+
+    def finish_step(self, y: np.ndarray) -> None:
+        err = self.system.normalize(y)
+        self.diagnostics.quaternion_error = max(self.diagnostics.quaternion_error, err)
+        if not np.isfinite(y).all():
+            raise SimulationError(f"non-finite joint coordinates at t = {self.t:.6g} s")
+        if hasattr(self.system, "settle"):
+            y = self.system.settle(self.t, y)
+            self.system.maybe_repartition(self.t, y)
+        self.y = y
+        self.diagnostics.steps += 1
+
+    def observe(self, t: float | None = None, y: np.ndarray | None = None) -> np.ndarray:
+        t = self.t if t is None else t
+        y = self.y if y is None else y
+        system = self.system
+        state = system.body_state(t, system.kinematics(y))
+        energy = system.energy(state)
+        phi, phidot = system.maximal.drift(state)
+        self.diagnostics.update(energy, phi, phidot, system.kinetic_energy(state))
+        return np.concatenate([[t], state_row(state), [energy, phi], y])
+
+    def diagnostics_dict(self) -> dict:
+        d = self.diagnostics.as_dict()
+        tree = self.system.tree
+        d.update(integrator=self.solver.integrator, dt=self.solver.dt, t_end=self.solver.t_end,
+                 formulation="minimal", coordinates=tree.position_names,
+                 rates=tree.rate_names, degrees_of_freedom=self.system.n_independent
+                 if hasattr(self.system, "n_independent") else tree.nv)
+        if hasattr(self.system, "partition_report"):
+            d.update(self.system.partition_report())
+        return d
+
+
+def simulate_minimal(model: Model, solver: SolverSettings, *, progress: bool = True) -> Results:
+    """Integrate `model` in joint coordinates from t = 0 to solver.t_end."""
+    sim = MinimalSimulation(model, solver)
+    if solver.integrator in ADAPTIVE:
+        return _simulate_adaptive(sim, progress=progress)
+    n_steps = int(round(solver.t_end / solver.dt))
+    if not np.isclose(n_steps * solver.dt, solver.t_end, rtol=1e-9, atol=0):
+        raise SimulationError(f"t_end = {solver.t_end} s is not a whole number of steps "
+                              f"dt = {solver.dt} s")
+    rows = [sim.observe()]
+    start = time.perf_counter()
+    with Progress(n_steps, enabled=progress, label="run (minimal)") as bar:
+        for k in range(1, n_steps + 1):
+            sim.step(solver.dt)
+            sim.t = k * solver.dt
+            if k % solver.output_every == 0 or k == n_steps:
+                rows.append(sim.observe())
+            bar.update(k)
+    sim.diagnostics.wall_time = time.perf_counter() - start
+    return Results(sim.columns, np.array(rows), sim.diagnostics_dict())
+
+
+def _simulate_adaptive(sim: MinimalSimulation, *, progress: bool) -> Results:
+    """Reference run with scipy.integrate.solve_ivp on the joint-coordinate ODE."""
+    solver = sim.solver
+    system = sim.system
+    if hasattr(system, "settle"):
+        raise SimulationError("adaptive integrators run trees only in the minimal route; "
+                              "use rk4 or sdirk2 for closed loops")
+    n_out = int(round(solver.t_end / (solver.dt * solver.output_every)))
+    t_eval = np.linspace(0.0, solver.t_end, n_out + 1)
+    start = time.perf_counter()
+    with Progress(1, enabled=progress, label=solver.integrator):
+        sol = solve_ivp(system.derivative, (0.0, solver.t_end), sim.y, method=solver.integrator,
+                        t_eval=t_eval, rtol=solver.rtol, atol=solver.atol)
+    if not sol.success:
+        raise SimulationError(f"{solver.integrator}: {sol.message}")
+    rows = []
+    for k, t in enumerate(sol.t):
+        y = sol.y[:, k].copy()
+        err = system.normalize(y)
+        sim.diagnostics.quaternion_error = max(sim.diagnostics.quaternion_error, err)
+        rows.append(sim.observe(t, y))
+    sim.diagnostics.steps = int(sol.nfev)
+    sim.diagnostics.wall_time = time.perf_counter() - start
+    d = sim.diagnostics_dict()
+    d.update(function_evaluations=int(sol.nfev), rtol=solver.rtol, atol=solver.atol)
+    return Results(sim.columns, np.array(rows), d)

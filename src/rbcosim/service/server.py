@@ -1,0 +1,227 @@
+"""The ZeroMQ loop around `Service`: a ROUTER socket that decodes, dispatches, encodes.
+
+It never dies on input: a frame that does not decode, an exception inside a handler, a reply
+that cannot be sent, each becomes an error reply or is dropped, and the loop goes on. It holds
+no protocol logic of its own beyond the size check and the routing envelope.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import threading
+from pathlib import Path
+
+import zmq
+
+from rbcosim.service.core import Service, error_reply
+from rbcosim.service.errors import ProtocolError
+from rbcosim.service.wire import Limits, decode, encode
+
+log = logging.getLogger("rbcosim.service")
+
+DEFAULT_BIND = "tcp://127.0.0.1:5555"
+_LOOPBACK_NAMES = {"localhost", "lo", "ip6-localhost"}
+
+
+def is_loopback(address: str) -> bool:
+    """True for ipc://, inproc:// and tcp:// endpoints on a loopback host or interface."""
+    scheme, _, rest = address.partition("://")
+    if scheme in ("ipc", "inproc"):
+        return True
+    if scheme != "tcp":
+        return False
+    host = rest.rsplit(":", 1)[0].strip("[]")
+    if host in _LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class CurveConfig:
+    """CURVE for a server bound beyond loopback.
+
+    server_secret_file: the server's ``.key_secret`` certificate (zmq.auth format).
+    allowed_clients_dir: folder of client ``.key`` public certificates; only those may connect.
+    """
+
+    def __init__(self, server_secret_file: str | Path, allowed_clients_dir: str | Path) -> None:
+        self.server_secret_file = Path(server_secret_file)
+        self.allowed_clients_dir = Path(allowed_clients_dir)
+
+
+def generate_keys(
+    directory: str | Path, names: tuple[str, ...] = ("server", "client")
+) -> dict[str, tuple[Path, Path]]:
+    """Create CURVE key pairs ``NAME.key`` (public) and ``NAME.key_secret`` in ``directory``."""
+    import zmq.auth
+
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    out = {}
+    for name in names:
+        public, secret = zmq.auth.create_certificates(str(directory), name)
+        Path(secret).chmod(0o600)
+        out[name] = (Path(public), Path(secret))
+    return out
+
+
+class Server:
+    """A ROUTER socket serving one `Service`.
+
+    bind: a ZeroMQ endpoint; ``tcp://HOST:0`` picks a free port (see `address`).
+    allow_remote: must be true to bind anything but loopback, ipc or inproc.
+    curve: CURVE keys and client allow-list; required beyond loopback unless insecure=True.
+    """
+
+    def __init__(
+        self,
+        service: Service,
+        bind: str = DEFAULT_BIND,
+        *,
+        allow_remote: bool = False,
+        curve: CurveConfig | None = None,
+        insecure: bool = False,
+        context: zmq.Context | None = None,
+    ) -> None:
+        if not is_loopback(bind):
+            if not allow_remote:
+                raise ValueError(
+                    f"{bind} is not a loopback address; binding beyond loopback needs allow_remote "
+                    "(CLI: --allow-remote) and CURVE keys or an explicit --insecure"
+                )
+            if curve is None and not insecure:
+                raise ValueError(
+                    f"binding {bind} beyond loopback without CURVE needs insecure=True "
+                    "(CLI: --insecure); prefer --curve-secret and --curve-clients"
+                )
+        self.service = service
+        self.limits: Limits = service.limits
+        self._own_context = context is None
+        self.context = context or zmq.Context()
+        self._auth = None
+        self.socket = self.context.socket(zmq.ROUTER)
+        self.socket.setsockopt(zmq.LINGER, 0)
+        self.socket.setsockopt(zmq.MAXMSGSIZE, self.limits.hard_limit)
+        self.socket.setsockopt(zmq.ROUTER_HANDOVER, 1)
+        if curve is not None:
+            self._setup_curve(curve)
+        self.socket.bind(bind)
+        self.address: str = self.socket.getsockopt(zmq.LAST_ENDPOINT).decode()
+        self._stop = threading.Event()
+
+    def _setup_curve(self, curve: CurveConfig) -> None:
+        import zmq.auth
+        from zmq.auth.thread import ThreadAuthenticator
+
+        public, secret = zmq.auth.load_certificate(str(curve.server_secret_file))
+        if secret is None:
+            raise ValueError(f"{curve.server_secret_file} holds no secret key")
+        self._auth = ThreadAuthenticator(self.context)
+        self._auth.start()
+        self._auth.configure_curve(domain="*", location=str(curve.allowed_clients_dir))
+        self.socket.curve_secretkey = secret
+        self.socket.curve_publickey = public
+        self.socket.curve_server = True
+
+    def stop(self) -> None:
+        """Ask `serve_forever` to return (thread-safe)."""
+        self._stop.set()
+
+    def close(self) -> None:
+        self.socket.close(0)
+        if self._auth is not None:
+            self._auth.stop()
+        if self._own_context:
+            self.context.term()
+
+    def serve_forever(self, poll_interval: float = 0.1) -> None:
+        """Serve until `stop`; poll_interval (s) bounds how late a stop or timeout is noticed."""
+        sock = self.socket
+        service = self.service
+        timeout_ms = -2
+        # A blocking receive with a timeout is the cheapest wait pyzmq offers (no poller).
+        while not self._stop.is_set():
+            wait = poll_interval
+            deadline = service.next_deadline()
+            if deadline is not None:
+                wait = min(wait, max(0.0, deadline - service.clock()))
+            wanted = max(1, int(wait * 1000.0))
+            if wanted != timeout_ms:
+                sock.setsockopt(zmq.RCVTIMEO, wanted)
+                timeout_ms = wanted
+            try:
+                frames = sock.recv_multipart()
+            except zmq.Again:
+                frames = None
+            if frames is not None:
+                self._handle_frames(frames)
+            if deadline is not None:
+                for peer, reply in service.poll_timeouts():
+                    self._send(peer, reply)
+
+    def _handle_frames(self, frames: list[bytes]) -> None:
+        identity = frames[0]
+        # A REQ client (or a DEALER that imitates one) puts an empty delimiter frame first.
+        delimited = len(frames) > 1 and not frames[1]
+        body = frames[2:] if delimited else frames[1:]
+        use_frames = len(body) > 1
+        peer = (identity, delimited, use_frames)
+        msg = None
+        try:
+            size = sum(len(f) for f in body)
+            if size > self.limits.max_message_size:
+                raise ProtocolError(
+                    "message_too_large",
+                    f"the message is {size} bytes; this server accepts at most "
+                    f"{self.limits.max_message_size} bytes",
+                )
+            msg = decode(body, self.limits)
+            replies = self.service.handle(msg, peer)
+        except ProtocolError as exc:
+            replies = [(peer, error_reply(msg, exc))]
+        except Exception as exc:
+            log.exception("internal error while handling a request")
+            replies = [
+                (
+                    peer,
+                    error_reply(
+                        msg, ProtocolError("internal_error", f"{type(exc).__name__}: {exc}")
+                    ),
+                )
+            ]
+        for target, reply in replies:
+            self._send(target, reply)
+
+    def _send(self, peer, reply: dict) -> None:
+        identity, delimited, use_frames = peer
+        try:
+            frames = encode(reply, use_frames)
+        except Exception as exc:
+            log.exception("cannot encode a reply")
+            error = {"code": "internal_error", "message": f"cannot encode the reply: {exc}"}
+            frames = encode({**reply, "status": "error", "content": {}, "error": error})
+        try:
+            if delimited:
+                self.socket.send_multipart([identity, b"", *frames])
+            else:
+                self.socket.send_multipart([identity, *frames])
+        except zmq.ZMQError as exc:
+            log.warning("reply to a vanished peer dropped: %s", exc)
+
+
+def serve_in_thread(
+    service: Service, bind: str = "tcp://127.0.0.1:0", **kwargs
+) -> tuple[Server, threading.Thread]:
+    """Start a server on a daemon thread; returns it (``server.address``) and the thread.
+
+    Stop with ``server.stop(); thread.join(); server.close()``.
+    """
+    server = Server(service, bind, **kwargs)
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+    )
+    thread.start()
+    return server, thread

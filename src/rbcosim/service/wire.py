@@ -1,0 +1,267 @@
+"""Wire format: msgpack envelopes and float64 arrays, to and from ZeroMQ frames.
+
+A message is one msgpack map (the header: envelope fields plus ``content``) followed by zero
+or more raw buffer frames. An array travels as a descriptor map
+``{"dtype": "<f8", "shape": [n, k], "data": <bin>}`` (bytes inline) or
+``{"dtype": "<f8", "shape": [n, k], "frame": i}`` (bytes in buffer frame i after the header).
+Decoding leaves descriptors as they are: the service turns the fields it expects into arrays
+with :func:`as_array`, so nothing walks the content twice on the hot path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import msgpack
+import numpy as np
+
+from rbcosim import PROTOCOL_VERSION
+from rbcosim.service.errors import ProtocolError
+
+DTYPE = "<f8"
+_F8 = np.dtype("<f8")
+_ENVELOPE_KEYS = ("version", "msg_id", "msg_type")
+_MAX_MSG_ID_LEN = 256
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Decoding limits; every one is checked before or while unpacking."""
+
+    max_message_size: int = 64 * 1024 * 1024
+    """Largest accepted message, all frames together, bytes; larger ones get an error reply."""
+    max_str_len: int = 4 * 1024 * 1024
+    max_array_len: int = 1 << 16
+    max_map_len: int = 1 << 12
+
+    @property
+    def hard_limit(self) -> int:
+        """ZMQ_MAXMSGSIZE per frame: ZeroMQ drops the connection beyond it, without a reply."""
+        return 2 * self.max_message_size + (1 << 20)
+
+
+def protocol_major(version: str) -> int:
+    """Major number of a ``"MAJOR.MINOR"`` protocol version string."""
+    major, _, minor = version.partition(".")
+    if not (major.isdigit() and minor.isdigit()):
+        raise ValueError(version)
+    return int(major)
+
+
+_OUR_MAJOR = protocol_major(PROTOCOL_VERSION)
+
+
+def unpack_header(data: bytes, limits: Limits) -> Any:
+    """msgpack-decode one header frame with limits and no object hooks."""
+    try:
+        return msgpack.unpackb(
+            data,
+            raw=False,
+            strict_map_key=True,
+            use_list=True,
+            max_bin_len=limits.max_message_size,
+            max_str_len=limits.max_str_len,
+            max_array_len=limits.max_array_len,
+            max_map_len=limits.max_map_len,
+            max_ext_len=0,
+        )
+    except (
+        ValueError,
+        TypeError,
+        msgpack.ExtraData,
+        msgpack.FormatError,
+        msgpack.StackError,
+    ) as exc:
+        raise ProtocolError(
+            "bad_message", f"the header frame is not one valid msgpack map ({exc})"
+        ) from None
+
+
+def check_envelope(header: Any) -> dict:
+    """Validate the envelope of a decoded header; returns it with ``content`` defaulted."""
+    if not isinstance(header, dict):
+        raise ProtocolError(
+            "bad_message", f"the header must be a msgpack map, got {type(header).__name__}"
+        )
+    for key in _ENVELOPE_KEYS:
+        if key not in header:
+            raise ProtocolError("bad_message", f"the envelope lacks the field {key!r}")
+    msg_id = header["msg_id"]
+    if not (
+        isinstance(msg_id, int) or (isinstance(msg_id, str) and len(msg_id) <= _MAX_MSG_ID_LEN)
+    ):
+        raise ProtocolError(
+            "bad_message",
+            f"msg_id must be a string of at most {_MAX_MSG_ID_LEN} characters or an integer",
+        )
+    if not isinstance(header["msg_type"], str):
+        raise ProtocolError("bad_message", "msg_type must be a string")
+    version = header["version"]
+    if not isinstance(version, str):
+        raise ProtocolError("bad_message", 'version must be a string like "1.0"')
+    if version != PROTOCOL_VERSION:
+        try:
+            major = protocol_major(version)
+        except ValueError:
+            raise ProtocolError(
+                "bad_message", f'version {version!r} is not of the form "MAJOR.MINOR"'
+            ) from None
+        if major != _OUR_MAJOR:
+            raise ProtocolError(
+                "incompatible_version",
+                f"protocol version {version} is not supported: this server speaks "
+                f"{PROTOCOL_VERSION} and accepts only {_OUR_MAJOR}.x; "
+                "use a client built for that major version",
+            )
+    session = header.get("session")
+    if session is not None and not isinstance(session, str):
+        raise ProtocolError("bad_message", "session must be a string or nil")
+    content = header.get("content")
+    if content is None:
+        header["content"] = {}
+    elif not isinstance(content, dict):
+        raise ProtocolError("bad_message", "content must be a map")
+    return header
+
+
+def decode(frames: list[bytes], limits: Limits) -> dict:
+    """Frames after routing (header, buffers...) -> envelope dict with ``buffers`` attached."""
+    if not frames or not frames[0]:
+        raise ProtocolError("bad_message", "the message has no header frame")
+    header = check_envelope(unpack_header(frames[0], limits))
+    header["buffers"] = frames[1:]
+    return header
+
+
+def as_array(
+    value: Any, buffers: list[bytes] | tuple, field: str, shape: tuple[int, ...]
+) -> np.ndarray:
+    """Turn a content field into a float64 array of exactly ``shape``.
+
+    Accepts an array descriptor (inline ``data`` or ``frame`` index), a numpy array (direct
+    callers of the service) or nested lists of numbers. Does not check finiteness.
+    """
+    if isinstance(value, dict):
+        dtype = value.get("dtype", DTYPE)
+        if dtype != DTYPE:
+            raise ProtocolError(
+                "invalid_array",
+                f'{field}: dtype must be "{DTYPE}" (little-endian float64), got {dtype!r}',
+            )
+        got_shape = value.get("shape")
+        if not isinstance(got_shape, list) or (
+            tuple(got_shape) != shape
+            and not all(
+                isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in got_shape
+            )
+        ):
+            raise ProtocolError(
+                "invalid_array", f"{field}: shape must be a list of non-negative integers"
+            )
+        if "data" in value:
+            data = value["data"]
+        elif "frame" in value:
+            index = value["frame"]
+            if (
+                not isinstance(index, int)
+                or isinstance(index, bool)
+                or not 0 <= index < len(buffers)
+            ):
+                raise ProtocolError(
+                    "invalid_array",
+                    f"{field}: frame {index!r} does not exist; the message has {len(buffers)} buffer frame(s)",
+                )
+            data = buffers[index]
+        else:
+            raise ProtocolError(
+                "invalid_array", f'{field}: an array needs "data" (bytes) or "frame" (index)'
+            )
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise ProtocolError("invalid_array", f"{field}: data must be msgpack bin (raw bytes)")
+        if tuple(got_shape) != shape:
+            raise ProtocolError(
+                "invalid_array", f"{field}: shape must be {list(shape)}, got {got_shape}"
+            )
+        count = 1
+        for d in shape:
+            count *= d
+        if len(data) != 8 * count:
+            raise ProtocolError(
+                "invalid_array",
+                f"{field}: shape {list(shape)} needs {8 * count} bytes, got {len(data)} (truncated?)",
+            )
+        return np.frombuffer(data, dtype=_F8).reshape(shape)
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind not in "fiu":
+            raise ProtocolError(
+                "invalid_array", f"{field}: dtype must be float64, got {value.dtype}"
+            )
+        array = value.astype(np.float64, copy=False)
+    elif isinstance(value, list):
+        try:
+            array = np.asarray(value, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ProtocolError("invalid_array", f"{field}: lists must hold numbers only") from None
+    else:
+        raise ProtocolError(
+            "invalid_array",
+            f"{field}: expected an array descriptor map, got {type(value).__name__}",
+        )
+    if array.shape != shape:
+        raise ProtocolError(
+            "invalid_array", f"{field}: shape must be {list(shape)}, got {list(array.shape)}"
+        )
+    return array
+
+
+def array_shape(value: Any) -> list | None:
+    """The shape an input array declares (descriptor, numpy array or nested lists), or None."""
+    if isinstance(value, dict):
+        shape = value.get("shape")
+        return shape if isinstance(shape, list) else None
+    if isinstance(value, np.ndarray):
+        return list(value.shape)
+    if isinstance(value, list):
+        try:
+            return list(np.shape(value))
+        except ValueError:
+            return None
+    return None
+
+
+def array_descriptor(array: np.ndarray, buffers: list | None) -> dict:
+    """An outgoing array: inline bytes, or appended to ``buffers`` when that list is given."""
+    array = np.ascontiguousarray(array, dtype=_F8)
+    if buffers is None:
+        return {"dtype": DTYPE, "shape": list(array.shape), "data": array.tobytes()}
+    buffers.append(array.tobytes())
+    return {"dtype": DTYPE, "shape": list(array.shape), "frame": len(buffers) - 1}
+
+
+def _to_wire(value: Any, buffers: list | None) -> Any:
+    if isinstance(value, (str, int, float, bytes)) or value is None:
+        return value
+    if isinstance(value, np.ndarray):
+        return array_descriptor(value, buffers)
+    if isinstance(value, dict):
+        return {k: _to_wire(v, buffers) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_to_wire(v, buffers) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def encode(reply: dict, use_frames: bool = False) -> list[bytes]:
+    """Envelope dict (numpy arrays anywhere in ``content``) -> [header, buffers...]."""
+    buffers: list | None = [] if use_frames else None
+    header = dict(reply)
+    header["content"] = {
+        key: array_descriptor(value, buffers)
+        if isinstance(value, np.ndarray)
+        else _to_wire(value, buffers)
+        for key, value in reply.get("content", {}).items()
+    }
+    header.pop("buffers", None)
+    return [msgpack.packb(header, use_bin_type=True), *(buffers or ())]

@@ -1,0 +1,218 @@
+"""`rbcosim check` and `rbcosim run` in process: degrees of freedom, redundancy, consistency,
+and the results file's columns."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rbcosim.cli.main import main
+from rbcosim.results import Results
+
+pytestmark = pytest.mark.scenarios
+
+# A planar four-bar with four revolutes: in space that is 3·6 − 4·5 = −2 by Grübler–Kutzbach,
+# while the mechanism moves with one degree of freedom, so three rows are redundant.
+FOUR_BAR = """
+[bodies.crank]
+mass = 1.0
+inertia = [1e-3, 1e-3, 1e-3]
+position = [0.0, 0.0, 0.05]
+
+[bodies.coupler]
+mass = 1.0
+inertia = [1e-3, 1e-3, 1e-3]
+position = [0.175, 0.0, 0.15]
+
+[bodies.rocker]
+mass = 1.0
+inertia = [1e-3, 1e-3, 1e-3]
+position = [0.375, 0.0, 0.1]
+
+[joints.o]
+type = "revolute"
+body1 = "ground"
+body2 = "crank"
+at = [0.0, 0.0, 0.0]
+axis = [0.0, 1.0, 0.0]
+
+[joints.a]
+type = "revolute"
+body1 = "crank"
+body2 = "coupler"
+at = [0.0, 0.0, 0.1]
+axis = [0.0, 1.0, 0.0]
+
+[joints.b]
+type = "revolute"
+body1 = "coupler"
+body2 = "rocker"
+at = [0.35, 0.0, 0.2]
+axis = [0.0, 1.0, 0.0]
+
+[joints.d]
+type = "revolute"
+body1 = "rocker"
+body2 = "ground"
+at = [0.4, 0.0, 0.0]
+axis = [0.0, 1.0, 0.0]
+"""
+
+# Two 1 m arms hinged 3 m apart whose tips a ball joint should join: they cannot meet.
+UNASSEMBLABLE = """
+[bodies.a]
+mass = 1.0
+inertia = [1e-3, 0.08, 0.08]
+position = [0.4330127018922193, 0.0, 0.25]
+orientation = { axis = [0.0, 1.0, 0.0], angle_deg = -30.0 }
+[bodies.a.markers.tip]
+position = [0.5, 0.0, 0.0]
+
+[bodies.b]
+mass = 1.0
+inertia = [1e-3, 0.08, 0.08]
+position = [2.5, 0.0, 0.0]
+[bodies.b.markers.tip]
+position = [-0.5, 0.0, 0.0]
+
+[joints.hinge_a]
+type = "revolute"
+body1 = "ground"
+body2 = "a"
+at = [0.0, 0.0, 0.0]
+axis = [0.0, 1.0, 0.0]
+
+[joints.hinge_b]
+type = "revolute"
+body1 = "ground"
+body2 = "b"
+at = [3.0, 0.0, 0.0]
+axis = [0.0, 1.0, 0.0]
+
+[joints.link]
+type = "spherical"
+marker1 = "a.tip"
+marker2 = "b.tip"
+"""
+
+
+def check(capsys, path, *extra):
+    code = main(["check", str(path), *extra])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err
+    return code, out, err
+
+
+@pytest.mark.parametrize(
+    "name, dof",
+    [
+        ("double_pendulum", 2),
+        ("slider_crank", 1),
+        ("heavy_top", 3),
+        ("free_body", 6),
+        ("chain", 10),
+    ],
+)
+def test_check_counts_degrees_of_freedom(capsys, scenarios_dir, name, dof):
+    code, out, _ = check(capsys, scenarios_dir / f"{name}.toml")
+    assert code == 0
+    assert f"degrees of freedom: {dof} (from the rank), Grübler–Kutzbach count: {dof}" in out
+    assert "redundant" not in out
+    assert "PROBLEM" not in out
+
+
+def test_check_chain_count_follows_the_override(capsys, scenarios_dir):
+    code, out, _ = check(capsys, scenarios_dir / "chain.toml", "--set", "generators.chain.links=4")
+    assert code == 0
+    assert "degrees of freedom: 4 (from the rank)" in out
+
+
+def test_check_names_the_redundant_constraints_of_a_planar_four_bar(capsys, tmp_path):
+    path = tmp_path / "four_bar.toml"
+    path.write_text(FOUR_BAR)
+    code, out, _ = check(capsys, path)
+    assert code == 0  # redundant rows are dropped, the model still runs
+    assert "constraint equations: 20, rank of Φ_q: 17" in out
+    assert "degrees of freedom: 1 (from the rank), Grübler–Kutzbach count: -2" in out
+    assert "redundant constraints (3, dropped by the solver):" in out
+    listed = out.split("redundant constraints (3, dropped by the solver):\n")[1].splitlines()[:3]
+    for line in listed:
+        joint, what = line.strip().split(": ", 1)
+        assert joint in {"o", "a", "b", "d"} and what, line
+
+
+def test_check_rejects_an_unassemblable_model(capsys, tmp_path):
+    path = tmp_path / "gap.toml"
+    path.write_text(UNASSEMBLABLE)
+    code, out, _ = check(capsys, path)
+    assert code == 1
+    assert "PROBLEM: the initial positions cannot be assembled" in out
+
+
+def test_check_assembles_a_fixable_start(capsys, tmp_path):
+    # the same arms hinged 1.5 m apart can meet (a locked triangle): exit 0, state printed
+    path = tmp_path / "gap.toml"
+    path.write_text(UNASSEMBLABLE)
+    code, out, _ = check(
+        capsys,
+        path,
+        "--assemble",
+        "--set",
+        "joints.hinge_b.at=[1.5, 0.0, 0.0]",
+        "--set",
+        "bodies.b.position=[1.0, 0.0, 0.0]",
+    )
+    assert code == 0, out
+    assert "initial ‖Φ‖∞ = 5.000e-01" in out  # tips at (0.866, 0, 0.5) and (0.5, 0, 0)
+    assert "after assembly ‖Φ‖∞" in out
+    assert "[bodies.b]" in out and "PROBLEM" not in out
+
+
+def test_run_writes_the_documented_columns(capsys, scenarios_dir, tmp_path):
+    out_file = tmp_path / "dp.csv"
+    code = main(
+        [
+            "run",
+            str(scenarios_dir / "double_pendulum.toml"),
+            "--out",
+            str(out_file),
+            "--t-end",
+            "0.02",
+            "--quiet",
+        ]
+    )
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    with out_file.open() as f:
+        header = next(csv.reader(f))
+    fields = ["x", "y", "z", "q0", "q1", "q2", "q3", "vx", "vy", "vz", "wx", "wy", "wz"]
+    expected = [
+        "t",
+        *[f"{b}.{f}" for b in ("rod1", "rod2") for f in fields],
+        "energy",
+        "constraint_drift",
+    ]
+    assert header == expected
+    table = Results.read_csv(out_file)
+    assert table.data.shape == (3, len(expected))  # t = 0, 0.01, 0.02 (output_every = 10)
+    assert np.allclose(table.t, [0.0, 0.01, 0.02])
+    assert (out_file.parent / "dp.csv.summary.json").is_file()
+    assert "energy_max_relative_drift" in out
+
+
+def test_documented_example_runs(capsys, tmp_path):
+    """The example in docs/scenario-format.md loads, checks clean and runs."""
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "scenario-format.md").read_text()
+    example = doc.split("## Example")[1].split("```toml\n")[1].split("```")[0]
+    path = tmp_path / "example.toml"
+    path.write_text(example)
+    code, out, _ = check(capsys, path)
+    assert code == 0 and "degrees of freedom: 1 (from the rank)" in out
+    assert (
+        main(["run", str(path), "--t-end", "0.3", "--quiet", "--out", str(tmp_path / "e.csv")]) == 0
+    )
+    table = Results.read_csv(tmp_path / "e.csv")
+    assert table["rod.x"][-1] > 0.0  # the push along +X has swung the rod forward

@@ -1,0 +1,99 @@
+"""Remote mode: the FMU under FMPy drives a session of a running server."""
+
+from __future__ import annotations
+
+import pytest
+from fmpy.fmi1 import FMICallException
+from test_fmu_support import bits, open_fmu, rigid_side_class, scenario_paths
+
+from rbcosim.client import Client
+from rbcosim.fmu_export import ExportOptions, export_fmu
+from rbcosim.service.core import Service
+from rbcosim.service.server import serve_in_thread
+
+pytestmark = pytest.mark.fmu
+
+COMPONENTS = ("x", "y", "z", "q0", "q1", "q2", "q3", "vx", "vy", "vz", "wx", "wy", "wz")
+
+
+@pytest.fixture(scope="module")
+def scenario(tmp_path_factory):
+    paths = scenario_paths(tmp_path_factory.mktemp("scenarios"))
+    name = next(n for n, p in paths.items() if rigid_side_class().from_scenario(p).point_names)
+    return paths[name]
+
+
+@pytest.fixture
+def server():
+    server, thread = serve_in_thread(Service(rigid_factory=rigid_side_class().from_scenario))
+    yield server
+    server.stop()
+    thread.join(10)
+    server.close()
+
+
+@pytest.fixture(scope="module", params=[2, 3], ids=["fmi2", "fmi3"])
+def fmu_path(request, scenario, tmp_path_factory):
+    out = tmp_path_factory.mktemp("fmus") / f"remote_fmi{request.param}.fmu"
+    return export_fmu(scenario, out, ExportOptions(fmi_version=request.param, mode="remote"))
+
+
+def test_fmu_drives_a_server_session_like_in_process(fmu_path, scenario, server, tmp_path):
+    side = rigid_side_class().from_scenario(scenario)
+    points, H = side.point_names, side.macro_step
+    fmu = open_fmu(fmu_path, tmp_path / "u", initialize=False)
+    t0 = side.time
+    if fmu.fmi_version == 2:
+        fmu.slave.setupExperiment(startTime=t0)
+        fmu.slave.enterInitializationMode()
+    else:
+        fmu.slave.enterInitializationMode(startTime=t0)
+    fmu.slave.setString(fmu.vr("server.address"), [server.address])
+    fmu.slave.exitInitializationMode()
+
+    (sid,) = server.service.sessions
+    outputs = [f"{p}.{c}" for p in points for c in COMPONENTS]
+    t = t0
+    for n in range(6):
+        wrench = [0.1 * (n + 1), 0.0, -0.3, 0.0, 0.0, 0.0]
+        for p in points:
+            fmu.set([f"{p}.{c}" for c in ("fx", "fy", "fz", "mx", "my", "mz")], wrench)
+            side.set_wrench(p, wrench)
+        for j in side.joint_names:
+            side.set_flex_kinematics(j, [0.0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0])
+        fmu.do_step(t, H)
+        side.step(H)
+        t += H
+    got = fmu.get(outputs)
+    assert bits(got) == bits([x for p in points for x in side.point_outputs()[p]])
+
+    with Client(server.address) as observer:
+        observer.session = sid
+        results = observer.results()
+    assert len(results["time"]) == 7
+    assert bits(results["kinematics"][-1].ravel()) == bits(got)
+
+    fmu.close()
+    assert sid not in server.service.sessions  # the FMU closed the session it created
+
+
+def test_lost_server_gives_an_error_status(fmu_path, scenario, tmp_path):
+    server, thread = serve_in_thread(Service(rigid_factory=rigid_side_class().from_scenario))
+    fmu = open_fmu(fmu_path, tmp_path / "u", initialize=False)
+    e = fmu.description.defaultExperiment
+    if fmu.fmi_version == 2:
+        fmu.slave.setupExperiment(startTime=float(e.startTime))
+        fmu.slave.enterInitializationMode()
+    else:
+        fmu.slave.enterInitializationMode(startTime=float(e.startTime))
+    fmu.slave.setString(fmu.vr("server.address"), [server.address])
+    fmu.set(["server.timeout"], [0.3])
+    fmu.slave.exitInitializationMode()
+    server.stop()
+    thread.join(10)
+    server.close()
+    with pytest.raises(FMICallException) as info:
+        fmu.do_step(float(e.startTime), float(e.stepSize))
+    assert info.value.status == (2 if fmu.fmi_version == 2 else 3)
+    assert "no reply" in fmu.messages()
+    fmu.close()
