@@ -7,12 +7,14 @@ from rbcosim.scenario import Scenario
 from rbcosim.simulate import simulate
 
 
-def run_scenario(scenario: Scenario, *, progress: bool = True) -> Results:
-    """Run a scenario in process and return its results."""
+def run_scenario(scenario: Scenario, *, progress: bool = True, checkpoint=None,
+                 checkpoint_every: int = 0, resume=None) -> Results:
+    """Run a scenario in process and return its results (checkpoints: co-simulations only)."""
     if scenario.couplings or scenario.flex_bodies:
         from rbcosim.cosim.master import run_cosimulation
 
-        return run_cosimulation(scenario, progress=progress)
+        return run_cosimulation(scenario, progress=progress, checkpoint=checkpoint,
+                                checkpoint_every=checkpoint_every, resume=resume)
     formulation = scenario.solver.formulation
     if formulation in ("minimal", "auto"):
         from rbcosim.minimal.route import is_tree, simulate_minimal

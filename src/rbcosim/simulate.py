@@ -18,7 +18,6 @@ from rbcosim.results import Results, body_columns
 from rbcosim.settings import SolverSettings
 from rbcosim.state import State
 
-
 #: Largest ‖Φ‖∞ accepted at the start of a run.
 INITIAL_CONSISTENCY = 1e-6
 
@@ -55,8 +54,19 @@ class Diagnostics:
         """max |E − E0| / |E0| (|E0| replaced by the largest kinetic energy when E0 = 0)."""
         return self.max_energy_error / self.energy_scale if self.energy_scale else 0.0
 
-    def as_dict(self) -> dict:
-        return {
+    def restore(self, d: dict) -> None:
+        """Take back the running maxima saved by as_dict (checkpoint resume)."""
+        self.energy0 = d["energy_initial_J"]
+        self.max_phi = d["max_constraint_violation"]
+        self.max_phidot = d["max_constraint_velocity_violation"]
+        self.max_energy_error = d["_max_energy_error"]
+        self.energy_scale = d["_energy_scale"]
+        self.quaternion_error = d["max_quaternion_norm_error"]
+        self.steps = d["steps"]
+
+    def as_dict(self, private: bool = False) -> dict:
+        """Summary figures; `private` adds the running sums a checkpoint needs."""
+        d = {
             "steps": self.steps,
             "wall_time_s": self.wall_time,
             "max_constraint_violation": self.max_phi,
@@ -66,6 +76,9 @@ class Diagnostics:
             "energy_max_relative_drift": self.energy_drift if self.conservative else None,
             "max_quaternion_norm_error": self.quaternion_error,
         }
+        if private:
+            d.update(_max_energy_error=self.max_energy_error, _energy_scale=self.energy_scale)
+        return d
 
 
 class RigidSimulation:

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from rbcosim.cli.options import add_scenario_options, load_with_options
+from rbcosim.errors import ScenarioError
 from rbcosim.runner import run_scenario
 
 
@@ -17,13 +18,27 @@ def add_parser(sub) -> None:
     add_scenario_options(p)
     p.add_argument("--out", "-o", metavar="FILE", help="results file (default: results/<name>.csv)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p.add_argument("--checkpoint", metavar="FILE",
+                   help="co-simulation: save the whole coupled state (and the rows so far) to "
+                        "FILE every --checkpoint-every macro steps and at the end")
+    p.add_argument("--checkpoint-every", type=int, default=1000, metavar="N",
+                   help="macro steps between checkpoints (default 1000)")
+    p.add_argument("--resume", metavar="FILE",
+                   help="co-simulation: continue from a checkpoint of the same scenario")
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     scenario = load_with_options(args)
     out = Path(args.out or Path("results") / (Path(args.scenario).stem + ".csv"))
-    results = run_scenario(scenario, progress=not args.quiet)
+    if (args.checkpoint or args.resume) and not scenario.couplings:
+        raise ScenarioError("--checkpoint/--resume apply to co-simulations (scenarios with "
+                            "[couplings]); a rigid run is short enough to repeat")
+    if args.checkpoint_every < 1:
+        raise ScenarioError(f"--checkpoint-every: expected a positive integer, got "
+                            f"{args.checkpoint_every}")
+    results = run_scenario(scenario, progress=not args.quiet, checkpoint=args.checkpoint,
+                           checkpoint_every=args.checkpoint_every, resume=args.resume)
     written = results.write(out)
     print(format_summary(results.diagnostics))
     print("results: " + ", ".join(str(p) for p in written))

@@ -16,9 +16,17 @@ import numpy as np
 from rbcosim import quaternion as quat
 from rbcosim.cosim.codec import pack_state, unpack_state
 from rbcosim.cosim.continuity import enforce, joint_gaps
-from rbcosim.cosim.interface import InterfacePoints, added_mass_blocks, rotation_difference
+from rbcosim.cosim.interface import (
+    GAP_FIELDS,
+    OUTPUT_FIELDS,
+    WRENCH_FIELDS,
+    InterfacePoints,
+    added_mass_blocks,
+    rotation_difference,
+)
 from rbcosim.errors import ScenarioError, SimulationError
 from rbcosim.kinematics import Kinematics
+from rbcosim.results import body_columns
 from rbcosim.scenario import Scenario, load_scenario, load_scenario_text, scalar_parameters
 from rbcosim.simulate import RigidSimulation, state_row
 from rbcosim.state import State
@@ -47,6 +55,10 @@ class RigidSide:
             [any(c.point == n and c.wrench_frame == "body" for c in scenario.couplings)
              for n in self.points.names], dtype=bool)
         self._flex = {name: None for name in self.couplings}
+        self.energy_rigid = {name: 0.0 for name in self.couplings}
+        self.energy_flex = {name: 0.0 for name in self.couplings}
+        self.last_gaps = {name: np.zeros(4) for name in self.couplings}
+        self.gap_max = {name: np.zeros(4) for name in self.couplings}
         self.violations: list[str] = []
         self.sim.system.external = self._loads if k else None
 
@@ -102,6 +114,10 @@ class RigidSide:
     def point_outputs(self) -> dict[str, np.ndarray]:
         """point -> (13,) [x y z q0 q1 q2 q3 vx vy vz wx wy wz], inertial."""
         return dict(zip(self.points.names, self.point_outputs_array()))
+
+    def motions_array(self) -> np.ndarray:
+        """(k, 19) outputs and accelerations of all points (what a flexible side needs)."""
+        return np.hstack([self.point_outputs_array(), self.point_accelerations()])
 
     def point_accelerations(self) -> np.ndarray:
         """(k, 6) linear and angular accelerations of the points under the current inputs."""
@@ -164,6 +180,19 @@ class RigidSide:
         self._coupling(joint)
         self._flex[joint] = self._check(f"{joint} kinematics", kinematics, 13)
 
+    def set_flex_report(self, joint: str, kinematics, energy: float) -> None:
+        """The flexible side's joint kinematics (13,) and the energy (J) it has delivered
+        through the joint so far, at the current time."""
+        self.set_flex_kinematics(joint, kinematics)
+        if not np.isfinite(energy):
+            raise ValueError(f"{joint} energy: non-finite value {energy}")
+        self.energy_flex[joint] = float(energy)
+
+    def energy_residual(self, joint: str) -> float:
+        """Energy the coupling created (> 0) or destroyed (< 0) at `joint` so far, J: the work
+        of the wrench on the rigid side minus the work the flexible side reports."""
+        return self.energy_rigid[joint] - self.energy_flex[joint]
+
     def _loads(self, t: float, kin: Kinematics):
         tau = t - self._t0
         wrench = self._poly[:, 0] + tau * (self._poly[:, 1] + tau * self._poly[:, 2])
@@ -214,6 +243,11 @@ class RigidSide:
             self.sim.step(H / n)
             self.sim.state.t = t_start + H * k / n
         self.end_wrenches = self.applied_wrenches().copy()
+        end = self.point_outputs_array()
+        for name, c in self.couplings.items():
+            i = self.points.index(c.point)
+            self.energy_rigid[name] += 0.5 * H * (self.start_wrenches[i] @ self._reference[i, 7:13]
+                                                  + self.end_wrenches[i] @ end[i, 7:13])
         self._feedback = False
         self._kx[:] = 0.0
         self._kv[:] = 0.0
@@ -230,7 +264,28 @@ class RigidSide:
             if message:
                 self.violations.append(message)
             out[name] = g
+            self.last_gaps[name] = g
+            np.maximum(self.gap_max[name], g, out=self.gap_max[name])
         return out
+
+    # --- results --------------------------------------------------------------------------
+    def results_columns(self) -> list[str]:
+        """Rigid-side result columns: t, bodies, energy, drift, points, joints."""
+        cols = ["t", *body_columns(self.scenario.model), "energy", "constraint_drift"]
+        for p in self.point_names:
+            cols += [f"{p}.{f}" for f in OUTPUT_FIELDS + WRENCH_FIELDS]
+        for j in self.joint_names:
+            cols += [f"{j}.{f}" for f in GAP_FIELDS] + [f"{j}.energy_residual"]
+        return cols
+
+    def results_row(self) -> np.ndarray:
+        """One row of results_columns() at the current time (gaps as last computed)."""
+        values = [self.sim.observe()]
+        outs = self.point_outputs_array()
+        wrenches = self.applied_wrenches()
+        values += [np.concatenate([outs[i], wrenches[i]]) for i in range(len(self.point_names))]
+        values += [np.append(self.last_gaps[j], self.energy_residual(j)) for j in self.joint_names]
+        return np.concatenate(values)
 
     def body_row(self) -> np.ndarray:
         """Body columns of the current state (see results.body_columns)."""
@@ -245,6 +300,10 @@ class RigidSide:
             "t": s.t, "r": s.r, "q": s.q, "v": s.v, "w": s.w, "poly": self._poly, "t0": self._t0,
             "kx": self._kx, "kv": self._kv, "feedback": self._feedback, "flex": flex,
             "added": self._added, "added_point_frame": self._added_in_point_frame.astype(float),
+            "joints": {name: np.concatenate([[self.energy_rigid[name], self.energy_flex[name]],
+                                             self.last_gaps[name], self.gap_max[name]])
+                       for name in self.couplings},
+            "diagnostics": self.sim.diagnostics.as_dict(private=True),
             "quaternion_error": self.sim.integrator.quaternion_error,
         })
 
@@ -263,6 +322,11 @@ class RigidSide:
         self._poly, self._t0 = d["poly"], float(d["t0"])
         self._kx, self._kv, self._feedback = d["kx"], d["kv"], bool(d["feedback"])
         self._flex = {name: d["flex"].get(name) for name in self.couplings}
+        for name in self.couplings:
+            j = d["joints"][name]
+            self.energy_rigid[name], self.energy_flex[name] = float(j[0]), float(j[1])
+            self.last_gaps[name], self.gap_max[name] = j[2:6].copy(), j[6:10].copy()
+        self.sim.diagnostics.restore(d["diagnostics"])
         self._added = d["added"]
         self._added_in_point_frame = d["added_point_frame"].astype(bool)
         self.sim.system.added_mass = self._added_mass if self._added.any() else None

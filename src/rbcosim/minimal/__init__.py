@@ -2,7 +2,11 @@
 coordinate partitioning. See docs/minimal-coordinates.md."""
 
 from rbcosim.minimal.route import (
-    coordinate_names, degrees_of_freedom, is_tree, rate_names, simulate_minimal,
+    coordinate_names,
+    degrees_of_freedom,
+    is_tree,
+    rate_names,
+    simulate_minimal,
 )
 
 __all__ = ["coordinate_names", "degrees_of_freedom", "is_tree", "rate_names", "simulate_minimal"]

@@ -136,8 +136,28 @@ def _spd_inverse(D: list[list[float]]) -> list[list[float]]:
 class _Joint:
     """Constant per-joint data, precomputed from the TreeJoint for the hot loop."""
 
-    __slots__ = ("kind", "body", "parent", "q0", "v0", "nv", "sp", "sc", "A", "B", "P0", "P1",
-                 "up", "uc", "u1", "u2", "frame", "L", "tp", "zc")
+    __slots__ = (
+        "A",
+        "B",
+        "L",
+        "P0",
+        "P1",
+        "body",
+        "frame",
+        "kind",
+        "nv",
+        "parent",
+        "q0",
+        "sc",
+        "sp",
+        "tp",
+        "u1",
+        "u2",
+        "uc",
+        "up",
+        "v0",
+        "zc",
+    )
 
     def __init__(self, j):
         self.kind, self.body, self.parent = j.kind, j.body, j.parent
@@ -168,7 +188,7 @@ class BodyKinematics:
     (row-major 9-tuple), centre of mass r, spatial velocity V, motion-subspace columns S with
     their sides, velocity-product term c, joint rates."""
 
-    __slots__ = ("q", "R", "r", "V", "S", "c", "rates")
+    __slots__ = ("R", "S", "V", "c", "q", "r", "rates")
 
     def __init__(self, n: int):
         self.q = [(1.0, 0.0, 0.0, 0.0)] * (n + 1)

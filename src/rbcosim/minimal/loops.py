@@ -15,8 +15,9 @@ With B = [−G_d⁻¹ G_i; I] the equations reduce, without multipliers, to
 
 M and C from the composite-rigid-body and Newton–Euler recursions. Before every evaluation
 the dependent coordinates are recovered from the independent ones by Newton's method on
-Φ(q) = 0 (moving only along the dependent rates), and v_d = −G_d⁻¹ G_i v_i. When cond(G_d)
-grows past a bound the partition is chosen again; every choice is reported.
+Φ(q) = 0 (moving only along the dependent rates), and v_d = −G_d⁻¹ G_i v_i. After every step,
+when cond(G_d) exceeds ten times that of the best choice the pivoting would make now, the
+partition is chosen again; every choice is reported.
 """
 
 from __future__ import annotations
@@ -36,10 +37,8 @@ from rbcosim.minimal.system import TreeSystem
 from rbcosim.minimal.tree import Tree, build_tree
 from rbcosim.model import Model
 
-#: Re-partition when cond(G_d) exceeds this multiple of its value at the last partition
-#: (and at least REPARTITION_FLOOR).
+#: Re-partition when cond(G_d) exceeds this multiple of the best choice's at the same state.
 REPARTITION_FACTOR = 10.0
-REPARTITION_FLOOR = 1e3
 #: Weight on quaternion-rate columns in the pivoting (prefer them as dependents).
 QUATERNION_WEIGHT = 10.0
 NEWTON_TOL = 1e-13
@@ -153,13 +152,31 @@ class ClosedLoopSystem(TreeSystem):
         self.history.append({"t": t, "independent": [names[k] for k in self.independent],
                              "condition": self.condition})
 
+    def choose(self, t: float, independent: list[str]) -> None:
+        """Impose the independent rates by name (e.g. to start from a chosen partition)."""
+        names = self.tree.rate_names
+        unknown = [x for x in independent if x not in names]
+        if unknown or len(independent) != self.n_independent:
+            raise ValueError(f"independent: expected {self.n_independent} of {names}, "
+                             f"got {independent}")
+        self.independent = np.array(sorted(names.index(x) for x in independent))
+        self.dependent = np.array([k for k in range(self.nv) if k not in self.independent])
+        G = self._full_G(self._y0)[self.rows]
+        self.condition = float(np.linalg.cond(G[:, self.dependent]))
+        self.history.append({"t": t, "independent": list(independent),
+                             "condition": self.condition})
+
     def maybe_repartition(self, t: float, y: np.ndarray) -> bool:
-        """Choose a new partition when cond(G_d) has grown; True when it changed."""
+        """Choose a new partition when cond(G_d) exceeds REPARTITION_FACTOR times that of the
+        best-conditioned choice at this state; True when it changed. `y` must be the state
+        the last `settle` returned (its closure Jacobian is reused)."""
         if not self.rank:
             return False
-        _, G, _, _ = self.closure_jacobian(y)
+        G = self._settled_G
         cond = float(np.linalg.cond(G[:, self.dependent]))
-        if cond <= max(REPARTITION_FACTOR * self.history[-1]["condition"], REPARTITION_FLOOR):
+        _, _, piv = sla.qr(G * self._weights, pivoting=True, mode="economic")
+        best = float(np.linalg.cond(G[:, np.sort(piv[: self.rank])]))
+        if cond <= REPARTITION_FACTOR * best:
             return False
         old = self.dependent
         self._partition(t, self._full_G(y))
@@ -212,6 +229,7 @@ class ClosedLoopSystem(TreeSystem):
                                   "at a singular configuration")
         v = y[self.nq :]
         v[dep] = -np.linalg.solve(G[:, dep], G[:, ind] @ v[ind])
+        self._settled_G = G
         return y
 
     # --- equations of motion ----------------------------------------------------------------

@@ -129,7 +129,7 @@ def simulate_minimal(model: Model, solver: SolverSettings, *, progress: bool = T
     sim = MinimalSimulation(model, solver)
     if solver.integrator in ADAPTIVE:
         return _simulate_adaptive(sim, progress=progress)
-    n_steps = int(round(solver.t_end / solver.dt))
+    n_steps = round(solver.t_end / solver.dt)
     if not np.isclose(n_steps * solver.dt, solver.t_end, rtol=1e-9, atol=0):
         raise SimulationError(f"t_end = {solver.t_end} s is not a whole number of steps "
                               f"dt = {solver.dt} s")
@@ -153,7 +153,7 @@ def _simulate_adaptive(sim: MinimalSimulation, *, progress: bool) -> Results:
     if hasattr(system, "settle"):
         raise SimulationError("adaptive integrators run trees only in the minimal route; "
                               "use rk4 or sdirk2 for closed loops")
-    n_out = int(round(solver.t_end / (solver.dt * solver.output_every)))
+    n_out = round(solver.t_end / (solver.dt * solver.output_every))
     t_eval = np.linspace(0.0, solver.t_end, n_out + 1)
     start = time.perf_counter()
     with Progress(1, enabled=progress, label=solver.integrator):

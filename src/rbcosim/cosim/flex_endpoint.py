@@ -1,0 +1,162 @@
+"""The flexible side of one rigid–flexible joint: a FlexBody and what it has exchanged.
+
+The same object runs in process (CosimMaster) and in a separate flexible-solver process
+(`rbcosim flex`), so both give the same bits. Per macro step [t, t + H]:
+  report()            the node's kinematics (13,) and the energy (J) delivered so far;
+  polynomial(t, end)  the wrench polynomial the rigid side applies over the step;
+  advance(t, motion)  step the flexible body with the rigid point's motion at t;
+  commit(motion)      accept the step: energy bookkeeping and exchange histories.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rbcosim import quaternion as quat
+from rbcosim.cosim.codec import pack_state, unpack_state
+from rbcosim.cosim.signals import polynomial_through
+from rbcosim.flex.body import FlexBody
+from rbcosim.flex.kinematics import InterfaceMotion
+from rbcosim.settings import CosimSettings, Coupling
+
+
+def motion_of(values: np.ndarray, t: float) -> InterfaceMotion:
+    """InterfaceMotion from a point's outputs + accelerations (19,) at time t."""
+    return InterfaceMotion(values[:3], values[3:7], values[7:10], values[10:13], values[13:16],
+                           values[16:19], time=t)
+
+
+class FlexEndpoint:
+    """A FlexBody coupled at `coupling.point`, with histories and its side of the energy ledger."""
+
+    def __init__(self, coupling: Coupling, body: FlexBody, settings: CosimSettings, H: float):
+        self.coupling = coupling
+        self.body = body
+        self.settings = settings
+        self.H = H
+        self.wrench_history: list[tuple[float, np.ndarray]] = []  # newest first
+        self.motion_history: list[InterfaceMotion] = []  # newest first
+        self.energy = 0.0
+        self.implicit_mass = False
+        self._pending_power = 0.0
+
+    @property
+    def joint(self) -> str:
+        return self.coupling.name
+
+    # --- start ----------------------------------------------------------------------------
+    def initialize(self, t: float, motion: InterfaceMotion) -> tuple[np.ndarray, str] | None:
+        """Place the body at the rigid point's motion; returns the added mass to hand to the
+        rigid side as (M_a (6,6), frame "point" | "inertial"), or None."""
+        c, body = self.coupling, self.body
+        if c.grounded_reference is not None:
+            body.initialize(t, InterfaceMotion.at_rest(c.grounded_reference, motion.quaternion))
+            body.set_motion(motion)
+            _start_unstressed_interior(body)
+        else:
+            body.initialize(t, motion)
+        handover = None
+        if self.settings.added_mass:
+            handover = self._added_mass(motion)
+        self.wrench_history = [(t, self.rigid_input())]
+        return handover
+
+    def _added_mass(self, motion: InterfaceMotion):
+        """The body's instantaneous added mass, so that the rigid side treats it implicitly:
+        explicit force coupling of a body heavier than what it hangs on diverges at any macro
+        step (the added-mass instability)."""
+        mass = self.body.added_mass()
+        if not np.any(np.abs(mass) > 1e-12 * max(1.0, np.abs(mass).max())):
+            return None
+        self.implicit_mass = True
+        if self.body.model.attachment == "floating":
+            T = np.kron(np.eye(2), quat.to_matrix(motion.quaternion))
+            return T.T @ mass @ T, "point"
+        return mass, "inertial"
+
+    # --- what goes to the rigid side --------------------------------------------------------
+    def rigid_input(self) -> np.ndarray:
+        """The wrench (6,) the rigid side takes now: the whole wrench, or without the
+        acceleration terms when the added mass was handed over."""
+        return self.body.wrench_at_rest_frame() if self.implicit_mass else self.body.wrench()
+
+    def report(self) -> tuple[np.ndarray, float]:
+        """(node kinematics (13,), energy delivered so far J) for the continuity check."""
+        return self.body.node_kinematics(), self.energy
+
+    def polynomial(self, t: float, end: np.ndarray | None = None) -> np.ndarray:
+        """Wrench coefficients (order+1, 6) in τ = time − t over [t, t + H]: through the past
+        values (extrapolation), or through an end value and past values (interpolation)."""
+        order = self.settings.extrapolation
+        if end is None:
+            points = [(tn - t, w) for tn, w in self.wrench_history[: order + 1]]
+        else:
+            points = [(self.H, end)] + [(tn - t, w) for tn, w in self.wrench_history[: max(order, 1)]]
+        taus, values = zip(*points)
+        return polynomial_through(taus, np.array(values))
+
+    def jacobian(self) -> tuple[np.ndarray, np.ndarray]:
+        """(∂W/∂x, ∂W/∂v), each (6, 6), for interface-Jacobian coupling."""
+        return self.body.interface_jacobian()
+
+    # --- stepping ---------------------------------------------------------------------------
+    def advance(self, t: float, motion: InterfaceMotion,
+                future: InterfaceMotion | None = None) -> None:
+        """Step the body over [t, t + H] from the rigid point's motion at t (and, for
+        Gauss–Seidel and iterations, its motion at t + H); call commit() once accepted."""
+        self._pending_power = float(self.body.wrench() @ self.body.node_kinematics()[7:13])
+        past = self.motion_history[: self.settings.extrapolation]
+        if future is not None:
+            past = [future] + past[:1]
+        self.body.step(t, self.H, motion, extrapolation=past)
+
+    def commit(self, motion: InterfaceMotion) -> None:
+        """Accept the step taken from `motion`: power integrated over the step (trapezoid),
+        the new wrench and motion in the histories."""
+        body = self.body
+        end_power = float(body.wrench() @ body.node_kinematics()[7:13])
+        self.energy += 0.5 * self.H * (self._pending_power + end_power)
+        self.wrench_history = [(body.time, self.rigid_input())] + self.wrench_history[:3]
+        self.motion_history = [motion] + self.motion_history[:1]
+
+    # --- results ----------------------------------------------------------------------------
+    def columns(self, name: str) -> list[str]:
+        cols = [f"{name}.eta{k + 1}" for k in range(self.body.modal_coordinates.size)]
+        for node in self.body.output_nodes():
+            cols += [f"{name}.{node}.{axis}" for axis in "xyz"]
+        return cols
+
+    def row(self) -> np.ndarray:
+        return np.concatenate([self.body.modal_coordinates, *self.body.output_nodes().values()])
+
+    # --- save / restore ---------------------------------------------------------------------
+    def get_state(self) -> bytes:
+        return pack_state({
+            "body": self.body.get_state(),
+            "wt": np.array([t for t, _ in self.wrench_history]),
+            "w": np.array([w for _, w in self.wrench_history]).reshape(-1, 6),
+            "m": np.array([np.append(m.as_array(), m.time) for m in self.motion_history]).reshape(-1, 20),
+            "energy": self.energy, "pending": self._pending_power,
+            "implicit_mass": self.implicit_mass,
+        })
+
+    def set_state(self, blob: bytes) -> None:
+        d = unpack_state(blob)
+        self.body.set_state(d["body"])
+        self.wrench_history = list(zip(d["wt"].tolist(), list(d["w"])))
+        self.motion_history = [motion_of(m[:19], float(m[19])) for m in d["m"]]
+        self.energy, self._pending_power = float(d["energy"]), float(d["pending"])
+        self.implicit_mass = bool(d["implicit_mass"])
+
+
+def _start_unstressed_interior(body: FlexBody) -> None:
+    """Choose η so that a grounded structure's output nodes start at their reference
+    positions, at rest, although the boundary starts displaced (a prescribed initial offset of
+    the interface, as in the two-mass benchmark: x1(0) ≠ 0, x2(0) = 0)."""
+    rows = body.model.output_rows.reshape(-1, body.model.mass.shape[0])
+    if rows.size == 0 or body.model.n_modes == 0:
+        return
+    nb = body.model.n_boundary
+    boundary = body._boundary_state()[0]
+    eta = np.linalg.lstsq(rows[:, nb:], -rows[:, :nb] @ boundary, rcond=None)[0]
+    body.set_modal_state(eta, np.zeros_like(eta))
