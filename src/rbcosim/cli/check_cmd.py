@@ -8,6 +8,8 @@ import numpy as np
 
 from rbcosim.checks import CONSISTENCY_TOL, check_model
 from rbcosim.cli.options import load_with_options
+from rbcosim.errors import SimulationError
+from rbcosim.minimal.route import coordinate_names, degrees_of_freedom, is_tree
 
 
 def add_parser(sub) -> None:
@@ -29,7 +31,12 @@ def run(args: argparse.Namespace) -> int:
     model = scenario.model
     report = check_model(model)
     print(f"scenario: {scenario.source}" + (f" ({scenario.title})" if scenario.title else ""))
-    print(f"formulation: {scenario.solver.formulation}")
+    formulation = scenario.solver.formulation
+    tree = is_tree(model)
+    if formulation == "auto":
+        formulation = "minimal" if tree else "maximal"
+    print(f"formulation: {formulation}" + (" (auto)" if scenario.solver.formulation == "auto" else "")
+          + f"; topology: {'tree' if tree else 'closed loops'}")
     print(f"bodies: {report.n_bodies} moving, joints: {len(model.joints)}, "
           f"interface points: {len(model.points)}, flexible bodies: {len(scenario.flex_bodies)}")
     print(f"constraint equations: {report.n_equations}, rank of Φ_q: {report.rank}")
@@ -44,6 +51,13 @@ def run(args: argparse.Namespace) -> int:
     if report.phi_initial > CONSISTENCY_TOL:
         print(f"after assembly ‖Φ‖∞ = {report.phi_assembled:.3e}"
               " (runs project the initial state when solver.projection is on)")
+    if formulation == "minimal":
+        try:
+            names = coordinate_names(model)
+            print(f"generalized coordinates ({len(names)}; {degrees_of_freedom(model)} degrees "
+                  f"of freedom): {', '.join(names)}")
+        except SimulationError as exc:
+            report.problems.append(f"minimal formulation: {exc}")
     for name, body in zip(model.body_names, model.bodies):
         eig = np.linalg.eigvalsh(body.inertia)
         print(f"body {name}: mass {body.mass:g} kg, principal moments "
