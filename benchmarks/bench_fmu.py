@@ -26,7 +26,7 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 
-_BARE_FMI2 = '''
+_BARE_FMI2 = """
 from pythonfmu import Fmi2Causality, Fmi2Slave, Real
 
 
@@ -43,9 +43,9 @@ class BareSlave(Fmi2Slave):
 
     def do_step(self, current_time, step_size):
         return True
-'''.replace("import Fmi2Causality,", "import Fmi2Causality, Fmi2Initial,")
+""".replace("import Fmi2Causality,", "import Fmi2Causality, Fmi2Initial,")
 
-_BARE_FMI3 = '''
+_BARE_FMI3 = """
 from pythonfmu3 import Fmi3Causality, Fmi3Initial, Fmi3Slave, Fmi3Variability, Float64
 
 
@@ -67,7 +67,7 @@ class BareSlave(Fmi3Slave):
 
     def do_step(self, current_time, step_size):
         return True
-'''
+"""
 
 
 def build_bare(version: int, n_in: int, n_out: int, folder: Path) -> Path:
@@ -98,8 +98,11 @@ def time_fmu(path: Path, unzipdir: Path, steps: int, repeat: int) -> float:
     fmpy.extract(str(path), str(unzipdir))
     is2 = md.fmiVersion == "2.0"
     slave = (FMU2Slave if is2 else FMU3Slave)(
-        guid=md.guid, unzipDirectory=str(unzipdir),
-        modelIdentifier=md.coSimulation.modelIdentifier, instanceName="bench")
+        guid=md.guid,
+        unzipDirectory=str(unzipdir),
+        modelIdentifier=md.coSimulation.modelIdentifier,
+        instanceName="bench",
+    )
     slave.instantiate()
     t = float(md.defaultExperiment.startTime) if md.defaultExperiment else 0.0
     H = float(md.defaultExperiment.stepSize) if md.defaultExperiment else 1e-3
@@ -156,7 +159,9 @@ def time_in_process(scenario: Path, steps: int, repeat: int) -> tuple[float, flo
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("scenario", nargs="?", default=str(REPO / "scenarios" / "two_mass_oscillator.toml"))
+    parser.add_argument(
+        "scenario", nargs="?", default=str(REPO / "scenarios" / "two_mass_oscillator.toml")
+    )
     parser.add_argument("--steps", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args(argv)
@@ -170,19 +175,31 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench_fmu_") as tmp:
         tmp = Path(tmp)
         for version in (2, 3):
-            path = export_fmu(scenario, tmp / f"scenario{version}.fmu", ExportOptions(fmi_version=version))
+            path = export_fmu(
+                scenario, tmp / f"scenario{version}.fmu", ExportOptions(fmi_version=version)
+            )
             md = fmpy.read_model_description(str(path))
             n_in = sum(v.causality == "input" for v in md.modelVariables)
             n_out = sum(v.causality == "output" for v in md.modelVariables)
             bare = build_bare(version, n_in, n_out, tmp)
-            rows.append((f"bare FMI {version} ({n_in} in, {n_out} out)",
-                         time_fmu(bare, tmp / f"ub{version}", args.steps, args.repeat)))
-            rows.append((f"rbcosim FMI {version}",
-                         time_fmu(path, tmp / f"us{version}", args.steps, args.repeat)))
+            rows.append(
+                (
+                    f"bare FMI {version} ({n_in} in, {n_out} out)",
+                    time_fmu(bare, tmp / f"ub{version}", args.steps, args.repeat),
+                )
+            )
+            rows.append(
+                (
+                    f"rbcosim FMI {version}",
+                    time_fmu(path, tmp / f"us{version}", args.steps, args.repeat),
+                )
+            )
     step, step_io = time_in_process(scenario, args.steps, args.repeat)
     rows += [("in-process step", step), ("in-process step + I/O", step_io)]
 
-    print(f"scenario {scenario.name}: µs per macro step, best of {args.repeat} x {args.steps} steps")
+    print(
+        f"scenario {scenario.name}: µs per macro step, best of {args.repeat} x {args.steps} steps"
+    )
     print(f"{'':34s} {'µs':>10s} {'/ in-process step':>18s} {'- in-process step + I/O':>24s}")
     for name, us in rows:
         print(f"{name:34s} {us:10.1f} {us / step:18.4f} {us - step_io:21.1f} µs")

@@ -88,9 +88,10 @@ def test_setting_a_parameter_after_initialization_is_ignored_and_logged(fmu):
 def test_bad_parameter_fails_initialization_without_killing_the_host(fmu_path, tmp_path):
     RigidSide = rigid_side_class()
     fmu = open_fmu(fmu_path, tmp_path / "v", initialize=False)
-    mass = next(x for x in fmu.description.modelVariables
-                if x.causality == "parameter" and "mass" in x.name)
-    t0, H = _t0_H(fmu)
+    mass = next(
+        x for x in fmu.description.modelVariables if x.causality == "parameter" and "mass" in x.name
+    )
+    t0, _ = _t0_H(fmu)
     if fmu.fmi_version == 2:
         fmu.slave.setupExperiment(startTime=t0)
         fmu.slave.enterInitializationMode()

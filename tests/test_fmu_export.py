@@ -12,8 +12,10 @@ from test_fmu_support import bits, open_fmu, rigid_side_class, scenario_paths
 
 from rbcosim.fmu_export import ExportOptions, export_fmu
 
-pytestmark = [pytest.mark.fmu,
-              pytest.mark.filterwarnings("ignore::rbcosim.cosim.continuity.ContinuityWarning")]
+pytestmark = [
+    pytest.mark.fmu,
+    pytest.mark.filterwarnings("ignore::rbcosim.cosim.continuity.ContinuityWarning"),
+]
 
 VERSIONS = (2, 3)
 
@@ -45,8 +47,9 @@ def test_simulate_fmu_runs_each(fmus, scenarios):
         H = float(md.defaultExperiment.stepSize)
         t0 = float(md.defaultExperiment.startTime)
         outputs = [x.name for x in md.modelVariables if x.causality == "output"]
-        result = fmpy.simulate_fmu(str(path), stop_time=t0 + 10 * H,
-                                   output_interval=H, output=outputs)
+        result = fmpy.simulate_fmu(
+            str(path), stop_time=t0 + 10 * H, output_interval=H, output=outputs
+        )
         assert len(result) == 11, (name, v)
         for column in outputs:
             assert np.all(np.isfinite(result[column])), (name, v, column)
@@ -64,15 +67,39 @@ def test_variables_have_units_descriptions_and_stable_references(fmus, scenarios
             assert variables[f"{point}.wy"].unit == "rad/s"
             assert variables[f"{point}.q0"].causality == "output"
             assert variables[f"{point}.q0"].initial == "exact"
+            # The exchange variables (embedded mode) an FMI master needs to reproduce
+            # CosimMaster: accelerations, wrench derivatives, added mass.
+            assert (variables[f"{point}.ax"].unit, variables[f"{point}.alz"].unit) == (
+                "m/s2",
+                "rad/s2",
+            )
+            assert variables[f"{point}.aly"].causality == "output"
+            assert variables[f"{point}.aly"].initial == "exact"
+            assert (variables[f"{point}.dfx"].unit, variables[f"{point}.d2mz"].unit) == (
+                "N/s",
+                "N.m/s2",
+            )
+            assert variables[f"{point}.d2fy"].causality == "input"
+            assert [
+                variables[f"{point}.added_mass[{i},{j}]"].unit for i, j in ((1, 1), (1, 4), (6, 6))
+            ] == ["kg", "kg.m", "kg.m2"]
+            assert variables[f"{point}.added_mass[2,5]"].causality == "parameter"
+            assert variables[f"{point}.added_mass_frame"].start == "point"
         for joint in side.joint_names:
             assert variables[f"{joint}.gap_rot"].unit == "rad"
             assert variables[f"{joint}.flex.vx"].causality == "input"
+            assert variables[f"{joint}.flex_energy"].causality == "input"
+            assert variables[f"{joint}.energy_residual"].unit == "J"
         for key in side.parameters():
-            assert any(x.causality == "parameter" and x.description.endswith(key)
-                       for x in md.modelVariables), key
+            assert any(
+                x.causality == "parameter" and x.description.endswith(key)
+                for x in md.modelVariables
+            ), key
         assert all(x.description for x in md.modelVariables)
 
-        rebuilt = export_fmu(scenarios[name], tmp_path / f"again{v}.fmu", ExportOptions(fmi_version=v))
+        rebuilt = export_fmu(
+            scenarios[name], tmp_path / f"again{v}.fmu", ExportOptions(fmi_version=v)
+        )
         again = fmpy.read_model_description(str(rebuilt))
         assert [(x.name, x.valueReference) for x in again.modelVariables] == [
             (x.name, x.valueReference) for x in md.modelVariables
@@ -84,44 +111,81 @@ def _drive(side_or_fmu, points, joints, steps, H, t0):
     history = []
     t = t0
     for n in range(steps):
-        wrench = {p: np.array([0.3 * math.sin(n + i), 0.0, -0.2 * i, 0.0, 0.01 * n, 0.0])
-                  for i, p in enumerate(points)}
+        wrench = {
+            p: np.array([0.3 * math.sin(n + i), 0.0, -0.2 * i, 0.0, 0.01 * n, 0.0])
+            for i, p in enumerate(points)
+        }
         flex = {j: np.array([0.01 * n, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0.0]) for j in joints}
         history.append(side_or_fmu(t, H, wrench, flex))
         t += H
     return history
 
 
+def _in_process(side):
+    """One step of a RigidSide as the FMU does it: inputs, step, outputs and gaps."""
+    points, joints = side.point_names, side.joint_names
+
+    def step(t, H, wrench, flex):
+        for p, w in wrench.items():
+            side.set_wrench(p, w)
+        for j, k in flex.items():
+            side.set_flex_kinematics(j, k)
+        side.step(H)
+        o, g = side.point_outputs(), side.gaps()
+        return [*(x for p in points for x in o[p]), *(x for j in joints for x in g[j])]
+
+    return step
+
+
+def _through_fmu(fmu, out_names):
+    """One doStep through FMPy: set the inputs, step, get the outputs."""
+
+    def step(t, H, wrench, flex):
+        for p, w in wrench.items():
+            fmu.set([f"{p}.{c}" for c in ("fx", "fy", "fz", "mx", "my", "mz")], w)
+        for j, k in flex.items():
+            fmu.set(
+                [
+                    f"{j}.flex.{c}"
+                    for c in (
+                        "x",
+                        "y",
+                        "z",
+                        "q0",
+                        "q1",
+                        "q2",
+                        "q3",
+                        "vx",
+                        "vy",
+                        "vz",
+                        "wx",
+                        "wy",
+                        "wz",
+                    )
+                ],
+                k,
+            )
+        fmu.do_step(t, H)
+        return fmu.get(out_names)
+
+    return step
+
+
 def test_step_by_step_through_fmpy_equals_in_process_to_the_bit(fmus, scenarios, tmp_path):
     for (name, v), path in fmus.items():
         side = rigid_side_class().from_scenario(scenarios[name])
         points, joints, H, t0 = side.point_names, side.joint_names, side.macro_step, side.time
-        out_names = [f"{p}.{c}" for p in points for c in
-                     ("x", "y", "z", "q0", "q1", "q2", "q3", "vx", "vy", "vz", "wx", "wy", "wz")]
-        out_names += [f"{j}.{c}" for j in joints for c in ("gap_pos", "gap_rot", "gap_vel", "gap_angvel")]
-
-        def in_process(t, H, wrench, flex):
-            for p, w in wrench.items():
-                side.set_wrench(p, w)
-            for j, k in flex.items():
-                side.set_flex_kinematics(j, k)
-            side.step(H)
-            o, g = side.point_outputs(), side.gaps()
-            return [*(x for p in points for x in o[p]), *(x for j in joints for x in g[j])]
-
+        out_names = [
+            f"{p}.{c}"
+            for p in points
+            for c in ("x", "y", "z", "q0", "q1", "q2", "q3", "vx", "vy", "vz", "wx", "wy", "wz")
+        ]
+        out_names += [
+            f"{j}.{c}" for j in joints for c in ("gap_pos", "gap_rot", "gap_vel", "gap_angvel")
+        ]
         fmu = open_fmu(path, tmp_path / f"{name}{v}")
-
-        def through_fmu(t, H, wrench, flex):
-            for p, w in wrench.items():
-                fmu.set([f"{p}.{c}" for c in ("fx", "fy", "fz", "mx", "my", "mz")], w)
-            for j, k in flex.items():
-                fmu.set([f"{j}.flex.{c}" for c in ("x", "y", "z", "q0", "q1", "q2", "q3",
-                                                   "vx", "vy", "vz", "wx", "wy", "wz")], k)
-            fmu.do_step(t, H)
-            return fmu.get(out_names)
-
-        expected = _drive(in_process, points, joints, 20, H, t0)
-        got = _drive(through_fmu, points, joints, 20, H, t0)
+        expected = _drive(_in_process(side), points, joints, 20, H, t0)
+        got = _drive(_through_fmu(fmu, out_names), points, joints, 20, H, t0)
         fmu.close()
         assert bits(got) == bits(expected), (name, v)
 

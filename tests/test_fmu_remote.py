@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fmpy
 import pytest
 from fmpy.fmi1 import FMICallException
 from test_fmu_support import bits, open_fmu, rigid_side_class, scenario_paths
@@ -75,6 +76,19 @@ def test_fmu_drives_a_server_session_like_in_process(fmu_path, scenario, server,
 
     fmu.close()
     assert sid not in server.service.sessions  # the FMU closed the session it created
+
+
+def test_remote_fmu_has_no_exchange_variables(fmu_path):
+    # Accelerations, wrench derivatives, added mass and energies need the solver in the FMU.
+    names = {x.name for x in fmpy.read_model_description(str(fmu_path)).modelVariables}
+    assert any(n.endswith(".fx") for n in names)
+    assert not [
+        n
+        for n in names
+        if n.endswith(
+            (".ax", ".dfx", ".d2fx", "added_mass_frame", ".flex_energy", ".energy_residual")
+        )
+    ]
 
 
 def test_lost_server_gives_an_error_status(fmu_path, scenario, tmp_path):

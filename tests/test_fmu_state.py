@@ -74,12 +74,16 @@ def test_serialized_state_restores_in_another_instance(fmu_path, tmp_path):
 
 
 def test_state_codec_round_trips_and_rejects_foreign_bytes():
-    state = {"values": [0.1, float("nan"), 1e-300, "tcp://h:1"], "overrides": {"a.b": "2.0"},
-             "flex_reported": ["j"], "solver": b"\x00\x01raw"}
+    state = {
+        "values": [0.1, float("nan"), 1e-300, "tcp://h:1"],
+        "overrides": {"a.b": "2.0"},
+        "flex_reported": ["j"],
+        "solver": b"\x00\x01raw",
+    }
     back = decode_state(encode_state(state))
     assert back["solver"] == state["solver"] and back["overrides"] == state["overrides"]
     assert bits(back["values"][:3]) == bits(state["values"][:3])
     with pytest.raises(ValueError, match="does not come from an rbcosim FMU"):
-        decode_state(b"{\"json\": 1}" + bytes(20))
+        decode_state(b'{"json": 1}' + bytes(20))
     with pytest.raises(ValueError, match="truncated"):
         decode_state(encode_state(state)[:-1])

@@ -92,8 +92,9 @@ class OpenFmu:
         self.slave.freeInstance()
 
 
-def open_fmu(path, unzipdir, *, start_values: dict[str, float] | None = None,
-             initialize: bool = True) -> OpenFmu:
+def open_fmu(
+    path, unzipdir, *, start_values: dict[str, float] | None = None, initialize: bool = True
+) -> OpenFmu:
     """Instantiate the FMU at ``path`` (extracted to ``unzipdir``) as a co-simulation slave."""
     import fmpy
     from fmpy.fmi2 import FMU2Slave, fmi2CallbackFunctions, fmi2CallbackLoggerTYPE
@@ -101,8 +102,12 @@ def open_fmu(path, unzipdir, *, start_values: dict[str, float] | None = None,
 
     md = fmpy.read_model_description(str(path))
     fmpy.extract(str(path), str(unzipdir))
-    common = dict(guid=md.guid, unzipDirectory=str(unzipdir),
-                  modelIdentifier=md.coSimulation.modelIdentifier, instanceName="rb")
+    common = {
+        "guid": md.guid,
+        "unzipDirectory": str(unzipdir),
+        "modelIdentifier": md.coSimulation.modelIdentifier,
+        "instanceName": "rb",
+    }
     if md.fmiVersion == "2.0":
         fmu = OpenFmu(FMU2Slave(**common), md, 2)
 

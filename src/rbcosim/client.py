@@ -62,6 +62,10 @@ class StepResult:
     gaps: np.ndarray
     """Continuity gaps per joint, shape (n_joints, 4): position m, rotation rad, velocity m/s,
     angular velocity rad/s."""
+    motions: np.ndarray | None = None
+    """Kinematics and accelerations at ``time``, shape (n_points, 19): the 13 of ``kinematics``
+    then ax ay az (m/s²) and αx αy αz (rad/s²), inertial; only for clients attached with
+    ``motions=True``."""
 
 
 def _descriptor(array: np.ndarray) -> dict:
@@ -213,6 +217,8 @@ class Client:
         overrides: Mapping[str, str] | None = None,
         base_dir: str | Path | None = None,
         barrier_timeout: float | None = None,
+        output_every: int | None = None,
+        snapshot_every: int | None = None,
     ) -> dict:
         """Create a session from a scenario path (as the server sees it) or inline TOML text."""
         content: dict[str, Any] = {}
@@ -226,6 +232,10 @@ class Client:
             content["base_dir"] = str(base_dir)
         if barrier_timeout is not None:
             content["barrier_timeout"] = float(barrier_timeout)
+        if output_every is not None:
+            content["output_every"] = int(output_every)
+        if snapshot_every is not None:
+            content["snapshot_every"] = int(snapshot_every)
         reply = self.request("create_session", content)
         self.session = reply["session"]
         self.step_index = reply["step"]
@@ -239,14 +249,22 @@ class Client:
         session: str | None = None,
         name: str = "",
         force: bool = False,
+        motions: bool = False,
     ) -> dict:
         """Attach to interface points (this client sends their wrenches) and joints (their
-        flexible-side kinematics); returns the client id, the step index and the kinematics."""
+        flexible-side kinematics); returns the client id, the step index and the kinematics
+        (with ``motions=True`` also the motions (n_points, 19), here and in every step reply)."""
         if session is not None:
             self.session = session
-        reply = self.request(
-            "attach", {"points": list(points), "joints": list(joints), "name": name, "force": force}
-        )
+        content: dict[str, Any] = {
+            "points": list(points),
+            "joints": list(joints),
+            "name": name,
+            "force": force,
+        }
+        if motions:
+            content["motions"] = True
+        reply = self.request("attach", content)
         self.client_id = reply["client"]
         self.points = tuple(points)
         self.joints = tuple(joints)
@@ -258,25 +276,104 @@ class Client:
         self.client_id = None
         return reply
 
-    def step(self, wrench=None, flex_kinematics=None, *, step: int | None = None) -> StepResult:
+    def step(
+        self,
+        wrench=None,
+        flex_kinematics=None,
+        *,
+        step: int | None = None,
+        wrench_polynomial=None,
+        flex_energy=None,
+        interface_jacobian=None,
+        flex_kinematics_at: str | None = None,
+    ) -> StepResult:
         """One macro step: this client's inputs, then wait (barrier) for the new kinematics.
 
         wrench: (n_points, 6) force N and moment N·m, inertial, held over the step, or a
-            mapping point -> (6,). flex_kinematics: (n_joints, 13) or joint -> (13,).
+            mapping point -> (6,); or wrench_polynomial: (n_points, m, 6) coefficients of
+            W(τ) = Σ c_j τ^j, τ = t − t_k s, m = 1 to 3.
+        flex_kinematics: (n_joints, 13) or joint -> (13,); may be None after a `report` at
+            this step index. flex_energy: (n_joints,) energy J delivered so far at each joint.
+        interface_jacobian: (n_points, 2, 6, 6) ∂W/∂x and ∂W/∂v for interface-Jacobian coupling.
         """
+        return self.finish_step(
+            self.start_step(
+                wrench,
+                flex_kinematics,
+                step=step,
+                wrench_polynomial=wrench_polynomial,
+                flex_energy=flex_energy,
+                interface_jacobian=interface_jacobian,
+                flex_kinematics_at=flex_kinematics_at,
+            )
+        )
+
+    def start_step(
+        self,
+        wrench=None,
+        flex_kinematics=None,
+        *,
+        step: int | None = None,
+        wrench_polynomial=None,
+        flex_energy=None,
+        interface_jacobian=None,
+        flex_kinematics_at: str | None = None,
+    ) -> str:
+        """Send a `step` (arguments as for `step`) without waiting; returns its msg_id for
+        `finish_step`. A flexible solver computes its own macro step in between."""
+        content = self._report_content(flex_kinematics, flex_energy, step)
+        if wrench_polynomial is not None:
+            poly = np.asarray(wrench_polynomial, dtype=_F8)
+            if poly.ndim == 2 and len(self.points) == 1:
+                poly = poly.reshape(1, *poly.shape)
+            content["wrench_polynomial"] = _descriptor(poly)
+        elif self.points:
+            content["wrench"] = _descriptor(_rows(wrench, self.points, 6, "wrench"))
+        if interface_jacobian is not None:
+            jac = np.asarray(interface_jacobian, dtype=_F8).reshape(len(self.points), 2, 6, 6)
+            content["interface_jacobian"] = _descriptor(jac)
+        if flex_kinematics_at is not None:
+            content["flex_kinematics_at"] = flex_kinematics_at
+        return self.send("step", content)
+
+    def finish_step(self, msg_id: str) -> StepResult:
+        """Wait for the reply to a step sent with `start_step`."""
+        return self._step_result(self.receive(msg_id)["content"])
+
+    def report(self, flex_kinematics=None, flex_energy=None, *, step: int | None = None) -> StepResult:
+        """The flexible side's reports at the current step index, without stepping (barrier
+        like `step`): the server evaluates the gaps and records a result row. Used before the
+        first step (after the added-mass handover) and after the last."""
+        content = self._report_content(flex_kinematics, flex_energy, step)
+        return self._step_result(self.request("report", content))
+
+    def _report_content(self, flex_kinematics, flex_energy, step: int | None) -> dict[str, Any]:
         content: dict[str, Any] = {
             "client": self.client_id,
             "step": self.step_index if step is None else step,
         }
-        if self.points:
-            content["wrench"] = _descriptor(_rows(wrench, self.points, 6, "wrench"))
-        if self.joints:
+        if self.joints and flex_kinematics is not None:
             content["flex_kinematics"] = _descriptor(
                 _rows(flex_kinematics, self.joints, 13, "flex_kinematics")
             )
-        c = self.request("step", content)
+        if self.joints and flex_energy is not None:
+            energy = np.asarray(flex_energy, dtype=_F8).reshape(len(self.joints))
+            content["flex_energy"] = _descriptor(energy)
+        return content
+
+    def _step_result(self, c: dict) -> StepResult:
         self.step_index = c["step"]
-        return StepResult(c["step"], c["time"], c["kinematics"], c["gaps"])
+        return StepResult(c["step"], c["time"], c["kinematics"], c["gaps"], c.get("motions"))
+
+    def set_added_mass(self, added_mass, frames: Sequence[str] | None = None) -> dict:
+        """Hand the flexible side's added mass M_a (n_points, 6, 6) to the rigid side once, so
+        that it treats it implicitly (the wrenches sent then exclude −M_a·a). frames: per point
+        "point" (point-frame axes, the default) or "inertial"."""
+        mass = np.asarray(added_mass, dtype=_F8).reshape(len(self.points), 6, 6)
+        content: dict[str, Any] = {"client": self.client_id, "added_mass": _descriptor(mass)}
+        if frames is not None:
+            content["frames"] = list(frames)
+        return self.request("set_added_mass", content)
 
     def get_state(self) -> dict:
         """``{"step", "time", "state": bytes}``: the rigid side's full state, opaque."""
@@ -309,7 +406,9 @@ class Client:
         return self.request("outputs")
 
     def results(self) -> dict:
-        """History: time (N,), kinematics (N, n_points, 13), gaps (N, n_joints, 4)."""
+        """History: time (N,), kinematics (N, n_points, 13), gaps (N, n_joints, 4); for a
+        rigid side with result rows also columns, row_steps, rows (M, n_columns) and
+        diagnostics."""
         return self.request("results")
 
     def heartbeat(self) -> dict:

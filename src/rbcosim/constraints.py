@@ -25,15 +25,10 @@ _EYE = np.eye(3)
 
 def skew(v: np.ndarray) -> np.ndarray:
     """Cross-product matrices [v]× of vectors (k,3) -> (k,3,3)."""
-    z = np.zeros(v.shape[0])
-    return np.stack(
-        [
-            np.stack([z, -v[:, 2], v[:, 1]], -1),
-            np.stack([v[:, 2], z, -v[:, 0]], -1),
-            np.stack([-v[:, 1], v[:, 0], z], -1),
-        ],
-        1,
-    )
+    m = np.zeros((v.shape[0], 3, 3))
+    m[:, 0, 1], m[:, 0, 2], m[:, 1, 2] = -v[:, 2], v[:, 1], -v[:, 0]
+    m[:, 1, 0], m[:, 2, 0], m[:, 2, 1] = v[:, 2], -v[:, 1], v[:, 0]
+    return m
 
 
 def _to_body(c: np.ndarray, R: np.ndarray) -> np.ndarray:

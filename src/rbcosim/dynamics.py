@@ -67,6 +67,8 @@ class MaximalSystem:
         self.gravity_force = self.mass[:, None] * model.gravity
         self.external: LoadProvider | None = None
         self.added_mass: AddedMassProvider | None = None
+        self._inputs_version = 0
+        self._memo: tuple = (None, None)
         self.sparse = 6 * n > SPARSE_THRESHOLD
         minv = np.zeros((n, 6, 6))
         minv[:, :3, :3] = np.eye(3) / self.mass[:, None, None]
@@ -161,8 +163,21 @@ class MaximalSystem:
         return force, torque
 
     # --- equations of motion ----------------------------------------------------------------
+    def inputs_changed(self) -> None:
+        """Tell the system that `external` or `added_mass` now answer differently."""
+        self._inputs_version += 1
+
     def accelerations(self, state: State) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(v̇ (n,3) m/s² inertial, ω̇^b (n,3) rad/s², λ (m,)) at `state`."""
+        """(v̇ (n,3) m/s² inertial, ω̇^b (n,3) rad/s², λ (m,)) at `state`.
+
+        The last result is remembered: an exchange and the next RK4 stage often ask for the
+        same state with the same inputs."""
+        key = (state.t, self._inputs_version, state.to_vector().tobytes())
+        if self._memo[0] != key:
+            self._memo = (key, self._accelerations(state))
+        return self._memo[1]
+
+    def _accelerations(self, state: State) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         kin = Kinematics.of(state)
         force, torque = self.applied(state.t, kin)
         w = state.w

@@ -27,20 +27,16 @@ class Kinematics:
     @classmethod
     def of(cls, state: State) -> Kinematics:
         n = state.r.shape[0]
+        q = np.empty((n + 1, 4))
+        q[0] = (1.0, 0.0, 0.0, 0.0)
+        q[1:] = state.q
         R = np.empty((n + 1, 3, 3))
         R[0] = np.eye(3)
         R[1:] = quat.to_matrix(state.q)
-        zeros = np.zeros((1, 3))
-        w_body = np.vstack([zeros, state.w])
-        return cls(
-            t=state.t,
-            q=np.vstack([[1.0, 0.0, 0.0, 0.0], state.q]),
-            R=R,
-            r=np.vstack([zeros, state.r]),
-            v=np.vstack([zeros, state.v]),
-            w_inertial=np.einsum("kij,kj->ki", R, w_body),
-            w_body=w_body,
-        )
+        r, v, w_body = (np.zeros((n + 1, 3)) for _ in range(3))
+        r[1:], v[1:], w_body[1:] = state.r, state.v, state.w
+        return cls(t=state.t, q=q, R=R, r=r, v=v, w_inertial=np.einsum("kij,kj->ki", R, w_body),
+                   w_body=w_body)
 
     def point(self, body: np.ndarray, local: np.ndarray):
         """Lever arms ρ = R s (k,3), positions, velocities of body-fixed points (k,3)."""

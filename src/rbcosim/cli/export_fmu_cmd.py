@@ -21,15 +21,27 @@ def add_parser(sub) -> argparse.ArgumentParser:
         "importer's Python, which must have rbcosim installed (see fmu/README.md).",
     )
     p.add_argument("scenario", metavar="SCENARIO", help="scenario file (TOML)")
-    p.add_argument("-o", "--output", metavar="FILE.fmu",
-                   help="FMU to write (default: <scenario name>_fmi<version>.fmu)")
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE.fmu",
+        help="FMU to write (default: <scenario name>_fmi<version>.fmu)",
+    )
     p.add_argument("--fmi", type=int, choices=(2, 3), default=2, help="FMI version (default 2)")
-    p.add_argument("--mode", choices=("embedded", "remote"), default="embedded",
-                   help="embedded: the solver runs inside the FMU (default); remote: the FMU is "
-                        "a client of a running `rbcosim serve`")
-    p.add_argument("--address", default=DEFAULT_ADDRESS, metavar="ENDPOINT",
-                   help="remote mode: default of the FMU parameter server.address "
-                        f"(default {DEFAULT_ADDRESS})")
+    p.add_argument(
+        "--mode",
+        choices=("embedded", "remote"),
+        default="embedded",
+        help="embedded: the solver runs inside the FMU (default); remote: the FMU is "
+        "a client of a running `rbcosim serve`",
+    )
+    p.add_argument(
+        "--address",
+        default=DEFAULT_ADDRESS,
+        metavar="ENDPOINT",
+        help="remote mode: default of the FMU parameter server.address "
+        f"(default {DEFAULT_ADDRESS})",
+    )
     p.set_defaults(handler=run)
     return p
 
@@ -45,8 +57,11 @@ def run(args: argparse.Namespace) -> int:
         return 1
     builder = "pythonfmu" if args.fmi == 2 else "pythonfmu3"
     if importlib.util.find_spec(builder) is None:  # the optional "fmu" extra
-        print(f"rbcosim export-fmu: error: FMI {args.fmi} export needs {builder}; "
-              "install rbcosim[fmu]", file=sys.stderr)
+        print(
+            f"rbcosim export-fmu: error: FMI {args.fmi} export needs {builder}; "
+            "install rbcosim[fmu]",
+            file=sys.stderr,
+        )
         return 1
     options = ExportOptions(fmi_version=args.fmi, mode=args.mode, address=args.address)
     written = export_fmu(scenario, output, options)

@@ -18,6 +18,8 @@ SUBCOMMANDS = {
     "check": "rbcosim.cli.check_cmd",
     "export-fmu": "rbcosim.cli.export_fmu_cmd",
     "serve": "rbcosim.cli.serve_cmd",
+    "cosim": "rbcosim.cli.cosim_cmd",
+    "flex": "rbcosim.cli.flex_cmd",
 }
 
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from rbcosim import quaternion as quat
 from rbcosim.kinematics import Kinematics
+from rbcosim.constraints import skew
 from rbcosim.linalg3 import cross
 from rbcosim.model import Model
 
@@ -79,29 +80,24 @@ def added_mass_blocks(points: InterfacePoints, kin: Kinematics, mass_point_frame
     and −Gᵀ M_a [ω×(ω×ρ); 0] to its generalized force. M_a is given in the point frame where
     `in_point_frame` is true, else in the inertial frame. Returns (blocks (n,6,6), bias (n,6)).
     """
-    n = points.n_bodies
-    blocks = np.zeros((n, 6, 6))
-    bias = np.zeros((n, 6))
     b = points.body
+    k = b.size
     R = kin.R[b]
     rho = np.einsum("kij,kj->ki", R, points.local)
     w = kin.w_inertial[b]
+    T = np.zeros((k, 6, 6))
     Rp = quat.to_matrix(quat.multiply(kin.q[b], points.axes_quaternion))
-    for i in range(len(b)):
-        Ma = mass_point_frame[i]
-        if in_point_frame[i]:
-            T = np.zeros((6, 6))
-            T[:3, :3] = T[3:, 3:] = Rp[i]
-            Ma = T @ Ma @ T.T
-        G = np.zeros((6, 6))
-        G[:3, :3] = np.eye(3)
-        G[:3, 3:] = -_skew(rho[i]) @ R[i]
-        G[3:, 3:] = R[i]
-        centripetal = np.concatenate([np.cross(w[i], np.cross(w[i], rho[i])), np.zeros(3)])
-        blocks[b[i] - 1] += G.T @ Ma @ G
-        bias[b[i] - 1] -= G.T @ Ma @ centripetal
+    T[:, :3, :3] = T[:, 3:, 3:] = np.where(in_point_frame[:, None, None], Rp, np.eye(3))
+    Ma = T @ mass_point_frame @ T.transpose(0, 2, 1)
+    G = np.zeros((k, 6, 6))
+    G[:, :3, :3] = np.eye(3)
+    G[:, :3, 3:] = -skew(rho) @ R
+    G[:, 3:, 3:] = R
+    GtMa = G.transpose(0, 2, 1) @ Ma
+    centripetal = np.zeros((k, 6))
+    centripetal[:, :3] = cross(w, cross(w, rho))
+    blocks = np.zeros((points.n_bodies, 6, 6))
+    bias = np.zeros((points.n_bodies, 6))
+    np.add.at(blocks, b - 1, GtMa @ G)
+    np.add.at(bias, b - 1, -np.einsum("kij,kj->ki", GtMa, centripetal))
     return blocks, bias
-
-
-def _skew(v: np.ndarray) -> np.ndarray:
-    return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])

@@ -150,6 +150,7 @@ class RigidSide:
         self._poly[i] = 0.0
         self._poly[i, : c.shape[0]] = c
         self._t0 = self.time
+        self.sim.system.inputs_changed()
 
     def set_interface_jacobian(self, point: str, d_dx, d_dv) -> None:
         """The flexible side's ∂W/∂x and ∂W/∂v (6, 6) at `point`, used over the next step."""
@@ -157,6 +158,7 @@ class RigidSide:
         self._kx[i] = self._check(f"{point} dW/dx", np.ravel(d_dx), 36).reshape(6, 6)
         self._kv[i] = self._check(f"{point} dW/dv", np.ravel(d_dv), 36).reshape(6, 6)
         self._feedback = True
+        self.sim.system.inputs_changed()
 
     def set_added_mass(self, point: str, mass, frame: str = "point") -> None:
         """The flexible side's instantaneous added mass M_a (6, 6) at `point` (its wrench
@@ -171,6 +173,7 @@ class RigidSide:
         self._added[i] = 0.5 * (m + m.T)
         self._added_in_point_frame[i] = frame == "point"
         self.sim.system.added_mass = self._added_mass if self._added.any() else None
+        self.sim.system.inputs_changed()
 
     def _added_mass(self, kin: Kinematics):
         return added_mass_blocks(self.points, kin, self._added, self._added_in_point_frame)
@@ -238,6 +241,7 @@ class RigidSide:
         n = micro_steps or self.scenario.cosim.micro_steps
         t_start = self.time
         self._reference = self.point_outputs_array()
+        self.sim.system.inputs_changed()
         self.start_wrenches = self.applied_wrenches().copy()
         for k in range(1, n + 1):
             self.sim.step(H / n)
@@ -251,6 +255,7 @@ class RigidSide:
         self._feedback = False
         self._kx[:] = 0.0
         self._kv[:] = 0.0
+        self.sim.system.inputs_changed()
 
     def gaps(self) -> dict[str, np.ndarray]:
         """joint -> (4,) [gap_pos m, gap_rot rad, gap_vel m/s, gap_angvel rad/s]; zeros until
@@ -286,6 +291,19 @@ class RigidSide:
         values += [np.concatenate([outs[i], wrenches[i]]) for i in range(len(self.point_names))]
         values += [np.append(self.last_gaps[j], self.energy_residual(j)) for j in self.joint_names]
         return np.concatenate(values)
+
+    def diagnostics(self) -> dict:
+        """The rigid side's run figures: solver diagnostics, then per joint the largest gaps
+        and the energy residual (J), and the count of continuity violations."""
+        d = self.sim.diagnostics.as_dict()
+        d["joints"] = {
+            j: {"max_gap_pos_m": float(g[0]), "max_gap_rot_rad": float(g[1]),
+                "max_gap_vel_m_s": float(g[2]), "max_gap_angvel_rad_s": float(g[3]),
+                "energy_residual_J": float(self.energy_residual(j))}
+            for j, g in self.gap_max.items()
+        }
+        d["continuity_violations"] = len(self.violations)
+        return d
 
     def body_row(self) -> np.ndarray:
         """Body columns of the current state (see results.body_columns)."""
@@ -330,6 +348,7 @@ class RigidSide:
         self._added = d["added"]
         self._added_in_point_frame = d["added_point_frame"].astype(bool)
         self.sim.system.added_mass = self._added_mass if self._added.any() else None
+        self.sim.system.inputs_changed()
         self.sim.integrator.quaternion_error = float(d["quaternion_error"])
 
     def save(self, path) -> None:

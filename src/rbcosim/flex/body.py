@@ -107,6 +107,7 @@ class FlexBody:
             self._w = model.floating.ode_matrix
         self._state = np.zeros(_ETA + 2 * k)
         self._r0 = np.eye(3)  # structure axes of a grounded body (derived from q_ref)
+        self._wrench_memo: tuple[bytes, np.ndarray] = (b"", np.zeros(6))
 
     # ------------------------------------------------------------------ state
 
@@ -309,17 +310,17 @@ class FlexBody:
     # ------------------------------------------------------------------ outputs
 
     def wrench(self) -> np.ndarray:
-        """[force (3) N, moment (3) N·m] on the rigid body at the interface point, inertial."""
+        """[force (3) N, moment (3) N·m] on the rigid body at the interface point, inertial.
+
+        Remembered for the last state it was computed at (an exchange asks several times)."""
         self._require_init()
         s = self._state
-        return self._wrench_at(
-            s[_Q : _Q + 4],
-            s[_W : _W + 3],
-            s[_AL : _AL + 3],
-            s[_A : _A + 3],
-            s[_R : _R + 3],
-            s[_V : _V + 3],
-        )
+        key = s.tobytes()
+        if self._wrench_memo[0] != key:
+            self._wrench_memo = (key, self._wrench_at(
+                s[_Q : _Q + 4], s[_W : _W + 3], s[_AL : _AL + 3], s[_A : _A + 3],
+                s[_R : _R + 3], s[_V : _V + 3]))
+        return self._wrench_memo[1].copy()
 
     def wrench_at_rest_frame(self) -> np.ndarray:
         """The wrench (6,) with the interface accelerations set to zero: wrench() + M_a [a; α]

@@ -62,7 +62,9 @@ def export_fmu(
         tmp = Path(tmp)
         script = tmp / "src" / f"rbcosim_fmi{options.fmi_version}_slave.py"
         script.parent.mkdir()
-        source = importlib_resources.files("rbcosim.fmu_export") / _SLAVE_SOURCES[options.fmi_version]
+        source = (
+            importlib_resources.files("rbcosim.fmu_export") / _SLAVE_SOURCES[options.fmi_version]
+        )
         script.write_text(source.read_text("utf-8"), "utf-8")
 
         bundle = tmp / RESOURCE_DIR
@@ -87,6 +89,12 @@ def describe(scenario: Path, options: ExportOptions) -> tuple[VariableTable, dic
 
     side = RigidSide.from_scenario(scenario)
     outputs = side.point_outputs()
+    # The exchange variables need the solver in the FMU: embedded mode only.
+    accelerations = (
+        dict(zip(side.point_names, side.point_accelerations()))
+        if options.mode == "embedded"
+        else None
+    )
     try:
         table = build_table(
             point_names=side.point_names,
@@ -95,9 +103,11 @@ def describe(scenario: Path, options: ExportOptions) -> tuple[VariableTable, dic
             point_outputs=outputs,
             gaps=side.gaps(),
             flex_start={joint: _REST_KINEMATICS for joint in side.joint_names},
+            point_accelerations=accelerations,
             server=(
                 {"address": options.address, "session": "", "timeout": options.timeout}
-                if options.mode == "remote" else None
+                if options.mode == "remote"
+                else None
             ),
         )
     except ValueError as exc:
@@ -144,12 +154,12 @@ def referenced_files(scenario: Path) -> list[Path]:
 
 
 def _run_builder(fmi_version: int, script: Path, bundle: Path, dest: Path) -> Path:
-    options = dict(
-        needsExecutionTool=False,
-        canHandleVariableCommunicationStepSize=True,
-        canGetAndSetFMUstate=True,
-        canSerializeFMUstate=True,
-    )
+    options = {
+        "needsExecutionTool": False,
+        "canHandleVariableCommunicationStepSize": True,
+        "canGetAndSetFMUstate": True,
+        "canSerializeFMUstate": True,
+    }
     if fmi_version == 2:
         from pythonfmu import FmuBuilder
     else:
@@ -157,9 +167,7 @@ def _run_builder(fmi_version: int, script: Path, bundle: Path, dest: Path) -> Pa
         from pythonfmu3 import FmuBuilder
     saved_path = list(sys.path)
     try:
-        return Path(
-            FmuBuilder.build_FMU(script, dest=dest, project_files=[bundle], **options)
-        )
+        return Path(FmuBuilder.build_FMU(script, dest=dest, project_files=[bundle], **options))
     finally:
         # pythonfmu leaves the script's folder on sys.path and the script in sys.modules.
         sys.path[:] = saved_path

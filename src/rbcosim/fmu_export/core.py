@@ -10,10 +10,17 @@ Contract with the slaves:
 2. Inputs and parameters are set with :meth:`FmuCore.set_reals` / :meth:`FmuCore.set_strings`;
    values are stored as given, checks happen at :meth:`FmuCore.do_step`.
 3. :meth:`FmuCore.initialize` (end of initialization mode) builds the model, applying the
-   parameters that differ from the scenario as overrides.
+   parameters that differ from the scenario as overrides, then the added-mass parameters.
 4. :meth:`FmuCore.do_step` returns ``(StepOutcome, message)`` and never raises.
-5. :meth:`FmuCore.get_state` / :meth:`FmuCore.set_state` copy the full solver state plus every
+5. :meth:`FmuCore.get_reals` returns current outputs: in embedded mode the accelerations are
+   evaluated, and the continuity gaps and energy residuals re-evaluated against the flexible
+   side's latest inputs (direct feedthrough), when first read.
+6. :meth:`FmuCore.get_state` / :meth:`FmuCore.set_state` copy the full solver state plus every
    variable value; :func:`encode_state` / :func:`decode_state` serialize it.
+
+Embedded mode follows ``CosimMaster``'s exchange: a doStep from t_n first hands the joints'
+flexible-side report for t_n (node kinematics, delivered energy) to the rigid side and runs its
+continuity check at t_n, then steps under the wrench polynomial W + Ẇ τ + ½ Ẅ τ² of the inputs.
 """
 
 from __future__ import annotations
@@ -29,7 +36,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from rbcosim.errors import SimulationError
-from rbcosim.fmu_export.table import VariableTable
+from rbcosim.fmu_export.table import ADDED_MASS_FRAMES, VariableTable
 
 #: Folder inside the FMU's resources with the configuration, table and scenario files.
 RESOURCE_DIR = "rbcosim_fmu"
@@ -51,7 +58,11 @@ class StepOutcome(enum.Enum):
 
 
 class Backend(Protocol):
-    """What the core drives: a RigidSide in process, or a remote session through the client."""
+    """What the core drives: a RigidSide in process, or a remote session through the client.
+
+    In embedded mode the core also uses RigidSide's exchange methods: set_wrench_polynomial,
+    set_added_mass, set_flex_report, point_accelerations, joint_point and energy_rigid.
+    """
 
     time: float
 
@@ -75,8 +86,13 @@ def build_embedded(scenario: Path, overrides: dict[str, str]) -> Backend:
     return RigidSide.from_scenario(scenario, overrides=overrides)
 
 
-def build_remote(settings: dict[str, Any], scenario: Path, overrides: dict[str, str],
-                 points: tuple[str, ...], joints: tuple[str, ...]) -> Backend:
+def build_remote(
+    settings: dict[str, Any],
+    scenario: Path,
+    overrides: dict[str, str],
+    points: tuple[str, ...],
+    joints: tuple[str, ...],
+) -> Backend:
     """A session on the running ``rbcosim serve`` named by ``settings`` (address, session,
     timeout), driving ``points`` and ``joints``."""
     from rbcosim.fmu_export.remote import RemoteSide
@@ -108,10 +124,30 @@ class FmuCore:
             v.vr for v in self.table.variables if v.causality == "parameter"
         )
         self._names = {v.vr: v.name for v in self.table.variables}
-        self._wrench_slots = self._slots("wrench", self.table.point_names, 6)
-        self._flex_slots = self._slots("flex", self.table.joint_names, 13)
-        self._point_slots = self._slots("point", self.table.point_names, 13)
-        self._gap_slots = self._slots("gap", self.table.joint_names, 4)
+        self.embedded = self.config["mode"] != "remote"
+        self._wrench_slots = self._slots("wrench", 6)
+        self._wrench_rate_slots = dict(self._slots("wrench_rate", 6))
+        self._wrench_rate2_slots = dict(self._slots("wrench_rate2", 6))
+        self._flex_slots = self._slots("flex", 13)
+        self._point_slots = self._slots("point", 13)
+        self._acceleration_slots = self._slots("acceleration", 6)
+        self._gap_slots = self._slots("gap", 4)
+        self._added_mass_slots = self._slots("added_mass", 36)
+        self._added_mass_frame_vr = {v.owner: v.vr for v in self.table.by_kind("added_mass_frame")}
+        self._flex_energy_vr = {v.owner: v.vr for v in self.table.by_kind("flex_energy")}
+        self._energy_residual_vr = {v.owner: v.vr for v in self.table.by_kind("energy_residual")}
+        # Outputs evaluated when read (embedded mode): the accelerations once per step, the gaps
+        # and energy residuals whenever the flexible side's inputs changed.
+        self._acceleration_vrs = frozenset(vr for _, vrs in self._acceleration_slots for vr in vrs)
+        self._joint_output_vrs = frozenset(
+            [vr for _, vrs in self._gap_slots for vr in vrs]
+            + list(self._energy_residual_vr.values())
+        )
+        self._joint_input_vrs = frozenset(
+            [vr for _, vrs in self._flex_slots for vr in vrs] + list(self._flex_energy_vr.values())
+        )
+        self._stale_accelerations = False
+        self._stale_joints = False
         self._parameters = [
             (v.vr, v.owner, float(v.start)) for v in self.table.by_kind("parameter")
         ]
@@ -125,16 +161,12 @@ class FmuCore:
         self.side: Backend | None = None
         self.overrides: dict[str, str] = {}
 
-    def _slots(self, kind: str, owners: tuple[str, ...], width: int) -> list[tuple[str, list[int]]]:
-        rows = self.table.by_kind(kind)
-        slots = []
-        for owner in owners:
-            vrs = [0] * width
-            for v in rows:
-                if v.owner == owner:
-                    vrs[v.index] = v.vr
-            slots.append((owner, vrs))
-        return slots
+    def _slots(self, kind: str, width: int) -> list[tuple[str, list[int]]]:
+        """(owner, value references by component index) for each owner with ``kind`` rows."""
+        slots: dict[str, list[int]] = {}
+        for v in self.table.by_kind(kind):
+            slots.setdefault(v.owner, [0] * width)[v.index] = v.vr
+        return list(slots.items())
 
     @property
     def time(self) -> float:
@@ -143,9 +175,15 @@ class FmuCore:
     # -- variable access -------------------------------------------------------------------
 
     def get_reals(self, vrs: list[int]) -> list[float]:
-        values = self.values
         if not self._real_vrs.issuperset(vrs):
-            raise TypeError(f"not Real/Float64 value references: {sorted(set(vrs) - self._real_vrs)}")
+            raise TypeError(
+                f"not Real/Float64 value references: {sorted(set(vrs) - self._real_vrs)}"
+            )
+        if self._stale_accelerations and not self._acceleration_vrs.isdisjoint(vrs):
+            self._evaluate_accelerations()
+        if self._stale_joints and not self._joint_output_vrs.isdisjoint(vrs):
+            self._evaluate_joints()
+        values = self.values
         return [values[vr] for vr in vrs]
 
     def get_strings(self, vrs: list[int]) -> list[str]:
@@ -165,24 +203,35 @@ class FmuCore:
                 joint = self._flex_joint_of.get(vr)
                 if joint is not None:
                     self.flex_reported.add(joint)
+                if vr in self._joint_input_vrs and self.embedded and self.side is not None:
+                    self._stale_joints = True
             elif vr in self._parameter_vrs and vr in self._real_vrs:
                 self._set_parameter(vr, value)
             else:
-                self._log(f"value reference {vr} ({self._names.get(vr, 'unknown')}) "
-                          "cannot be set: not a Real input or parameter", "error")
+                self._log(
+                    f"value reference {vr} ({self._names.get(vr, 'unknown')}) "
+                    "cannot be set: not a Real input or parameter",
+                    "error",
+                )
 
     def set_strings(self, vrs: list[int], values: list[str]) -> None:
         for vr, value in zip(vrs, values):
             if vr in self._parameter_vrs and vr in self._string_vrs:
                 self._set_parameter(vr, value)
             else:
-                self._log(f"value reference {vr} ({self._names.get(vr, 'unknown')}) "
-                          "cannot be set: not a String parameter", "error")
+                self._log(
+                    f"value reference {vr} ({self._names.get(vr, 'unknown')}) "
+                    "cannot be set: not a String parameter",
+                    "error",
+                )
 
     def _set_parameter(self, vr: int, value: Any) -> None:
         if self.side is not None:
-            self._log(f"parameter {self._names[vr]} is fixed once initialization has ended; "
-                      "value ignored", "error")
+            self._log(
+                f"parameter {self._names[vr]} is fixed once initialization has ended; "
+                "value ignored",
+                "error",
+            )
             return
         self.values[vr] = value
 
@@ -204,12 +253,36 @@ class FmuCore:
         if self.config["mode"] == "remote":
             settings = {owner: self.values[vr] for vr, owner in self._server}
             self._log(f"connecting to rbcosim serve at {settings['address']}", "info")
-            self.side = build_remote(settings, self.scenario_path, overrides,
-                                     self.table.point_names, self.table.joint_names)
+            self.side = build_remote(
+                settings,
+                self.scenario_path,
+                overrides,
+                self.table.point_names,
+                self.table.joint_names,
+            )
         else:
             self.side = build_embedded(self.scenario_path, overrides)
+            self._apply_added_mass()
         self.overrides = overrides
         self._publish()
+
+    def _apply_added_mass(self) -> None:
+        """Hand each point's added-mass parameters, if not all zero, to the rigid side.
+
+        Raises ValueError naming the point for a matrix or frame the rigid side rejects.
+        """
+        values = self.values
+        for point, vrs in self._added_mass_slots:
+            mass = np.array([values[vr] for vr in vrs]).reshape(6, 6)
+            if not mass.any():
+                continue
+            frame = values[self._added_mass_frame_vr[point]]
+            if frame not in ADDED_MASS_FRAMES:
+                raise ValueError(
+                    f"{point}.added_mass_frame: expected one of "
+                    f"{list(ADDED_MASS_FRAMES)}, got {frame!r}"
+                )
+            self.side.set_added_mass(point, mass, frame=frame)
 
     def terminate(self) -> None:
         close = getattr(self.side, "close", None)
@@ -227,11 +300,48 @@ class FmuCore:
         for point, vrs in self._point_slots:
             for vr, x in zip(vrs, outputs[point].tolist()):
                 values[vr] = x
-        if self._gap_slots:
+        if self.embedded:
+            self._stale_accelerations = bool(self._acceleration_slots)
+            self._stale_joints = bool(self._joint_output_vrs)
+        elif self._gap_slots:
             gaps = side.gaps()
             for joint, vrs in self._gap_slots:
                 for vr, x in zip(vrs, gaps[joint].tolist()):
                     values[vr] = x
+
+    def _evaluate_accelerations(self) -> None:
+        """The points' accelerations now, under the wrench polynomial of the last step
+        evaluated at its end (RigidSide.point_accelerations, as CosimMaster hands over)."""
+        self._stale_accelerations = False
+        values = self.values
+        try:
+            table = dict(zip(self.side.point_names, self.side.point_accelerations().tolist()))
+        except Exception as exc:  # noqa: BLE001 - a getter must not fail the host
+            self._log(f"evaluating the point accelerations failed: {exc}", "error")
+            table = {point: [math.nan] * 6 for point, _ in self._acceleration_slots}
+        for point, vrs in self._acceleration_slots:
+            for vr, x in zip(vrs, table[point]):
+                values[vr] = x
+
+    def _evaluate_joints(self) -> None:
+        """Gaps between each rigid point and the flexible side's latest node kinematics (zeros
+        until those are set), and the energy residual against its latest reported energy."""
+        from rbcosim.cosim.continuity import joint_gaps
+
+        self._stale_joints = False
+        side, values = self.side, self.values
+        outputs = side.point_outputs()
+        flex = dict(self._flex_slots)
+        for joint, vrs in self._gap_slots:
+            if joint in self.flex_reported:
+                kinematics = np.array([values[vr] for vr in flex[joint]])
+                gaps = joint_gaps(outputs[side.joint_point(joint)], kinematics).tolist()
+            else:
+                gaps = [0.0] * 4
+            for vr, x in zip(vrs, gaps):
+                values[vr] = x
+        for joint, vr in self._energy_residual_vr.items():
+            values[vr] = side.energy_rigid[joint] - values[self._flex_energy_vr[joint]]
 
     # -- stepping ----------------------------------------------------------------------------
 
@@ -240,7 +350,10 @@ class FmuCore:
         if side is None:
             return StepOutcome.ERROR, "doStep called before initialization ended"
         if not (math.isfinite(step_size) and step_size > 0.0):
-            return StepOutcome.ERROR, f"doStep: step size must be positive and finite, got {step_size!r}"
+            return (
+                StepOutcome.ERROR,
+                f"doStep: step size must be positive and finite, got {step_size!r}",
+            )
         now = self.values[0]
         if not math.isfinite(current_time) or abs(current_time - now) > 1e-9 * max(1.0, abs(now)):
             return StepOutcome.ERROR, (
@@ -252,19 +365,59 @@ class FmuCore:
         if bad:
             return StepOutcome.ERROR, f"doStep refused: non-finite inputs {', '.join(sorted(bad))}"
         try:
-            for point, vrs in self._wrench_slots:
-                side.set_wrench(point, np.array([values[vr] for vr in vrs]))
-            for joint, vrs in self._flex_slots:
-                if joint in self.flex_reported:
-                    side.set_flex_kinematics(joint, np.array([values[vr] for vr in vrs]))
+            if self.embedded:
+                self._hand_over_embedded()
+            else:
+                for point, vrs in self._wrench_slots:
+                    side.set_wrench(point, np.array([values[vr] for vr in vrs]))
+                for joint, vrs in self._flex_slots:
+                    if joint in self.flex_reported:
+                        side.set_flex_kinematics(joint, np.array([values[vr] for vr in vrs]))
             side.step(step_size)
             self._publish()
-            self._log_violations()
         except SimulationError as exc:
-            return StepOutcome.DISCARD, f"doStep from t={now!r} s over {step_size!r} s failed: {exc}"
+            return (
+                StepOutcome.DISCARD,
+                f"doStep from t={now!r} s over {step_size!r} s failed: {exc}",
+            )
         except Exception as exc:  # noqa: BLE001 - the FMI boundary: report, never crash the host
             return StepOutcome.ERROR, f"doStep failed: {type(exc).__name__}: {exc}"
         return StepOutcome.OK, ""
+
+    def _hand_over_embedded(self) -> None:
+        """The inputs at t_n to the RigidSide, in CosimMaster's order: the flexible side's
+        report, the continuity check at t_n (SimulationError for on_violation = "stop"), then
+        each point's wrench polynomial for the step."""
+        side, values = self.side, self.values
+        for joint, vrs in self._flex_slots:
+            if joint not in self.flex_reported:
+                continue
+            kinematics = np.array([values[vr] for vr in vrs])
+            energy_vr = self._flex_energy_vr.get(joint)
+            if energy_vr is None:
+                side.set_flex_kinematics(joint, kinematics)
+            else:
+                side.set_flex_report(joint, kinematics, values[energy_vr])
+        if self._flex_slots:
+            side.gaps()
+            self._log_violations()
+        for point, vrs in self._wrench_slots:
+            wrench = np.array([values[vr] for vr in vrs])
+            rate = self._wrench_rate_slots.get(point)
+            if rate is None:
+                side.set_wrench(point, wrench)
+                continue
+            rate2 = self._wrench_rate2_slots[point]
+            side.set_wrench_polynomial(
+                point,
+                np.array(
+                    [
+                        wrench,
+                        [values[vr] for vr in rate],
+                        [0.5 * values[vr] for vr in rate2],  # Taylor coefficient of τ²
+                    ]
+                ),
+            )
 
     def _log_violations(self) -> None:
         """Continuity violations the scenario asks to record or warn about go to the FMU log."""
@@ -293,6 +446,9 @@ class FmuCore:
             self.side.set_state(state["solver"])
         self.values = list(state["values"])
         self.flex_reported = set(state["flex_reported"])
+        if self.side is not None and self.embedded:
+            self._stale_accelerations = bool(self._acceleration_slots)
+            self._stale_joints = bool(self._joint_output_vrs)
 
 
 def encode_state(state: dict[str, Any]) -> bytes:

@@ -19,8 +19,16 @@ from rbcosim.client import Client
 class RemoteSide:
     """The FMU's client: attached to every interface point and joint of one session."""
 
-    def __init__(self, client: Client, owns_session: bool, macro_step: float, time: float,
-                 points: tuple[str, ...], joints: tuple[str, ...], kinematics: np.ndarray) -> None:
+    def __init__(
+        self,
+        client: Client,
+        owns_session: bool,
+        macro_step: float,
+        time: float,
+        points: tuple[str, ...],
+        joints: tuple[str, ...],
+        kinematics: np.ndarray,
+    ) -> None:
         self.client = client
         self.owns_session = owns_session
         self.macro_step = macro_step
@@ -36,8 +44,14 @@ class RemoteSide:
         self._gaps = np.zeros((len(joints), 4))
 
     @classmethod
-    def connect(cls, settings: dict[str, Any], scenario: Path, overrides: dict[str, str],
-                points: tuple[str, ...], joints: tuple[str, ...]) -> RemoteSide:
+    def connect(
+        cls,
+        settings: dict[str, Any],
+        scenario: Path,
+        overrides: dict[str, str],
+        points: tuple[str, ...],
+        joints: tuple[str, ...],
+    ) -> RemoteSide:
         """Join ``settings["session"]`` or, if empty, create a session from ``scenario`` (sent
         as text; data files are looked up by the server next to the FMU's copy of it)."""
         timeout = float(settings["timeout"])
@@ -49,15 +63,25 @@ class RemoteSide:
                 client.session = session
                 owns = False
             else:
-                client.create_session(text=scenario.read_text("utf-8"), overrides=overrides,
-                                      base_dir=str(scenario.parent))
+                client.create_session(
+                    text=scenario.read_text("utf-8"),
+                    overrides=overrides,
+                    base_dir=str(scenario.parent),
+                )
                 owns = True
             reply = client.attach(points=points, joints=joints, name="rbcosim FMU")
         except BaseException:
             client.close_socket()
             raise
-        return cls(client, owns, float(reply["macro_step"]), float(reply["time"]),
-                   points, joints, reply["kinematics"])
+        return cls(
+            client,
+            owns,
+            float(reply["macro_step"]),
+            float(reply["time"]),
+            points,
+            joints,
+            reply["kinematics"],
+        )
 
     def point_outputs(self) -> dict[str, np.ndarray]:
         return dict(zip(self.point_names, self._kinematics))

@@ -5,6 +5,11 @@ the FMI 2 and FMI 3 slaves register exactly its rows, so value references never 
 registration order. Value reference 0 is the independent variable ``time`` (FMI 3 only); the
 other variables are numbered 1..N in sorted order of their names, so two builds of the same
 scenario give the same references.
+
+Embedded-mode FMUs also carry what an FMI master needs to reproduce the in-process
+co-simulation (``CosimMaster``) exactly: the points' accelerations, the first and second time
+derivatives of the wrench inputs (the extrapolation polynomial), the flexible side's added mass
+as parameters, and per joint the energy the flexible side reports and the energy residual.
 """
 
 from __future__ import annotations
@@ -19,8 +24,10 @@ from typing import Any
 
 import numpy as np
 
-#: Version of the table layout inside the FMU's resources.
-TABLE_FORMAT = 1
+#: Version of the table layout inside the FMU's resources; 2 added the exchange variables.
+TABLE_FORMAT = 2
+#: Layouts this version reads (a format-1 table simply has no exchange variables).
+READABLE_FORMATS = (1, 2)
 
 #: Components of an interface point's outputs, in RigidSide.point_outputs() order.
 POINT_COMPONENTS: tuple[tuple[str, str | None, str], ...] = (
@@ -49,6 +56,28 @@ WRENCH_COMPONENTS: tuple[tuple[str, str, str], ...] = (
     ("mz", "N.m", "moment z applied at the point, inertial frame"),
 )
 
+#: Components of a point's acceleration outputs, in RigidSide.point_accelerations() order.
+ACCELERATION_COMPONENTS: tuple[tuple[str, str, str], ...] = (
+    ("ax", "m/s2", "acceleration x, inertial frame"),
+    ("ay", "m/s2", "acceleration y, inertial frame"),
+    ("az", "m/s2", "acceleration z, inertial frame"),
+    ("alx", "rad/s2", "angular acceleration x, inertial frame"),
+    ("aly", "rad/s2", "angular acceleration y, inertial frame"),
+    ("alz", "rad/s2", "angular acceleration z, inertial frame"),
+)
+
+#: Time derivatives of the wrench inputs: (kind, name prefix, unit suffix, what). Over a doStep
+#: from t_n the point carries W(t_n + τ) = W + Ẇ τ + ½ Ẅ τ² (τ = t − t_n).
+WRENCH_DERIVATIVES: tuple[tuple[str, str, str, str], ...] = (
+    ("wrench_rate", "d", "/s", "first time derivative at the communication point of the"),
+    ("wrench_rate2", "d2", "/s2", "second time derivative at the communication point of the"),
+)
+
+#: The flexible side's added mass at a point: a 6x6 matrix on [a_p; α_p], rows and columns
+#: 1-3 linear, 4-6 angular; unit of element (i, j) by block.
+ADDED_MASS_UNITS = (("kg", "kg.m"), ("kg.m", "kg.m2"))
+ADDED_MASS_FRAMES = ("point", "inertial")
+
 #: Components of a joint's continuity gaps, in RigidSide.gaps() order.
 GAP_COMPONENTS: tuple[tuple[str, str, str], ...] = (
     ("gap_pos", "m", "continuity check: position gap between rigid point and flexible node"),
@@ -73,6 +102,16 @@ UNITS: dict[str, dict[str, int]] = {
     "rad/s": {"rad": 1, "s": -1},
     "N": {"kg": 1, "m": 1, "s": -2},
     "N.m": {"kg": 1, "m": 2, "s": -2},
+    "m/s2": {"m": 1, "s": -2},
+    "rad/s2": {"rad": 1, "s": -2},
+    "N/s": {"kg": 1, "m": 1, "s": -3},
+    "N.m/s": {"kg": 1, "m": 2, "s": -3},
+    "N/s2": {"kg": 1, "m": 1, "s": -4},
+    "N.m/s2": {"kg": 1, "m": 2, "s": -4},
+    "kg": {"kg": 1},
+    "kg.m": {"kg": 1, "m": 1},
+    "kg.m2": {"kg": 1, "m": 2},
+    "J": {"kg": 1, "m": 2, "s": -2},
 }
 
 # One segment of an FMI "structured" name: a B-name with optional array indices.
@@ -84,10 +123,13 @@ _QCHAR_FORBIDDEN = re.compile(r"['\\\n\r\t\v\f\a\b\"?]")
 class Variable:
     """One FMU variable.
 
-    ``kind`` says what it is bound to: ``wrench`` / ``flex`` (inputs: ``owner`` is the point or
-    joint, ``index`` the component), ``point`` / ``gap`` (outputs, same), ``parameter`` (``owner``
-    is the scenario key), ``server`` (remote-mode settings: ``owner`` is ``address``,
-    ``session`` or ``timeout``) or ``time``.
+    ``kind`` says what it is bound to: ``wrench``, ``wrench_rate``, ``wrench_rate2`` and
+    ``flex`` (inputs: ``owner`` is the point or joint, ``index`` the component), ``flex_energy``
+    (input of a joint), ``point``, ``acceleration`` and ``gap`` (outputs, same),
+    ``energy_residual`` (output of a joint), ``added_mass`` (parameter of a point, ``index``
+    6 i + j, row-major) and ``added_mass_frame`` (String parameter of a point), ``parameter``
+    (``owner`` is the scenario key), ``server`` (remote-mode settings: ``owner`` is
+    ``address``, ``session`` or ``timeout``) or ``time``.
     """
 
     name: str
@@ -146,9 +188,10 @@ class VariableTable:
     @classmethod
     def from_json(cls, text: str) -> VariableTable:
         data = json.loads(text)
-        if data.get("format") != TABLE_FORMAT:
+        if data.get("format") not in READABLE_FORMATS:
             raise ValueError(
-                f"FMU variable table has format {data.get('format')!r}, expected {TABLE_FORMAT}"
+                f"FMU variable table has format {data.get('format')!r}, expected one of "
+                f"{list(READABLE_FORMATS)}"
             )
         return cls(
             variables=tuple(Variable(**row) for row in data["variables"]),
@@ -181,62 +224,175 @@ def build_table(
     point_outputs: Mapping[str, np.ndarray],
     gaps: Mapping[str, np.ndarray],
     flex_start: Mapping[str, np.ndarray],
+    point_accelerations: Mapping[str, np.ndarray] | None = None,
     server: Mapping[str, str | float] | None = None,
 ) -> VariableTable:
     """Build the table from a freshly built scenario.
 
     ``point_outputs`` and ``gaps`` give the start values of the outputs (``initial=exact``);
     ``flex_start`` the start values of each joint's flexible-node kinematics inputs, shape (13,).
+    ``point_accelerations`` (shape (6,) per point) adds the exchange variables with these start
+    values: accelerations, wrench derivatives, added mass, flexible energy, energy residual.
     ``server`` (remote mode) adds the parameters ``server.<setting>`` with these defaults.
     """
     point_names = tuple(point_names)
     joint_names = tuple(joint_names)
     rows: list[dict[str, Any]] = []
 
+    def add(
+        name, kind, causality, start, unit, description, owner, index=0, variability="continuous"
+    ):
+        rows.append(
+            {
+                "name": name,
+                "kind": kind,
+                "causality": causality,
+                "variability": variability,
+                "start": start,
+                "unit": unit,
+                "description": description,
+                "owner": owner,
+                "index": index,
+            }
+        )
+
+    exchange = point_accelerations is not None
     for point in point_names:
         for index, (comp, unit, text) in enumerate(WRENCH_COMPONENTS):
-            rows.append(
-                dict(name=f"{point}.{comp}", kind="wrench", causality="input",
-                     variability="continuous", start=0.0, unit=unit,
-                     description=f"{point}: {text}", owner=point, index=index)
-            )
+            add(f"{point}.{comp}", "wrench", "input", 0.0, unit, f"{point}: {text}", point, index)
+            if exchange:
+                for kind, prefix, suffix, what in WRENCH_DERIVATIVES:
+                    add(
+                        f"{point}.{prefix}{comp}",
+                        kind,
+                        "input",
+                        0.0,
+                        unit + suffix,
+                        f"{point}: {what} {text}",
+                        point,
+                        index,
+                    )
         values = np.asarray(point_outputs[point], dtype=float)
         for index, (comp, unit, text) in enumerate(POINT_COMPONENTS):
-            rows.append(
-                dict(name=f"{point}.{comp}", kind="point", causality="output",
-                     variability="continuous", start=float(values[index]), unit=unit,
-                     description=f"{point}: {text}", owner=point, index=index)
+            add(
+                f"{point}.{comp}",
+                "point",
+                "output",
+                float(values[index]),
+                unit,
+                f"{point}: {text}",
+                point,
+                index,
             )
+        if not exchange:
+            continue
+        values = np.asarray(point_accelerations[point], dtype=float)
+        for index, (comp, unit, text) in enumerate(ACCELERATION_COMPONENTS):
+            add(
+                f"{point}.{comp}",
+                "acceleration",
+                "output",
+                float(values[index]),
+                unit,
+                f"{point}: {text}, under the wrench of the last step at its end",
+                point,
+                index,
+            )
+        for i in range(6):
+            for j in range(6):
+                add(
+                    f"{point}.added_mass[{i + 1},{j + 1}]",
+                    "added_mass",
+                    "parameter",
+                    0.0,
+                    ADDED_MASS_UNITS[i // 3][j // 3],
+                    f"{point}: flexible side's added mass on [a; alpha], row {i + 1}, column "
+                    f"{j + 1}, in the axes of {point}.added_mass_frame; the wrench inputs "
+                    "then exclude its part",
+                    point,
+                    6 * i + j,
+                    variability="fixed",
+                )
+        add(
+            f"{point}.added_mass_frame",
+            "added_mass_frame",
+            "parameter",
+            "point",
+            None,
+            f"{point}: axes of {point}.added_mass: 'point' (turn with the point) or 'inertial'",
+            point,
+            variability="fixed",
+        )
     for joint in joint_names:
         values = np.asarray(flex_start[joint], dtype=float)
         for index, (comp, unit, text) in enumerate(POINT_COMPONENTS):
-            rows.append(
-                dict(name=f"{joint}.flex.{comp}", kind="flex", causality="input",
-                     variability="continuous", start=float(values[index]), unit=unit,
-                     description=f"{joint}: flexible side's interface node, {text}",
-                     owner=joint, index=index)
+            add(
+                f"{joint}.flex.{comp}",
+                "flex",
+                "input",
+                float(values[index]),
+                unit,
+                f"{joint}: flexible side's interface node, {text}",
+                joint,
+                index,
             )
         gap_values = np.asarray(gaps[joint], dtype=float)
         for index, (comp, unit, text) in enumerate(GAP_COMPONENTS):
-            rows.append(
-                dict(name=f"{joint}.{comp}", kind="gap", causality="output",
-                     variability="continuous", start=float(gap_values[index]), unit=unit,
-                     description=f"{joint}: {text}", owner=joint, index=index)
+            add(
+                f"{joint}.{comp}",
+                "gap",
+                "output",
+                float(gap_values[index]),
+                unit,
+                f"{joint}: {text}",
+                joint,
+                index,
+            )
+        if exchange:
+            add(
+                f"{joint}.flex_energy",
+                "flex_energy",
+                "input",
+                0.0,
+                "J",
+                f"{joint}: energy the flexible side reports having delivered through the "
+                "joint so far",
+                joint,
+            )
+            add(
+                f"{joint}.energy_residual",
+                "energy_residual",
+                "output",
+                0.0,
+                "J",
+                f"{joint}: energy the coupling created (> 0) or destroyed (< 0) so far: work "
+                f"of the wrench on the rigid side minus {joint}.flex_energy",
+                joint,
             )
     for key, value in parameters.items():
         value = float(value)
         if not math.isfinite(value):
             raise ValueError(f"scenario parameter {key!r} is not finite: {value!r}")
-        rows.append(
-            dict(name=structured_name(key), kind="parameter", causality="parameter",
-                 variability="fixed", start=value, unit=None,
-                 description=f"scenario parameter {key}", owner=key, index=0)
+        add(
+            structured_name(key),
+            "parameter",
+            "parameter",
+            value,
+            None,
+            f"scenario parameter {key}",
+            key,
+            variability="fixed",
         )
     for setting, value in (server or {}).items():
-        rows.append(
-            dict(name=f"server.{setting}", kind="server", causality="parameter",
-                 variability="fixed", start=value, unit=SERVER_SETTINGS[setting][0],
-                 description=SERVER_SETTINGS[setting][1], owner=setting)
+        add(
+            f"server.{setting}",
+            "server",
+            "parameter",
+            value,
+            SERVER_SETTINGS[setting][0],
+            SERVER_SETTINGS[setting][1],
+            setting,
+            variability="fixed",
         )
 
     counts = Counter(row["name"] for row in rows)
@@ -244,9 +400,16 @@ def build_table(
     if duplicates:
         raise ValueError(f"FMU variable names collide: {', '.join(duplicates)}")
 
-    time_row = Variable(name="time", vr=0, kind="time", causality="independent",
-                        variability="continuous", start=None, unit="s",
-                        description="simulation time")
+    time_row = Variable(
+        name="time",
+        vr=0,
+        kind="time",
+        causality="independent",
+        variability="continuous",
+        start=None,
+        unit="s",
+        description="simulation time",
+    )
     ordered = sorted(rows, key=lambda row: row["name"])
     variables = (time_row,) + tuple(
         Variable(vr=vr, **row) for vr, row in enumerate(ordered, start=1)

@@ -40,6 +40,8 @@ MESSAGE_TYPES = (
     "attach",
     "detach",
     "step",
+    "report",
+    "set_added_mass",
     "get_state",
     "set_state",
     "save",
@@ -150,6 +152,25 @@ def _select(table: np.ndarray, rows) -> np.ndarray:
     return table if rows is None else table[rows]
 
 
+def _scenario_output_every(rigid: Any) -> int:
+    """The scenario's solver.output_every where the rigid side has one, else 1."""
+    every = getattr(getattr(getattr(rigid, "scenario", None), "solver", None), "output_every", 1)
+    return every if isinstance(every, int) and every >= 1 else 1
+
+
+def _plain(value: Any) -> Any:
+    """Diagnostics as msgpack-ready plain values (numpy scalars to Python numbers)."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)
+
+
 # --- sessions --------------------------------------------------------------------------------
 
 
@@ -163,6 +184,8 @@ class _Client:
     point_rows: Any = None
     """Row indices of this client's points in the session's point order (None: all, in order)."""
     joint_rows: Any = None
+    motions: bool = False
+    """The client asked for motions (outputs + accelerations, (n, 19)) in its replies."""
 
 
 @dataclass
@@ -172,9 +195,14 @@ class _Pending:
     msg: dict
     wrench: np.ndarray
     """(n_points, 6) held wrenches, or (n_points, m, 6) polynomial coefficients."""
-    flex: np.ndarray
+    flex: np.ndarray | None
+    """(n_joints, 13) node kinematics, or None when the reports of this index are already in."""
     flex_at_end: bool
     jacobian: np.ndarray | None = None
+    energy: np.ndarray | None = None
+    """(n_joints,) energy J each joint's flexible side has delivered so far, or None."""
+    kind: str = "step"
+    """"step" (take the macro step) or "report" (reports only, no step)."""
 
 
 @dataclass
@@ -206,8 +234,41 @@ class _Session:
     history_kin: list[np.ndarray] = field(default_factory=list)
     history_gaps: list[np.ndarray] = field(default_factory=list)
     outputs_array: Any = None
-    nan_gaps: np.ndarray = field(default_factory=lambda: _EMPTY_GAPS)
     """The rigid side's ``point_outputs_array()`` ((n, 13) in point order), if it has one."""
+    nan_gaps: np.ndarray = field(default_factory=lambda: _EMPTY_GAPS)
+    motions_array: Any = None
+    """The rigid side's ``motions_array()`` ((n, 19): outputs + accelerations), if it has one."""
+    motions: np.ndarray | None = None
+    """Motions as of the last step, report or restore (None: not evaluated since)."""
+    reported_step: int | None = None
+    """Step index whose flexible-side reports (at the start of the step) are applied."""
+    reported_gaps: np.ndarray | None = None
+    output_every: int = 1
+    snapshot_every: int = 0
+    row_steps: list[int] = field(default_factory=list)
+    rows: list[np.ndarray] = field(default_factory=list)
+    """Result rows (the rigid side's ``results_row()``) and the step index of each."""
+
+    @property
+    def records_rows(self) -> bool:
+        return hasattr(self.rigid, "results_row")
+
+    def wants_motions(self) -> bool:
+        return self.motions_array is not None and any(c.motions for c in self.clients.values())
+
+    def current_motions(self) -> np.ndarray:
+        """(n_points, 19) as of the last step, report or restore."""
+        if self.motions is None:
+            self.motions = np.asarray(self.motions_array(), dtype=np.float64)
+        return self.motions
+
+    def record_row(self, step: int) -> None:
+        """The rigid side's result row at step index ``step`` (replacing one already there)."""
+        while self.row_steps and self.row_steps[-1] >= step:
+            self.row_steps.pop()
+            self.rows.pop()
+        self.row_steps.append(step)
+        self.rows.append(np.asarray(self.rigid.results_row(), dtype=np.float64))
 
     def where(self) -> str:
         return f"step {self.step} (t = {self.rigid.time:.9g} s)"
@@ -418,6 +479,13 @@ class Service:
             raise ProtocolError("state_error", f"the rigid side refused the state: {exc}") from None
         s.step = step
         s.failed = None
+        s.reported_step = None
+        s.reported_gaps = None
+        s.motions = None
+        if s.motions_array is not None:
+            s.current_motions()
+        keep_rows = sum(1 for k in s.row_steps if k < step)
+        del s.row_steps[keep_rows:], s.rows[keep_rows:]
         if s.history_first_step <= step < s.history_first_step + len(s.history_time):
             keep = step - s.history_first_step + 1
             del s.history_time[keep:], s.history_kin[keep:], s.history_gaps[keep:]
@@ -436,7 +504,18 @@ class Service:
             if isinstance(content.get("client_name"), str)
             else None,
             "message_types": list(MESSAGE_TYPES),
-            "capabilities": ["inline_arrays", "frame_arrays", "barrier", "save_to_file", "results"],
+            "capabilities": [
+                "inline_arrays",
+                "frame_arrays",
+                "barrier",
+                "save_to_file",
+                "results",
+                "motions",
+                "reports",
+                "added_mass",
+                "result_rows",
+                "auto_snapshots",
+            ],
             "max_message_size": self.limits.max_message_size,
             "barrier_timeout": self.barrier_timeout,
         }
@@ -476,6 +555,12 @@ class Service:
             raise ProtocolError(
                 "invalid_argument", "barrier_timeout must be a positive number of seconds"
             )
+        output_every = _field(content, "output_every", int, required=False)
+        if output_every is not None and output_every < 1:
+            raise ProtocolError("invalid_argument", "output_every must be a positive integer")
+        snapshot_every = _field(content, "snapshot_every", int, required=False, default=0)
+        if snapshot_every < 0:
+            raise ProtocolError("invalid_argument", "snapshot_every must be 0 (off) or positive")
         try:
             if scenario is not None:
                 path = self._path(scenario, "scenario")
@@ -497,12 +582,17 @@ class Service:
             points=tuple(rigid.point_names),
             joints=tuple(rigid.joint_names),
             outputs_array=getattr(rigid, "point_outputs_array", None),
+            motions_array=getattr(rigid, "motions_array", None),
+            output_every=output_every or _scenario_output_every(rigid),
+            snapshot_every=snapshot_every,
         )
         s.nan_gaps = np.full((len(s.joints), 4), np.nan)
         s.nan_gaps.flags.writeable = False
         s.reset_history()
+        if s.motions_array is not None:
+            s.current_motions()
         self.sessions[sid] = s
-        return {
+        out = {
             "session": sid,
             "points": list(s.points),
             "joints": list(s.joints),
@@ -512,7 +602,12 @@ class Service:
             "step": s.step,
             "barrier_timeout": s.barrier_timeout,
             "parameters": {k: float(v) for k, v in rigid.parameters().items()},
+            "output_every": s.output_every,
+            "snapshot_every": s.snapshot_every,
         }
+        if s.records_rows:
+            out["columns"] = list(rigid.results_columns())
+        return out
 
     def _on_attach(self, msg: dict, peer) -> dict:
         s = self._session(msg)
@@ -521,6 +616,11 @@ class Service:
         joints = _names(content, "joints")
         name = _field(content, "name", str, required=False, default="")
         force = _field(content, "force", bool, required=False, default=False)
+        motions = _field(content, "motions", bool, required=False, default=False)
+        if motions and s.motions_array is None:
+            raise ProtocolError(
+                "invalid_argument", "this session's rigid side does not provide motions"
+            )
         for kind, names, valid in (("point", points, s.points), ("joint", joints, s.joints)):
             for n in names:
                 if n not in valid:
@@ -559,7 +659,14 @@ class Service:
                 )
         cid = f"c-{secrets.token_hex(6)}"
         s.clients[cid] = _Client(
-            cid, name, points, joints, now, _rows(points, s.points), _rows(joints, s.joints)
+            cid,
+            name,
+            points,
+            joints,
+            now,
+            _rows(points, s.points),
+            _rows(joints, s.joints),
+            motions,
         )
         for p in points:
             s.point_owner[p] = cid
@@ -577,6 +684,8 @@ class Service:
             "macro_step": s.macro_step,
             "kinematics": np.array([outs[p] for p in points]) if points else _EMPTY_KIN,
         }
+        if motions:
+            content_out["motions"] = _select(s.current_motions(), _rows(points, s.points))
         if replies:
             return [*replies, (peer, ok_reply(msg, content_out))]
         return content_out
@@ -591,6 +700,13 @@ class Service:
         return [own]
 
     def _on_step(self, msg: dict, peer):
+        return self._collect(msg, peer, "step")
+
+    def _on_report(self, msg: dict, peer):
+        return self._collect(msg, peer, "report")
+
+    def _collect(self, msg: dict, peer, kind: str):
+        """Validate a step or report request and hold it at the barrier (release when full)."""
         s = self._session(msg)
         content = msg["content"]
         c = self._client(s, content)
@@ -619,7 +735,50 @@ class Service:
                 f"points/joints {sorted(s.orphans)} lost their client after a timeout; attach a new "
                 "client to them before stepping",
             )
+        other = next(iter(s.pending.values()), None)
+        if other is not None and other.kind != kind:
+            raise ProtocolError(
+                "invalid_argument",
+                f"the barrier of step {step} collects {other.kind!r} requests (client "
+                f"{other.client} sent one); send {other.kind!r} too",
+            )
         buffers = msg.get("buffers", ())
+        wrench = _EMPTY_GAPS
+        jacobian = None
+        if kind == "step":
+            wrench, jacobian = self._step_inputs(s, c, content, buffers)
+        at_end = content.get("flex_kinematics_at", "start") if kind == "step" else "start"
+        if at_end not in ("start", "end"):
+            raise ProtocolError("invalid_argument", 'flex_kinematics_at must be "start" or "end"')
+        flex = energy = None
+        if c.joints:
+            already = kind == "step" and at_end == "start" and s.reported_step == s.step
+            if content.get("flex_kinematics") is not None or not already:
+                flex = as_array(
+                    content.get("flex_kinematics"), buffers, "flex_kinematics", (len(c.joints), 13)
+                )
+                _finite(flex, "flex_kinematics", c.joints)
+            if content.get("flex_energy") is not None:
+                energy = as_array(content["flex_energy"], buffers, "flex_energy", (len(c.joints),))
+                _finite(energy.reshape(-1, 1), "flex_energy", c.joints)
+                if not hasattr(s.rigid, "set_flex_report"):
+                    raise ProtocolError(
+                        "invalid_argument", "this session's rigid side does not take flex_energy"
+                    )
+            if already:
+                flex = energy = None  # this step index's reports came with a `report` request
+        s.pending[c.id] = _Pending(
+            c.id, peer, msg, wrench, flex, at_end == "end", jacobian, energy, kind
+        )
+        if s.barrier_opened is None:
+            s.barrier_opened = self.clock()
+            self._waiting.add(s.id)
+        if len(s.pending) < len(s.clients):
+            return None
+        return self._release(s)
+
+    def _step_inputs(self, s: _Session, c: _Client, content: dict, buffers):
+        """A step's wrench ((n, 6) held or (n, m, 6) polynomial) and optional Jacobian."""
         polynomial = content.get("wrench_polynomial")
         if polynomial is not None:
             if content.get("wrench") is not None:
@@ -644,16 +803,6 @@ class Service:
             _finite(wrench, "wrench", c.points)
         else:
             wrench = _EMPTY_GAPS
-        if c.joints:
-            flex = as_array(
-                content.get("flex_kinematics"), buffers, "flex_kinematics", (len(c.joints), 13)
-            )
-            _finite(flex, "flex_kinematics", c.joints)
-        else:
-            flex = _EMPTY_KIN
-        at_end = content.get("flex_kinematics_at", "start")
-        if at_end not in ("start", "end"):
-            raise ProtocolError("invalid_argument", 'flex_kinematics_at must be "start" or "end"')
         jacobian = None
         if content.get("interface_jacobian") is not None:
             if not hasattr(s.rigid, "set_interface_jacobian"):
@@ -668,55 +817,108 @@ class Service:
                 (len(c.points), 2, 6, 6),
             )
             _finite(jacobian.reshape(len(c.points), -1), "interface_jacobian", c.points)
-        s.pending[c.id] = _Pending(c.id, peer, msg, wrench, flex, at_end == "end", jacobian)
-        if s.barrier_opened is None:
-            s.barrier_opened = self.clock()
-            self._waiting.add(s.id)
-        if len(s.pending) < len(s.clients):
-            return None
-        return self._release(s)
+        return wrench, jacobian
+
+    def _on_set_added_mass(self, msg: dict, peer) -> dict:
+        s = self._session(msg)
+        content = msg["content"]
+        c = self._client(s, content)
+        if not hasattr(s.rigid, "set_added_mass"):
+            raise ProtocolError(
+                "invalid_argument", "this session's rigid side does not take an added mass"
+            )
+        if not c.points:
+            raise ProtocolError("invalid_argument", f"client {c.id} is attached to no points")
+        self._require_idle_barrier(s, "set an added mass")
+        mass = as_array(content.get("added_mass"), msg.get("buffers", ()), "added_mass",
+                        (len(c.points), 6, 6))
+        _finite(mass.reshape(len(c.points), -1), "added_mass", c.points)
+        frames = _field(content, "frames", list, required=False, default=["point"] * len(c.points))
+        if len(frames) != len(c.points) or not all(f in ("point", "inertial") for f in frames):
+            raise ProtocolError(
+                "invalid_argument",
+                f'frames must list "point" or "inertial" for each of {list(c.points)}, got {frames}',
+            )
+        if s.motions_array is not None:
+            s.current_motions()  # attach keeps answering the motions as of the last step
+        saved = bytes(s.rigid.get_state())
+        try:
+            for point, m, frame in zip(c.points, mass, frames):
+                s.rigid.set_added_mass(point, m, frame=frame)
+        except ValueError as exc:
+            s.rigid.set_state(saved)
+            raise ProtocolError("invalid_argument", str(exc)) from None
+        return {"points": list(c.points), "step": s.step, "time": s.rigid.time}
 
     def _release(self, s: _Session) -> Replies:
         """Apply every client's inputs, take the macro step, reply to everyone who waited.
 
-        Gaps compare the flexible side's kinematics with the rigid point's at the same time:
-        before the step for kinematics sent at the step's start (Jacobi), after it for those
-        sent at its end (the flexible side stepped first).
+        The order is the in-process master's: the flexible side's reports at t_k (kinematics
+        and energy), the gaps, the result row of t_k; then the new wrenches and Jacobians, the
+        step, and the motions at t_k + H. Reports sent at the step's end (the flexible side
+        stepped first) are applied after the step, and their gaps evaluated there.
         """
         rigid = s.rigid
         pending = list(s.pending.values())
+        kind = pending[0].kind
         s.pending.clear()
         s.barrier_opened = None
         self._waiting.discard(s.id)
         gaps_start: dict = {}
         gaps_end: dict = {}
         try:
-            later = []
-            for p in pending:
-                c = s.clients[p.client]
-                if p.wrench.ndim == 3:
-                    for point, coefficients in zip(c.points, p.wrench):
-                        rigid.set_wrench_polynomial(point, coefficients)
-                else:
-                    for point, row in zip(c.points, p.wrench):
-                        rigid.set_wrench(point, row)
-                if p.jacobian is not None:
-                    for point, jac in zip(c.points, p.jacobian):
-                        rigid.set_interface_jacobian(point, jac[0], jac[1])
-                if p.flex_at_end:
-                    later.append((c, p))
-                else:
-                    for joint, row in zip(c.joints, p.flex):
-                        rigid.set_flex_kinematics(joint, row)
-            if s.joints and len(later) < len(pending):
-                gaps_start = rigid.gaps()
-            rigid.step(s.macro_step)
-            for c, p in later:
-                for joint, row in zip(c.joints, p.flex):
-                    rigid.set_flex_kinematics(joint, row)
-            if s.joints and later:
-                gaps_end = rigid.gaps()
-            outs = s.outputs_array() if s.outputs_array is not None else rigid.point_outputs()
+            if (
+                kind == "step"
+                and s.snapshot_every
+                and s.step % s.snapshot_every == 0
+                and hasattr(rigid, "get_state")
+            ):
+                s.snapshots["auto"] = _Snapshot(s.step, rigid.time, bytes(rigid.get_state()))
+            start = [p for p in pending if not p.flex_at_end and p.flex is not None]
+            if start:
+                for p in start:
+                    self._apply_reports(rigid, s.clients[p.client], p)
+                if s.joints:
+                    gaps_start = rigid.gaps()
+                s.reported_step = s.step
+                s.reported_gaps = (
+                    np.array([gaps_start[j] for j in s.joints]) if gaps_start else s.nan_gaps
+                )
+                if s.records_rows and (kind == "report" or s.step % s.output_every == 0):
+                    s.record_row(s.step)
+            elif s.reported_step == s.step and s.reported_gaps is not None:
+                gaps_start = dict(zip(s.joints, s.reported_gaps))
+            if kind == "report":
+                if s.motions_array is not None:
+                    s.motions = None
+                    s.current_motions()
+                outs = s.outputs_array() if s.outputs_array is not None else rigid.point_outputs()
+            else:
+                later = []
+                for p in pending:
+                    c = s.clients[p.client]
+                    if p.wrench.ndim == 3:
+                        for point, coefficients in zip(c.points, p.wrench):
+                            rigid.set_wrench_polynomial(point, coefficients)
+                    else:
+                        for point, row in zip(c.points, p.wrench):
+                            rigid.set_wrench(point, row)
+                    if p.jacobian is not None:
+                        for point, jac in zip(c.points, p.jacobian):
+                            rigid.set_interface_jacobian(point, jac[0], jac[1])
+                    if p.flex_at_end:
+                        later.append((c, p))
+                rigid.step(s.macro_step)
+                for c, p in later:
+                    self._apply_reports(rigid, c, p)
+                if s.joints and later:
+                    gaps_end = rigid.gaps()
+                    if s.records_rows and (s.step + 1) % s.output_every == 0:
+                        s.record_row(s.step + 1)
+                outs = s.outputs_array() if s.outputs_array is not None else rigid.point_outputs()
+                s.motions = None
+                if s.wants_motions():
+                    s.current_motions()
         except SimulationError as exc:
             s.failed = f"step {s.step} failed: {exc}"
             err = ProtocolError("simulation_error", f"{s.failed}; the session needs a restore")
@@ -725,17 +927,22 @@ class Service:
             s.failed = f"step {s.step} failed with an internal error: {type(exc).__name__}: {exc}"
             err = ProtocolError("internal_error", f"{s.failed}; the session needs a restore")
             return [(p.peer, error_reply(p.msg, err)) for p in pending]
-        s.step += 1
-        t = rigid.time
-        kin = s.all_kinematics(outs)
         nan_gaps = s.nan_gaps
         start_rows = np.array([gaps_start[j] for j in s.joints]) if gaps_start else nan_gaps
-        end_rows = np.array([gaps_end[j] for j in s.joints]) if gaps_end else nan_gaps
-        if gaps_start:
-            s.history_gaps[-1] = start_rows
-        s.history_time.append(t)
-        s.history_kin.append(kin)
-        s.history_gaps.append(end_rows)
+        kin = s.all_kinematics(outs)
+        if kind == "step":
+            s.step += 1
+            end_rows = np.array([gaps_end[j] for j in s.joints]) if gaps_end else nan_gaps
+            if gaps_start:
+                s.history_gaps[-1] = start_rows
+            s.history_time.append(rigid.time)
+            s.history_kin.append(kin)
+            s.history_gaps.append(end_rows)
+        else:
+            end_rows = nan_gaps
+            if gaps_start:
+                s.history_gaps[-1] = start_rows
+        t = rigid.time
         replies = []
         for p in pending:
             c = s.clients[p.client]
@@ -745,8 +952,19 @@ class Service:
                 "kinematics": _select(kin, c.point_rows),
                 "gaps": _select(end_rows if p.flex_at_end else start_rows, c.joint_rows),
             }
+            if c.motions and s.motions is not None:
+                content["motions"] = _select(s.motions, c.point_rows)
             replies.append((p.peer, ok_reply(p.msg, content)))
         return replies
+
+    @staticmethod
+    def _apply_reports(rigid: Any, c: _Client, p: _Pending) -> None:
+        if p.energy is not None:
+            for joint, row, energy in zip(c.joints, p.flex, p.energy):
+                rigid.set_flex_report(joint, row, float(energy))
+        else:
+            for joint, row in zip(c.joints, p.flex):
+                rigid.set_flex_kinematics(joint, row)
 
     def _on_get_state(self, msg: dict, peer) -> dict:
         s = self._session(msg)
@@ -861,7 +1079,7 @@ class Service:
     def _on_results(self, msg: dict, peer) -> dict:
         s = self._session(msg)
         n = len(s.history_time)
-        return {
+        out = {
             "points": list(s.points),
             "joints": list(s.joints),
             "first_step": s.history_first_step,
@@ -869,6 +1087,13 @@ class Service:
             "kinematics": np.array(s.history_kin).reshape(n, len(s.points), 13),
             "gaps": np.array(s.history_gaps).reshape(n, len(s.joints), 4),
         }
+        if s.records_rows:
+            out["columns"] = list(s.rigid.results_columns())
+            out["row_steps"] = list(s.row_steps)
+            out["rows"] = np.array(s.rows).reshape(len(s.rows), len(out["columns"]))
+            if hasattr(s.rigid, "diagnostics"):
+                out["diagnostics"] = _plain(s.rigid.diagnostics())
+        return out
 
     def _on_close(self, msg: dict, peer):
         s = self._session(msg)
@@ -895,5 +1120,7 @@ class Service:
                 waiting=sorted(s.pending),
                 orphans=sorted(s.orphans),
                 failed=s.failed,
+                reported_step=s.reported_step,
+                last_row_step=s.row_steps[-1] if s.row_steps else None,
             )
         return out

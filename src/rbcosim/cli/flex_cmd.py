@@ -1,0 +1,84 @@
+"""`rbcosim flex`: the reference flexible body as its own process, a client of `rbcosim serve`.
+
+It speaks only the public protocol (interfaces/PROTOCOL.md): attach to one joint of a session,
+then report, send the wrench polynomial, step, until the scenario's end time. Its own result
+columns (modal coordinates, output nodes) go to --out for `rbcosim cosim` to merge.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rbcosim.errors import RbcosimError
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "flex",
+        help="run the reference flexible body as a client of an rbcosim server",
+        description="Run one flexible body of a scenario in this process, coupled to a session of "
+        "an rbcosim server over the public protocol (the same numbers as `rbcosim run`).",
+    )
+    p.add_argument("--connect", required=True, metavar="ADDR",
+                   help="server endpoint, e.g. tcp://127.0.0.1:5555")
+    p.add_argument("--session", required=True, metavar="ID", help="session id (create_session)")
+    p.add_argument("--joint", required=True, metavar="NAME",
+                   help="the rigid–flexible joint ([couplings.NAME]) this process drives")
+    p.add_argument("--scenario", required=True, metavar="FILE",
+                   help="the scenario the session was created from (flexible body definitions)")
+    p.add_argument("--set", dest="overrides", metavar="KEY=VALUE", action="append", default=[],
+                   help="the same overrides the session was created with (repeatable)")
+    p.add_argument("--t-end", type=float, metavar="T", help="end time, s (as solver.t_end)")
+    p.add_argument("--out", metavar="FILE",
+                   help="write this side's result columns (msgpack) for `rbcosim cosim` to merge")
+    p.add_argument("--timeout", type=float, default=120.0, metavar="S",
+                   help="seconds to wait for each reply (default %(default)s)")
+    p.add_argument("--checkpoint-dir", metavar="DIR",
+                   help="write this side's state every --checkpoint-every macro steps")
+    p.add_argument("--checkpoint-every", type=int, default=0, metavar="N")
+    p.add_argument("--resume", action="store_true",
+                   help="take over the joint of a restored session from the checkpoint of its step")
+    p.add_argument("--curve-server-key", metavar="FILE", help="server public key for CURVE")
+    p.add_argument("--curve-secret", metavar="FILE", help="this client's CURVE .key_secret")
+    p.set_defaults(handler=run)
+
+
+def load(args: argparse.Namespace):
+    from rbcosim.scenario import load_scenario
+
+    overrides = list(args.overrides)
+    if args.t_end is not None:
+        overrides.append(f"solver.t_end={args.t_end!r}")
+    return load_scenario(args.scenario, overrides)
+
+
+def run(args: argparse.Namespace) -> int:
+    from rbcosim.client import Client
+    from rbcosim.distributed.flex_solver import run_flex_solver
+
+    scenario = load(args)
+    if args.checkpoint_every < 0:
+        raise RbcosimError("--checkpoint-every: expected 0 (off) or a positive integer")
+    with Client(args.connect, timeout=args.timeout, curve_server_key=args.curve_server_key,
+                curve_client_secret_file=args.curve_secret) as client:
+        client.hello(f"rbcosim flex {args.joint}")
+        results = run_flex_solver(scenario, args.joint, client, args.session,
+                                  checkpoint_dir=args.checkpoint_dir,
+                                  checkpoint_every=args.checkpoint_every, resume=args.resume)
+    if args.out:
+        results.write(Path(args.out))
+    print(f"done {args.joint} {results.steps[-1] if results.steps else 0}", flush=True)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m rbcosim.cli.flex_cmd ...``: the same as ``rbcosim flex ...``."""
+    from rbcosim.cli.main import main as rbcosim_main
+
+    return rbcosim_main(["flex", *(sys.argv[1:] if argv is None else argv)])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,402 @@
+"""`rbcosim cosim`: the coupled run across processes.
+
+The rigid side runs in an `rbcosim serve` process (started here on a free loopback port, or a
+running server given by address, possibly on another host); each flexible body runs in its own
+`rbcosim flex` process (or external solvers attach themselves). This process only creates the
+session, starts and watches the others, shows progress, and merges the server's rigid-side
+result rows with each flexible process's columns into the table `rbcosim run` writes for the
+same scenario — the same columns, in the same order, with the same numbers.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import zmq
+
+from rbcosim.client import Client, ServiceError, ServiceTimeout
+from rbcosim.distributed.flex_solver import FlexResults, check_distributed, macro_steps
+from rbcosim.errors import RbcosimError
+from rbcosim.progress import Progress
+from rbcosim.results import Results
+from rbcosim.scenario import Scenario, load_scenario
+from rbcosim.service.server import is_loopback
+
+
+class CosimError(RbcosimError):
+    """The multi-process run failed: server unreachable, a process died, results disagree."""
+
+
+@dataclass
+class CosimOptions:
+    """How `run_distributed` runs; defaults start everything on this host over loopback."""
+
+    connect: str | None = None
+    """Address of a running server (any host); None starts `rbcosim serve` here."""
+    bind: str = "tcp://127.0.0.1:0"
+    """Where the started server binds (loopback; port 0 picks a free one)."""
+    serve_external: bool = False
+    """Start no flexible solvers: wait for external ones to attach and drive the session."""
+    progress: bool = True
+    barrier_timeout: float = 30.0
+    """Seconds the server waits at a step barrier for a missing flexible solver."""
+    timeout: float = 120.0
+    """Seconds any process waits for one reply from the server."""
+    connect_timeout: float = 10.0
+    """Seconds to wait for the server's first reply (hello)."""
+    checkpoint_every: int = 0
+    """Server snapshots and flexible-solver checkpoints every N macro steps (0: none)."""
+    checkpoint_dir: Path | None = None
+    curve_server_key: str | None = None
+    curve_secret: str | None = None
+    log: object = None
+    """Where status lines go (a callable taking a str); None: stderr."""
+
+
+@dataclass
+class CosimRun:
+    """A finished multi-process run."""
+
+    results: Results
+    address: str
+    session: str
+    processes: dict[str, int] = field(default_factory=dict)
+    """joint -> pid of its flexible solver (empty when external solvers drove the session)."""
+
+
+def scenario_overrides(overrides: list[str] | None, t_end: float | None) -> list[str]:
+    """The --set list every process gets, with --t-end as solver.t_end."""
+    out = list(overrides or [])
+    if t_end is not None:
+        if not t_end > 0:
+            raise CosimError(f"--t-end: expected a positive number, got {t_end}")
+        out.append(f"solver.t_end={t_end!r}")
+    return out
+
+
+# --- processes ----------------------------------------------------------------------------
+
+
+def _rbcosim_command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "rbcosim", *args]
+
+
+def _describe_exit(code: int) -> str:
+    if code < 0:
+        try:
+            return f"was killed by signal {signal.Signals(-code).name}"
+        except ValueError:
+            return f"was killed by signal {-code}"
+    return f"exited with code {code}"
+
+
+def _tail(path: Path, lines: int = 6) -> str:
+    try:
+        text = path.read_text(errors="replace").strip().splitlines()
+    except OSError:
+        return ""
+    return "\n".join(text[-lines:])
+
+
+class ServerProcess:
+    """`rbcosim serve` in a child process; `address` is read from its first stdout line."""
+
+    def __init__(self, bind: str, barrier_timeout: float, log_path: Path, wait: float = 60.0):
+        if not is_loopback(bind):
+            raise CosimError(
+                f"--bind {bind}: the server `rbcosim cosim` starts binds to loopback only; to "
+                "serve other hosts run `rbcosim serve --allow-remote ...` yourself and pass "
+                "--connect ADDR"
+            )
+        self.log_path = log_path
+        self._log = open(log_path, "w")  # noqa: SIM115 - closed in stop()
+        self.proc = subprocess.Popen(
+            _rbcosim_command("serve", "--bind", bind, "--barrier-timeout", repr(barrier_timeout)),
+            stdout=subprocess.PIPE, stderr=self._log, text=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        self.address = self._read_address(wait)
+
+    def _read_address(self, wait: float) -> str:
+        sel = selectors.DefaultSelector()
+        sel.register(self.proc.stdout, selectors.EVENT_READ)
+        deadline = time.monotonic() + wait
+        try:
+            while time.monotonic() < deadline:
+                if sel.select(timeout=0.2):
+                    line = self.proc.stdout.readline()
+                    if line.startswith("serving on "):
+                        return line.split("serving on ", 1)[1].strip()
+                    if not line:
+                        break
+                if self.proc.poll() is not None:
+                    break
+        finally:
+            sel.close()
+        code = self.proc.poll()
+        self.stop()
+        why = _describe_exit(code) if code is not None else f"did not start within {wait:g} s"
+        raise CosimError(f"the rbcosim server {why}: {_tail(self.log_path) or 'no output'}")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+        self._log.close()
+
+
+@dataclass
+class FlexProcess:
+    joint: str
+    proc: subprocess.Popen
+    out: Path
+    log: Path
+
+    def failure(self) -> str | None:
+        code = self.proc.poll()
+        if code is None or code == 0:
+            return None
+        tail = _tail(self.log)
+        return (f"the flexible solver of joint {self.joint!r} (pid {self.proc.pid}) "
+                f"{_describe_exit(code)}" + (f":\n{tail}" if tail else ""))
+
+
+def start_flex(address: str, session: str, joint: str, scenario_path: Path,
+               overrides: list[str], workdir: Path, options: CosimOptions,
+               resume: bool = False) -> FlexProcess:
+    """One `rbcosim flex` process for `joint`; its output and log go to `workdir`."""
+    out = workdir / f"{joint}.flex"
+    log = workdir / f"{joint}.log"
+    cmd = _rbcosim_command("flex", "--connect", address, "--session", session, "--joint", joint,
+                           "--scenario", str(scenario_path), "--out", str(out),
+                           "--timeout", repr(options.timeout))
+    for item in overrides:
+        cmd += ["--set", item]
+    if options.checkpoint_every:
+        cmd += ["--checkpoint-every", str(options.checkpoint_every),
+                "--checkpoint-dir", str(options.checkpoint_dir or workdir / "checkpoints")]
+    if resume:
+        cmd.append("--resume")
+    if options.curve_server_key:
+        cmd += ["--curve-server-key", options.curve_server_key]
+    if options.curve_secret:
+        cmd += ["--curve-secret", options.curve_secret]
+    with open(log, "w") as log_file:
+        proc = subprocess.Popen(cmd, stdout=log_file, stderr=subprocess.STDOUT,
+                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    return FlexProcess(joint, proc, out, log)
+
+
+def stop_processes(flex: list[FlexProcess]) -> None:
+    for f in flex:
+        if f.proc.poll() is None:
+            f.proc.terminate()
+    for f in flex:
+        try:
+            f.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            f.proc.kill()
+            f.proc.wait()
+
+
+# --- results ------------------------------------------------------------------------------
+
+
+def merge_results(scenario: Scenario, server_results: dict,
+                  flex_results: dict[str, FlexResults] | None) -> tuple[list[str], np.ndarray]:
+    """The server's rigid-side rows and each joint's flexible columns, in the in-process
+    master's column order (rigid side, then each coupling's flexible body); None for
+    flex_results keeps the rigid columns only (external solvers keep their own)."""
+    columns = list(server_results["columns"])
+    steps = list(server_results["row_steps"])
+    blocks = [np.asarray(server_results["rows"], dtype=np.float64).reshape(len(steps), -1)]
+    for c in scenario.couplings if flex_results is not None else ():
+        fr = flex_results[c.name]
+        if fr.steps != steps:
+            raise CosimError(
+                f"the flexible solver of joint {c.name!r} wrote rows at {len(fr.steps)} steps "
+                f"and the server at {len(steps)}; they must agree (same scenario and overrides?)"
+            )
+        columns += fr.columns
+        blocks.append(fr.table())
+    return columns, np.hstack(blocks)
+
+
+def diagnostics(scenario: Scenario, server_results: dict, n_steps: int, wall_time: float,
+                address: str, processes: dict[str, int]) -> dict:
+    """The in-process master's summary keys, with the run's wall time and processes."""
+    d = dict(server_results.get("diagnostics") or {})
+    joints = d.pop("joints", {})
+    violations = d.pop("continuity_violations", 0)
+    cs = scenario.cosim
+    d["wall_time_s"] = wall_time
+    d.update(formulation="maximal (rigid side)", scheme=cs.scheme, macro_step=cs.macro_step,
+             micro_steps=cs.micro_steps, extrapolation=cs.extrapolation, macro_steps=n_steps,
+             iterations_total=n_steps, iterations_max=1 if n_steps else 0)
+    d["joints"] = joints
+    d["continuity_violations"] = violations
+    d["distributed"] = {"server": address, "flex_processes": processes}
+    return d
+
+
+# --- the run ------------------------------------------------------------------------------
+
+
+def _say(options: CosimOptions, text: str) -> None:
+    if options.log is not None:
+        options.log(text)
+    else:
+        print(text, file=sys.stderr, flush=True)
+
+
+def _connect(address: str, options: CosimOptions) -> Client:
+    try:
+        client = Client(address, timeout=options.connect_timeout,
+                        curve_server_key=options.curve_server_key,
+                        curve_client_secret_file=options.curve_secret)
+    except zmq.ZMQError as exc:
+        raise CosimError(f"cannot connect to {address!r}: {exc}") from None
+    try:
+        client.hello("rbcosim cosim")
+    except ServiceTimeout:
+        client.close_socket()
+        raise CosimError(
+            f"no rbcosim server answers at {address} (waited {options.connect_timeout:g} s): "
+            "is `rbcosim serve` running there, and does the address (and CURVE key) match?"
+        ) from None
+    except ServiceError as exc:
+        client.close_socket()
+        raise CosimError(f"the server at {address} refused the handshake: {exc}") from None
+    client.timeout = options.timeout
+    return client
+
+
+def run_distributed(scenario_path: str | Path, overrides: list[str] | None = None,
+                    options: CosimOptions | None = None) -> CosimRun:
+    """Run the scenario's co-simulation across processes; returns the merged results."""
+    options = options or CosimOptions()
+    scenario_path = Path(scenario_path)
+    overrides = list(overrides or [])
+    scenario = load_scenario(scenario_path, overrides)
+    check_distributed(scenario)
+    n_steps = macro_steps(scenario)
+    with tempfile.TemporaryDirectory(prefix="rbcosim-cosim-") as tmp:
+        workdir = Path(tmp)
+        server = None
+        flex: list[FlexProcess] = []
+        client = None
+        try:
+            if options.connect is None:
+                server = ServerProcess(options.bind, options.barrier_timeout,
+                                       workdir / "server.log")
+                address = server.address
+            else:
+                address = options.connect
+            client = _connect(address, options)
+            info = _create_session(client, scenario_path, overrides, address, options,
+                                   local=server is not None)
+            session = info["session"]
+            start = time.perf_counter()
+            if options.serve_external:
+                _announce(options, address, session, scenario, scenario_path, overrides)
+            else:
+                flex = [start_flex(address, session, c.name, scenario_path.resolve(), overrides,
+                                   workdir, options) for c in scenario.couplings]
+            _watch(client, flex, n_steps, options, server)
+            wall = time.perf_counter() - start
+            res = client.results()
+            flex_results = None if options.serve_external else {
+                f.joint: FlexResults.read(f.out) for f in flex}
+            columns, data = merge_results(scenario, res, flex_results)
+            processes = {f.joint: f.proc.pid for f in flex}
+            diag = diagnostics(scenario, res, n_steps, wall, address, processes)
+            try:
+                client.close()
+            except (ServiceError, ServiceTimeout):
+                pass
+            return CosimRun(Results(columns, data, diag), address, session, processes)
+        finally:
+            stop_processes(flex)
+            if client is not None:
+                client.close_socket()
+            if server is not None:
+                server.stop()
+
+
+def _create_session(client: Client, scenario_path: Path, overrides: list[str], address: str,
+                    options: CosimOptions, local: bool) -> dict:
+    """A session of the scenario: by path on a server started here (it sees our files), as
+    inline text on another one (base_dir only when that one is on this host)."""
+    pairs = (item.split("=", 1) for item in overrides)
+    kwargs = dict(overrides={k.strip(): v.strip() for k, v in pairs},
+                  barrier_timeout=options.barrier_timeout,
+                  snapshot_every=options.checkpoint_every or None)
+    try:
+        if local:
+            return client.create_session(scenario_path.resolve(), **kwargs)
+        base = str(scenario_path.resolve().parent) if is_loopback(address) else None
+        return client.create_session(text=scenario_path.read_text(), base_dir=base, **kwargs)
+    except ServiceError as exc:
+        raise CosimError(f"the server at {address} refused the scenario: {exc.message}") from None
+
+
+def _announce(options: CosimOptions, address: str, session: str, scenario: Scenario,
+              scenario_path: Path, overrides: list[str]) -> None:
+    _say(options, f"serving session {session} on {address}; waiting for flexible solvers:")
+    sets = "".join(f" --set {item}" for item in overrides)
+    for c in scenario.couplings:
+        _say(options, f"  joint {c.name} (point {c.point}, body {c.flex_body}): rbcosim flex "
+                      f"--connect {address} --session {session} --joint {c.name} "
+                      f"--scenario {scenario_path}{sets}")
+
+
+def _watch(client: Client, flex: list[FlexProcess], n_steps: int, options: CosimOptions,
+           server: ServerProcess | None) -> None:
+    """Until every flexible solver has finished (or, external, the session reached t_end)."""
+    with Progress(n_steps, enabled=options.progress, label="cosim") as bar:
+        while True:
+            failed = [m for f in flex if (m := f.failure())]
+            if failed:
+                raise CosimError("\n".join(failed) + _server_view(client))
+            if server is not None and server.proc.poll() is not None:
+                raise CosimError(f"the rbcosim server {_describe_exit(server.proc.returncode)}: "
+                                 f"{_tail(server.log_path)}")
+            try:
+                hb = client.heartbeat()
+            except ServiceTimeout:
+                raise CosimError(f"the server at {client.address} stopped answering") from None
+            except ServiceError as exc:
+                raise CosimError(f"the server lost the session: {exc}") from None
+            if hb.get("failed"):
+                raise CosimError(f"the session failed: {hb['failed']}")
+            bar.update(min(int(hb["step"]), n_steps))
+            if flex and all(f.proc.poll() == 0 for f in flex):
+                return
+            if not flex and hb["step"] >= n_steps and hb.get("last_row_step") == n_steps \
+                    and not hb.get("waiting"):
+                return
+            time.sleep(0.1)
+
+
+def _server_view(client: Client) -> str:
+    try:
+        hb = client.heartbeat()
+    except RbcosimError:
+        return ""
+    return (f"\nthe server's session: step {hb.get('step')}, clients {hb.get('clients')}, "
+            f"waiting {hb.get('waiting')}, orphans {hb.get('orphans')}")
