@@ -200,7 +200,6 @@ def run_flex_solver(
     ckpt = Path(checkpoint_dir) if checkpoint_dir is not None else None
     if resume and ckpt is None:
         raise FlexSolverError("resuming needs the checkpoint folder of the interrupted run")
-    results = FlexResults(joint, ep.columns(ep.coupling.flex_body))
 
     info = client.attach([point], [joint], session=session, motions=True, force=resume,
                          name=name or f"rbcosim flex {joint} (pid {os.getpid()})")
@@ -216,6 +215,7 @@ def run_flex_solver(
         handover = ep.initialize(t, motion_of(m, t))
         if handover is not None:
             client.set_added_mass([handover[0]], [handover[1]])
+        results = FlexResults(joint, ep.columns(ep.coupling.flex_body))
         results.add(0, ep.row())
         kin, energy = ep.report()
         r = client.report([kin], [energy])
