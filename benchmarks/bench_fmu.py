@@ -7,11 +7,13 @@ Rows (µs per macro step, best of R runs of N steps):
 
 - ``bare FMI k``: a pythonfmu / pythonfmu3 slave with as many Real inputs and outputs as the
   scenario's FMU, whose do_step does nothing: the price of the FMI boundary alone;
-- ``rbcosim FMI k``: the exported scenario, embedded mode: setReal (all inputs), doStep,
-  getReal (all outputs);
+- ``rbcosim FMI k``: the exported scenario, embedded mode: setReal (all inputs, wrench
+  derivatives and flexible-side report included), doStep, getReal (all outputs, so the
+  accelerations, gaps and energy residuals are evaluated each step);
 - ``in-process step``: RigidSide.step alone;
-- ``in-process step + I/O``: set_wrench / set_flex_kinematics, step, point_outputs, gaps:
-  the same work the FMU does per doStep, without FMI.
+- ``in-process step + I/O``: set_flex_report, gaps, set_wrench_polynomial, step,
+  point_outputs, point_accelerations, joint gaps: the same work the FMU
+  does per doStep and get, without FMI.
 """
 
 from __future__ import annotations
@@ -132,11 +134,12 @@ def time_fmu(path: Path, unzipdir: Path, steps: int, repeat: int) -> float:
 
 def time_in_process(scenario: Path, steps: int, repeat: int) -> tuple[float, float]:
     """Best µs per RigidSide.step, and per step with the FMU's inputs and outputs."""
+    from rbcosim.cosim.continuity import joint_gaps
     from rbcosim.cosim.rigid_side import RigidSide
 
     side = RigidSide.from_scenario(scenario)
     H = side.macro_step
-    wrench = np.zeros(6)
+    polynomial = np.zeros((3, 6))
     flex = np.array([0.0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0])
     bare = full = float("inf")
     for _ in range(repeat):
@@ -146,13 +149,16 @@ def time_in_process(scenario: Path, steps: int, repeat: int) -> tuple[float, flo
         bare = min(bare, (time.perf_counter() - start) / steps)
         start = time.perf_counter()
         for _ in range(steps):
-            for p in side.point_names:
-                side.set_wrench(p, wrench)
             for j in side.joint_names:
-                side.set_flex_kinematics(j, flex)
-            side.step(H)
-            side.point_outputs()
+                side.set_flex_report(j, flex, 0.0)
             side.gaps()
+            for p in side.point_names:
+                side.set_wrench_polynomial(p, polynomial)
+            side.step(H)
+            outputs = side.point_outputs()
+            side.point_accelerations()
+            for j in side.joint_names:
+                joint_gaps(outputs[side.joint_point(j)], flex)
         full = min(full, (time.perf_counter() - start) / steps)
     return bare * 1e6, full * 1e6
 

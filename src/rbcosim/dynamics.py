@@ -214,29 +214,43 @@ class MaximalSystem:
         )
 
     # --- projection onto the constraint manifold ----------------------------------------------
+    def project(self, state: State, tol: float = 1e-12, max_iter: int = 8) -> float:
+        """Project positions, then velocities, onto the constraint manifold (mass-weighted,
+        minimum norm); returns the final ‖Φ‖∞. The velocity step reuses the Jacobian of the
+        last position check."""
+        if not self.rows.size:
+            return 0.0
+        values = self._project_positions(state, tol, max_iter)
+        self._project_velocities(state, values)
+        return float(np.max(np.abs(values.phi)))
+
     def project_positions(self, state: State, tol: float = 1e-12, max_iter: int = 8) -> float:
         """Mass-weighted minimum-norm correction of positions to ‖Φ‖∞ ≤ tol; returns ‖Φ‖∞."""
         if not self.rows.size:
             return 0.0
+        return float(np.max(np.abs(self._project_positions(state, tol, max_iter).phi)))
+
+    def _project_positions(self, state: State, tol: float, max_iter: int) -> ConstraintValues:
+        """Newton iterations on Φ = 0; returns the constraint values at the final positions."""
+        values = self.constraint_values(Kinematics.of(state))
         for _ in range(max_iter):
-            values = self.constraint_values(Kinematics.of(state))
-            err = float(np.max(np.abs(values.phi)))
-            if err <= tol:
-                return err
+            if float(np.max(np.abs(values.phi))) <= tol:
+                break
             mu, mj = self._solve_schur(self.jacobian(values), values.phi)
             delta = -(mj @ mu).reshape(-1, 6)
             state.r = state.r + delta[:, :3]
             state.q = quat.rotate_by_vector(state.q, delta[:, 3:])
-        values = self.constraint_values(Kinematics.of(state))
-        return float(np.max(np.abs(values.phi)))
+            values = self.constraint_values(Kinematics.of(state))
+        return values
 
     def project_velocities(self, state: State) -> None:
         """Mass-weighted minimum-norm correction of velocities to Φ̇ = J ν + Φ_t = 0."""
-        if not self.rows.size:
-            return
-        kin = Kinematics.of(state)
-        values = self.constraint_values(kin)
-        err = values.velocity_error(np.hstack([kin.v, kin.w_body]))
+        if self.rows.size:
+            self._project_velocities(state, self.constraint_values(Kinematics.of(state)))
+
+    def _project_velocities(self, state: State, values: ConstraintValues) -> None:
+        nu_ext = np.vstack([np.zeros(6), np.hstack([state.v, state.w])])
+        err = values.velocity_error(nu_ext)
         mu, mj = self._solve_schur(self.jacobian(values), err)
         state.set_velocities(state.velocities - mj @ mu)
 

@@ -45,8 +45,7 @@ class FixedStepIntegrator:
         new.q = quat.normalize(new.q)
         self.system.check_finite(new)
         if self.project:
-            self.system.project_positions(new)
-            self.system.project_velocities(new)
+            self.system.project(new)
             self.system.check_finite(new)
         state.t, state.r, state.q, state.v, state.w = new.t, new.r, new.q, new.v, new.w
         return state

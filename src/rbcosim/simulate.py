@@ -93,8 +93,7 @@ class RigidSimulation:
         self.system = MaximalSystem(model, baumgarte=solver.baumgarte)
         self.state = State.initial(model)
         if solver.projection:
-            self.system.project_positions(self.state)
-            self.system.project_velocities(self.state)
+            self.system.project(self.state)
         phi, _ = self.system.drift(self.state)
         if phi > INITIAL_CONSISTENCY:
             raise SimulationError(

@@ -17,7 +17,10 @@ def add_parser(sub) -> argparse.ArgumentParser:
         description="Export a scenario's rigid side as a co-simulation FMU (pythonfmu for "
         "FMI 2.0, pythonfmu3 for FMI 3.0). Inputs: each interface point's force and moment and "
         "each joint's flexible-node kinematics; outputs: the points' kinematics and the "
-        "joints' continuity gaps; scenario parameters as FMU parameters. The FMU runs in the "
+        "joints' continuity gaps; scenario parameters as FMU parameters. Embedded FMUs also "
+        "carry what a master needs to reproduce `rbcosim run`'s co-simulation: the points' "
+        "accelerations, wrench derivatives (extrapolation), added-mass parameters, the "
+        "flexible side's energy and the energy residual. The FMU runs in the "
         "importer's Python, which must have rbcosim installed (see fmu/README.md).",
     )
     p.add_argument("scenario", metavar="SCENARIO", help="scenario file (TOML)")

@@ -53,6 +53,11 @@ def main(argv: list[str] | None = None) -> int:
     except RbcosimError as exc:
         print(f"rbcosim {args.command}: error: {exc}", file=sys.stderr)
         return 1
+    except (ValueError, KeyError, OSError) as exc:
+        # Bad values that reached the solvers (inputs, files): a sentence, not a traceback.
+        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        print(f"rbcosim {args.command}: error: {message}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
