@@ -219,6 +219,7 @@ class Client:
         barrier_timeout: float | None = None,
         output_every: int | None = None,
         snapshot_every: int | None = None,
+        wait_for_joints: bool = False,
     ) -> dict:
         """Create a session from a scenario path (as the server sees it) or inline TOML text."""
         content: dict[str, Any] = {}
@@ -236,6 +237,8 @@ class Client:
             content["output_every"] = int(output_every)
         if snapshot_every is not None:
             content["snapshot_every"] = int(snapshot_every)
+        if wait_for_joints:
+            content["wait_for_joints"] = True
         reply = self.request("create_session", content)
         self.session = reply["session"]
         self.step_index = reply["step"]

@@ -202,13 +202,21 @@ class Constraints:
         return _rowdot(ua, ub), gamma, g.a, g.b, ja, jb
 
     @staticmethod
-    def _eval_dot2(g: _Group, kin: Kinematics):
-        k = len(g)
-        ua = kin.direction(g.a, g.ua)
+    def _separation(g: _Group, kin: Kinematics):
+        """Lever arms ρ_a, ρ_b, the separation d = p_b − p_a, its rate ḋ, and the relative
+        centripetal acceleration ω_b×(ω_b×ρ_b) − ω_a×(ω_a×ρ_a) of a group's marker origins."""
         rho_a, pa, va = kin.point(g.a, g.sa)
         rho_b, pb, vb = kin.point(g.b, g.sb)
         wa, wb = kin.w_inertial[g.a], kin.w_inertial[g.b]
-        d, dd = pb - pa, vb - va
+        centripetal = _centripetal(wb, rho_b) - _centripetal(wa, rho_a)
+        return rho_a, rho_b, pb - pa, vb - va, centripetal
+
+    @classmethod
+    def _eval_dot2(cls, g: _Group, kin: Kinematics):
+        k = len(g)
+        ua = kin.direction(g.a, g.ua)
+        wa = kin.w_inertial[g.a]
+        rho_a, rho_b, d, dd, centripetal = cls._separation(g, kin)
         ja = np.zeros((k, 6))
         jb = np.zeros((k, 6))
         ja[:, :3] = -ua
@@ -218,24 +226,21 @@ class Constraints:
         gamma = -(
             _rowdot(_centripetal(wa, ua), d)
             + 2 * _rowdot(cross(wa, ua), dd)
-            + _rowdot(ua, _centripetal(wb, rho_b) - _centripetal(wa, rho_a))
+            + _rowdot(ua, centripetal)
         )
         return _rowdot(ua, d), gamma, g.a, g.b, ja, jb
 
-    @staticmethod
-    def _eval_dist(g: _Group, kin: Kinematics):
+    @classmethod
+    def _eval_dist(cls, g: _Group, kin: Kinematics):
         k = len(g)
-        rho_a, pa, va = kin.point(g.a, g.sa)
-        rho_b, pb, vb = kin.point(g.b, g.sb)
-        wa, wb = kin.w_inertial[g.a], kin.w_inertial[g.b]
-        d, dd = pb - pa, vb - va
+        rho_a, rho_b, d, dd, centripetal = cls._separation(g, kin)
         ja = np.zeros((k, 6))
         jb = np.zeros((k, 6))
         ja[:, :3] = -d
         jb[:, :3] = d
         ja[:, 3:] = -_to_body(cross(rho_a, d), kin.R[g.a])
         jb[:, 3:] = _to_body(cross(rho_b, d), kin.R[g.b])
-        gamma = -(_rowdot(dd, dd) + _rowdot(d, _centripetal(wb, rho_b) - _centripetal(wa, rho_a)))
+        gamma = -(_rowdot(dd, dd) + _rowdot(d, centripetal))
         phi = 0.5 * (_rowdot(d, d) - g.length**2)
         return phi, gamma, g.a, g.b, ja, jb
 

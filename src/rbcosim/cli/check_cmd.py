@@ -62,6 +62,15 @@ def run(args: argparse.Namespace) -> int:
         eig = np.linalg.eigvalsh(body.inertia)
         print(f"body {name}: mass {body.mass:g} kg, principal moments "
               f"{', '.join(f'{e:.6g}' for e in eig)} kg·m² (valid)")
+    if scenario.couplings or scenario.flex_bodies:
+        from rbcosim.cosim.master import build_endpoints
+
+        for joint, ep in build_endpoints(scenario, scenario.cosim.macro_step).items():
+            fm = ep.body.model
+            freqs = ", ".join(f"{f:.6g}" for f in fm.frequencies_hz)
+            print(f"coupling {joint}: point {ep.coupling.point} <-> flexible body "
+                  f"{ep.coupling.flex_body} ({fm.attachment}, {fm.n_boundary} boundary DOFs, "
+                  f"{fm.n_modes} modes; fixed-interface frequencies {freqs} Hz)")
     if args.assemble:
         s = report.assembled
         print("\n# consistent initial state (centre of mass position, quaternion, velocities)")

@@ -45,16 +45,18 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def format_summary(diag: dict) -> str:
-    """Human-readable lines of a run's diagnostics."""
+def format_summary(diag: dict, indent: str = "") -> str:
+    """Human-readable lines of a run's diagnostics (nested tables indented)."""
     lines = []
     for key, value in diag.items():
+        if key.startswith("_"):
+            continue
         if isinstance(value, dict):
-            lines.append(f"{key}:")
-            lines += [f"  {k}: {_fmt(v)}" for k, v in value.items()]
+            lines.append(f"{indent}{key}:")
+            lines.append(format_summary(value, indent + "  "))
         else:
-            lines.append(f"{key}: {_fmt(value)}")
-    return "\n".join(lines)
+            lines.append(f"{indent}{key}: {_fmt(value)}")
+    return "\n".join(line for line in lines if line)
 
 
 def _fmt(value) -> str:

@@ -345,7 +345,7 @@ def _create_session(client: Client, scenario_path: Path, overrides: list[str], a
     pairs = (item.split("=", 1) for item in overrides)
     kwargs = dict(overrides={k.strip(): v.strip() for k, v in pairs},
                   barrier_timeout=options.barrier_timeout,
-                  snapshot_every=options.checkpoint_every or None)
+                  snapshot_every=options.checkpoint_every or None, wait_for_joints=True)
     try:
         if local:
             return client.create_session(scenario_path.resolve(), **kwargs)

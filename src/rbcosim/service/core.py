@@ -245,6 +245,8 @@ class _Session:
     reported_gaps: np.ndarray | None = None
     output_every: int = 1
     snapshot_every: int = 0
+    wait_for_joints: bool = False
+    """Barriers also wait until every joint has a client (a run that starts its clients apart)."""
     row_steps: list[int] = field(default_factory=list)
     rows: list[np.ndarray] = field(default_factory=list)
     """Result rows (the rigid side's ``results_row()``) and the step index of each."""
@@ -252,6 +254,12 @@ class _Session:
     @property
     def records_rows(self) -> bool:
         return hasattr(self.rigid, "results_row")
+
+    def barrier_full(self) -> bool:
+        """Every attached client has sent its request (and, if asked, every joint has one)."""
+        if not self.pending or len(self.pending) < len(self.clients):
+            return False
+        return not self.wait_for_joints or all(j in self.joint_owner for j in self.joints)
 
     def wants_motions(self) -> bool:
         return self.motions_array is not None and any(c.motions for c in self.clients.values())
@@ -559,6 +567,7 @@ class Service:
         if output_every is not None and output_every < 1:
             raise ProtocolError("invalid_argument", "output_every must be a positive integer")
         snapshot_every = _field(content, "snapshot_every", int, required=False, default=0)
+        wait_for_joints = _field(content, "wait_for_joints", bool, required=False, default=False)
         if snapshot_every < 0:
             raise ProtocolError("invalid_argument", "snapshot_every must be 0 (off) or positive")
         try:
@@ -585,6 +594,7 @@ class Service:
             motions_array=getattr(rigid, "motions_array", None),
             output_every=output_every or _scenario_output_every(rigid),
             snapshot_every=snapshot_every,
+            wait_for_joints=wait_for_joints,
         )
         s.nan_gaps = np.full((len(s.joints), 4), np.nan)
         s.nan_gaps.flags.writeable = False
@@ -604,6 +614,7 @@ class Service:
             "parameters": {k: float(v) for k, v in rigid.parameters().items()},
             "output_every": s.output_every,
             "snapshot_every": s.snapshot_every,
+            "wait_for_joints": s.wait_for_joints,
         }
         if s.records_rows:
             out["columns"] = list(rigid.results_columns())
@@ -695,7 +706,7 @@ class Service:
         c = self._client(s, msg["content"])
         self._detach(s, c, orphan=False)
         own = (peer, ok_reply(msg, {"client": c.id, "step": s.step}))
-        if s.pending and len(s.pending) == len(s.clients):
+        if s.barrier_full():
             return [own, *self._release(s)]
         return [own]
 
@@ -773,7 +784,7 @@ class Service:
         if s.barrier_opened is None:
             s.barrier_opened = self.clock()
             self._waiting.add(s.id)
-        if len(s.pending) < len(s.clients):
+        if not s.barrier_full():
             return None
         return self._release(s)
 
@@ -829,7 +840,12 @@ class Service:
             )
         if not c.points:
             raise ProtocolError("invalid_argument", f"client {c.id} is attached to no points")
-        self._require_idle_barrier(s, "set an added mass")
+        if c.id in s.pending:
+            raise ProtocolError(
+                "barrier_pending",
+                f"client {c.id} waits at the barrier of step {s.step}; hand the added mass over "
+                "before sending a step or report",
+            )
         mass = as_array(content.get("added_mass"), msg.get("buffers", ()), "added_mass",
                         (len(c.points), 6, 6))
         _finite(mass.reshape(len(c.points), -1), "added_mass", c.points)
