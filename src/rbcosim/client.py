@@ -343,11 +343,25 @@ class Client:
         """Wait for the reply to a step sent with `start_step`."""
         return self._step_result(self.receive(msg_id)["content"])
 
-    def report(self, flex_kinematics=None, flex_energy=None, *, step: int | None = None) -> StepResult:
+    def report(
+        self,
+        flex_kinematics=None,
+        flex_energy=None,
+        *,
+        step: int | None = None,
+        wrench=None,
+        wrench_polynomial=None,
+    ) -> StepResult:
         """The flexible side's reports at the current step index, without stepping (barrier
         like `step`): the server evaluates the gaps and records a result row. Used before the
-        first step (after the added-mass handover) and after the last."""
+        first step (after the added-mass handover) and after the last. wrench or
+        wrench_polynomial (optional): the input to hold from now on, applied before the row."""
         content = self._report_content(flex_kinematics, flex_energy, step)
+        if wrench_polynomial is not None:
+            poly = np.asarray(wrench_polynomial, dtype=_F8)
+            content["wrench_polynomial"] = _descriptor(poly.reshape(len(self.points), -1, 6))
+        elif wrench is not None:
+            content["wrench"] = _descriptor(_rows(wrench, self.points, 6, "wrench"))
         return self._step_result(self.request("report", content))
 
     def _report_content(self, flex_kinematics, flex_energy, step: int | None) -> dict[str, Any]:

@@ -38,6 +38,7 @@ class FlexEndpoint:
         self.motion_history: list[InterfaceMotion] = []  # newest first
         self.energy = 0.0
         self.implicit_mass = False
+        self._handed_mass = np.zeros((6, 6))  # what the rigid side applies, point frame if floating
         self._pending_power = 0.0
 
     @property
@@ -71,14 +72,25 @@ class FlexEndpoint:
         self.implicit_mass = True
         if self.body.model.attachment == "floating":
             T = np.kron(np.eye(2), quat.to_matrix(motion.quaternion))
-            return T.T @ mass @ T, "point"
+            self._handed_mass = T.T @ mass @ T
+            return self._handed_mass, "point"
+        self._handed_mass = mass
         return mass, "inertial"
 
     # --- what goes to the rigid side --------------------------------------------------------
     def rigid_input(self) -> np.ndarray:
-        """The wrench (6,) the rigid side takes now: the whole wrench, or without the
-        acceleration terms when the added mass was handed over."""
-        return self.body.wrench_at_rest_frame() if self.implicit_mass else self.body.wrench()
+        """The wrench (6,) the rigid side takes now: the whole wrench W, or, when the added
+        mass M_a was handed over, W + M_a [a; α] (the rigid side applies −M_a [a_p; α_p] itself).
+        Not the wrench at zero accelerations: the body's own added mass drifts from M_a as it
+        deforms, and that part must stay in the explicit input."""
+        wrench = self.body.wrench()
+        if not self.implicit_mass:
+            return wrench
+        mass = self._handed_mass
+        if self.body.model.attachment == "floating":
+            T = np.kron(np.eye(2), quat.to_matrix(self.body.node_kinematics()[3:7]))
+            mass = T @ mass @ T.T
+        return wrench + mass @ self.body.frame_accelerations()
 
     def report(self) -> tuple[np.ndarray, float]:
         """(node kinematics (13,), energy delivered so far J) for the continuity check."""
@@ -137,7 +149,7 @@ class FlexEndpoint:
             "w": np.array([w for _, w in self.wrench_history]).reshape(-1, 6),
             "m": np.array([np.append(m.as_array(), m.time) for m in self.motion_history]).reshape(-1, 20),
             "energy": self.energy, "pending": self._pending_power,
-            "implicit_mass": self.implicit_mass,
+            "implicit_mass": self.implicit_mass, "handed_mass": self._handed_mass,
         })
 
     def set_state(self, blob: bytes) -> None:
@@ -147,6 +159,7 @@ class FlexEndpoint:
         self.motion_history = [motion_of(m[:19], float(m[19])) for m in d["m"]]
         self.energy, self._pending_power = float(d["energy"]), float(d["pending"])
         self.implicit_mass = bool(d["implicit_mass"])
+        self._handed_mass = d["handed_mass"]
 
 
 def _start_unstressed_interior(body: FlexBody) -> None:

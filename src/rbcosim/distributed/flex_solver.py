@@ -217,8 +217,10 @@ def run_flex_solver(
             client.set_added_mass([handover[0]], [handover[1]])
         results = FlexResults(joint, ep.columns(ep.coupling.flex_body))
         results.add(0, ep.row())
+        # Hold the initial wrench from t_0 on, as the in-process master does, so the motions
+        # the first step starts from include it.
         kin, energy = ep.report()
-        r = client.report([kin], [energy])
+        r = client.report([kin], [energy], wrench_polynomial=[ep.polynomial(t)])
         m = r.motions[0]
 
     while k < n_steps:

@@ -427,6 +427,12 @@ class FlexBody:
         self._require_init()
         return self._state[_R:_A].copy()
 
+    def frame_accelerations(self) -> np.ndarray:
+        """The interface accelerations (6,) the body currently assumes: [a (3) m/s², α (3)
+        rad/s²], inertial."""
+        self._require_init()
+        return self._state[_A : _AL + 3].copy()
+
     def output_nodes(self) -> dict[str, np.ndarray]:
         """Named output nodes -> inertial position (3,), m."""
         self._require_init()

@@ -18,9 +18,11 @@ Contract with the slaves:
 6. :meth:`FmuCore.get_state` / :meth:`FmuCore.set_state` copy the full solver state plus every
    variable value; :func:`encode_state` / :func:`decode_state` serialize it.
 
-Embedded mode follows ``CosimMaster``'s exchange: a doStep from t_n first hands the joints'
-flexible-side report for t_n (node kinematics, delivered energy) to the rigid side and runs its
-continuity check at t_n, then steps under the wrench polynomial W + Ẇ τ + ½ Ẅ τ² of the inputs.
+Embedded mode follows ``CosimMaster``'s exchange. Wrench inputs take effect at the time they
+are set, as ``RigidSide.set_wrench_polynomial``: from then on the point carries
+W + Ẇ τ + ½ Ẅ τ² (τ from that time), which the accelerations read before the next doStep
+already see. A doStep from t_n hands the joints' flexible-side report for t_n (node kinematics,
+delivered energy) to the rigid side, runs its continuity check at t_n, then steps.
 """
 
 from __future__ import annotations
@@ -146,8 +148,15 @@ class FmuCore:
         self._joint_input_vrs = frozenset(
             [vr for _, vrs in self._flex_slots for vr in vrs] + list(self._flex_energy_vr.values())
         )
+        self._wrench_vrs = frozenset(
+            v.vr
+            for v in self.table.variables
+            if v.kind in ("wrench", "wrench_rate", "wrench_rate2")
+        )
         self._stale_accelerations = False
         self._stale_joints = False
+        # Wrench inputs set since they were last handed to the rigid side (embedded mode).
+        self._wrench_pending = False
         self._parameters = [
             (v.vr, v.owner, float(v.start)) for v in self.table.by_kind("parameter")
         ]
@@ -203,8 +212,12 @@ class FmuCore:
                 joint = self._flex_joint_of.get(vr)
                 if joint is not None:
                     self.flex_reported.add(joint)
-                if vr in self._joint_input_vrs and self.embedded and self.side is not None:
-                    self._stale_joints = True
+                if self.embedded and self.side is not None:
+                    if vr in self._joint_input_vrs:
+                        self._stale_joints = True
+                    elif vr in self._wrench_vrs:
+                        self._wrench_pending = True
+                        self._stale_accelerations = bool(self._acceleration_slots)
             elif vr in self._parameter_vrs and vr in self._real_vrs:
                 self._set_parameter(vr, value)
             else:
@@ -263,6 +276,7 @@ class FmuCore:
         else:
             self.side = build_embedded(self.scenario_path, overrides)
             self._apply_added_mass()
+            self._wrench_pending = True  # the inputs' values (set in initialization or not) at t0
         self.overrides = overrides
         self._publish()
 
@@ -315,6 +329,7 @@ class FmuCore:
         self._stale_accelerations = False
         values = self.values
         try:
+            self._apply_wrench()
             table = dict(zip(self.side.point_names, self.side.point_accelerations().tolist()))
         except Exception as exc:  # noqa: BLE001 - a getter must not fail the host
             self._log(f"evaluating the point accelerations failed: {exc}", "error")
@@ -401,6 +416,16 @@ class FmuCore:
         if self._flex_slots:
             side.gaps()
             self._log_violations()
+        self._apply_wrench()
+
+    def _apply_wrench(self) -> None:
+        """Hand wrench inputs set since the last time to the rigid side, anchored now.
+
+        Raises ValueError (from RigidSide) for non-finite inputs; they then stay pending.
+        """
+        if not self._wrench_pending:
+            return
+        side, values = self.side, self.values
         for point, vrs in self._wrench_slots:
             wrench = np.array([values[vr] for vr in vrs])
             rate = self._wrench_rate_slots.get(point)
@@ -418,6 +443,7 @@ class FmuCore:
                     ]
                 ),
             )
+        self._wrench_pending = False
 
     def _log_violations(self) -> None:
         """Continuity violations the scenario asks to record or warn about go to the FMU log."""
@@ -434,6 +460,7 @@ class FmuCore:
             "values": list(self.values),
             "overrides": dict(self.overrides),
             "flex_reported": sorted(self.flex_reported),
+            "wrench_pending": self._wrench_pending,
             "solver": self.side.get_state() if self.side is not None else None,
         }
 
@@ -447,6 +474,9 @@ class FmuCore:
         self.values = list(state["values"])
         self.flex_reported = set(state["flex_reported"])
         if self.side is not None and self.embedded:
+            # The solver holds the wrench polynomial as handed over; inputs set after that
+            # are handed over anew, anchored at the restored time.
+            self._wrench_pending = bool(state.get("wrench_pending", False))
             self._stale_accelerations = bool(self._acceleration_slots)
             self._stale_joints = bool(self._joint_output_vrs)
 
@@ -462,6 +492,7 @@ def encode_state(state: dict[str, Any]) -> bytes:
             "values": state["values"],
             "overrides": state["overrides"],
             "flex_reported": state["flex_reported"],
+            "wrench_pending": bool(state.get("wrench_pending", False)),
             "solver_size": None if solver is None else len(solver),
         }
     ).encode("utf-8")
@@ -486,5 +517,6 @@ def decode_state(blob: bytes) -> dict[str, Any]:
         "values": header["values"],
         "overrides": header["overrides"],
         "flex_reported": header["flex_reported"],
+        "wrench_pending": bool(header.get("wrench_pending", False)),
         "solver": None if size is None else solver,
     }

@@ -294,7 +294,7 @@ def build_table(
                 "output",
                 float(values[index]),
                 unit,
-                f"{point}: {text}, under the wrench of the last step at its end",
+                f"{point}: {text}, under the current wrench",
                 point,
                 index,
             )

@@ -758,6 +758,10 @@ class Service:
         jacobian = None
         if kind == "step":
             wrench, jacobian = self._step_inputs(s, c, content, buffers)
+        elif content.get("interface_jacobian") is not None:
+            raise ProtocolError("invalid_argument", "a report takes no interface_jacobian")
+        elif content.get("wrench") is not None or content.get("wrench_polynomial") is not None:
+            wrench, _ = self._step_inputs(s, c, content, buffers)
         at_end = content.get("flex_kinematics_at", "start") if kind == "step" else "start"
         if at_end not in ("start", "end"):
             raise ProtocolError("invalid_argument", 'flex_kinematics_at must be "start" or "end"')
@@ -890,6 +894,9 @@ class Service:
                 and hasattr(rigid, "get_state")
             ):
                 s.snapshots["auto"] = _Snapshot(s.step, rigid.time, bytes(rigid.get_state()))
+            if kind == "report":
+                for p in pending:
+                    self._apply_wrenches(rigid, s.clients[p.client], p)
             start = [p for p in pending if not p.flex_at_end and p.flex is not None]
             if start:
                 for p in start:
@@ -913,12 +920,7 @@ class Service:
                 later = []
                 for p in pending:
                     c = s.clients[p.client]
-                    if p.wrench.ndim == 3:
-                        for point, coefficients in zip(c.points, p.wrench):
-                            rigid.set_wrench_polynomial(point, coefficients)
-                    else:
-                        for point, row in zip(c.points, p.wrench):
-                            rigid.set_wrench(point, row)
+                    self._apply_wrenches(rigid, c, p)
                     if p.jacobian is not None:
                         for point, jac in zip(c.points, p.jacobian):
                             rigid.set_interface_jacobian(point, jac[0], jac[1])
@@ -972,6 +974,15 @@ class Service:
                 content["motions"] = _select(s.motions, c.point_rows)
             replies.append((p.peer, ok_reply(p.msg, content)))
         return replies
+
+    @staticmethod
+    def _apply_wrenches(rigid: Any, c: _Client, p: _Pending) -> None:
+        if p.wrench.ndim == 3:
+            for point, coefficients in zip(c.points, p.wrench):
+                rigid.set_wrench_polynomial(point, coefficients)
+        elif len(p.wrench):
+            for point, row in zip(c.points, p.wrench):
+                rigid.set_wrench(point, row)
 
     @staticmethod
     def _apply_reports(rigid: Any, c: _Client, p: _Pending) -> None:
