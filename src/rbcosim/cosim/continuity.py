@@ -33,8 +33,13 @@ def _rotation_angle(p: np.ndarray, q: np.ndarray) -> float:
     return 2.0 * float(np.arctan2(np.linalg.norm(d[1:]), abs(d[0])))
 
 
-def enforce(coupling: Coupling, gaps: np.ndarray, t: float) -> str | None:
-    """Apply the coupling's on_violation action; returns the violation text (or None)."""
+#: Warnings issued per joint before further violations are only counted.
+MAX_WARNINGS = 5
+
+
+def enforce(coupling: Coupling, gaps: np.ndarray, t: float, earlier: int = 0) -> str | None:
+    """Apply the coupling's on_violation action; returns the violation text (or None).
+    `earlier`: violations of this joint so far (warnings stop after MAX_WARNINGS)."""
     over = gaps > coupling.tolerances
     if not over.any():
         return None
@@ -44,6 +49,8 @@ def enforce(coupling: Coupling, gaps: np.ndarray, t: float) -> str | None:
     message = f"joint {coupling.name!r} at t = {t:.6g} s: {text}"
     if coupling.on_violation == "stop":
         raise SimulationError(f"continuity violated: {message}")
-    if coupling.on_violation == "warn":
+    if coupling.on_violation == "warn" and earlier < MAX_WARNINGS:
+        if earlier == MAX_WARNINGS - 1:
+            message += " (further violations of this joint are counted, not shown)"
         warnings.warn(message, ContinuityWarning, stacklevel=3)
     return message

@@ -60,6 +60,7 @@ class RigidSide:
         self.last_gaps = {name: np.zeros(4) for name in self.couplings}
         self.gap_max = {name: np.zeros(4) for name in self.couplings}
         self.violations: list[str] = []
+        self.violation_counts = {name: 0 for name in self.couplings}
         self.sim.system.external = self._loads if k else None
 
     # --- construction ---------------------------------------------------------------------
@@ -265,9 +266,10 @@ class RigidSide:
         for name, c in self.couplings.items():
             flex = self._flex[name]
             g = np.zeros(4) if flex is None else joint_gaps(outputs[c.point], flex)
-            message = enforce(c, g, self.time)
+            message = enforce(c, g, self.time, self.violation_counts[name])
             if message:
                 self.violations.append(message)
+                self.violation_counts[name] += 1
             out[name] = g
             self.last_gaps[name] = g
             np.maximum(self.gap_max[name], g, out=self.gap_max[name])
