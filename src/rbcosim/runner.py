@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rbcosim.errors import ScenarioError
 from rbcosim.results import Results
 from rbcosim.scenario import Scenario
 from rbcosim.simulate import simulate
@@ -16,9 +17,13 @@ def run_scenario(scenario: Scenario, *, progress: bool = True, checkpoint=None,
         return run_cosimulation(scenario, progress=progress, checkpoint=checkpoint,
                                 checkpoint_every=checkpoint_every, resume=resume)
     formulation = scenario.solver.formulation
+    if formulation in ("minimal", "auto") and (checkpoint or resume):
+        raise ScenarioError("--checkpoint/--resume work with the maximal formulation and "
+                            "co-simulations")
     if formulation in ("minimal", "auto"):
         from rbcosim.minimal.route import is_tree, simulate_minimal
 
         if formulation == "minimal" or is_tree(scenario.model):
             return simulate_minimal(scenario.model, scenario.solver, progress=progress)
-    return simulate(scenario.model, scenario.solver, progress=progress)
+    return simulate(scenario.model, scenario.solver, progress=progress, checkpoint=checkpoint,
+                    checkpoint_every=checkpoint_every, resume=resume)

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import numpy as np
 from scipy.integrate import solve_ivp
 
 from rbcosim import quaternion as quat
+from rbcosim.cosim.codec import pack_state, unpack_state
 from rbcosim.dynamics import MaximalSystem
 from rbcosim.errors import SimulationError
 from rbcosim.integrators import ADAPTIVE, FIXED_STEP
@@ -126,29 +128,67 @@ class RigidSimulation:
         self.diagnostics.quaternion_error = self.integrator.quaternion_error
 
 
-def simulate(model: Model, solver: SolverSettings, *, progress: bool = True) -> Results:
-    """Integrate `model` from t = 0 to solver.t_end; returns the results table."""
+def simulate(model: Model, solver: SolverSettings, *, progress: bool = True,
+             checkpoint: Path | None = None, checkpoint_every: int = 0,
+             resume: Path | None = None) -> Results:
+    """Integrate `model` from t = 0 (or a checkpoint) to solver.t_end; returns the results.
+
+    With `checkpoint`, the state, the rows so far and the running diagnostics are saved every
+    `checkpoint_every` steps and at the end; `resume` continues such a file (fixed-step only)."""
     if solver.integrator in ADAPTIVE:
+        if checkpoint or resume:
+            raise SimulationError("checkpoints need a fixed-step integrator (rk4, sdirk2)")
         return _simulate_adaptive(model, solver, progress=progress)
     sim = RigidSimulation(model, solver)
     n_steps = int(round(solver.t_end / solver.dt))
     if not np.isclose(n_steps * solver.dt, solver.t_end, rtol=1e-9, atol=0):
         raise SimulationError(f"t_end = {solver.t_end} s is not a whole number of steps "
                               f"dt = {solver.dt} s")
-    rows = [sim.observe()]
+    rows, first = [sim.observe()], 1
+    if resume is not None:
+        rows, first = _load_checkpoint(sim, Path(resume))
     start = time.perf_counter()
     with Progress(n_steps, enabled=progress, label="run") as bar:
-        for k in range(1, n_steps + 1):
+        for k in range(first, n_steps + 1):
             sim.step(solver.dt)
             sim.state.t = k * solver.dt
             if k % solver.output_every == 0 or k == n_steps:
                 rows.append(sim.observe())
+            if checkpoint is not None and checkpoint_every and k % checkpoint_every == 0:
+                _save_checkpoint(sim, rows, k, Path(checkpoint))
             bar.update(k)
+    if checkpoint is not None:
+        _save_checkpoint(sim, rows, n_steps, Path(checkpoint))
     sim.diagnostics.wall_time = time.perf_counter() - start
     diag = sim.diagnostics.as_dict()
     diag.update(integrator=solver.integrator, dt=solver.dt, t_end=solver.t_end,
                 formulation="maximal", redundant_constraints=sim.system.redundant_rows)
     return Results(sim.columns, np.array(rows), diag)
+
+
+def _save_checkpoint(sim: RigidSimulation, rows: list, k: int, path: Path) -> None:
+    s = sim.state
+    blob = pack_state({"t": s.t, "r": s.r, "q": s.q, "v": s.v, "w": s.w, "step": k,
+                       "rows": np.array(rows), "diagnostics": sim.diagnostics.as_dict(private=True),
+                       "columns": ",".join(sim.columns)})
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(blob)
+    tmp.replace(path)
+
+
+def _load_checkpoint(sim: RigidSimulation, path: Path) -> tuple[list, int]:
+    """Restore `sim` from a checkpoint; returns (rows so far, next step index)."""
+    if not path.is_file():
+        raise SimulationError(f"{path}: no such checkpoint file")
+    try:
+        d = unpack_state(path.read_bytes())
+        if d["columns"] != ",".join(sim.columns) or d["r"].shape != sim.state.r.shape:
+            raise ValueError("it belongs to another model")
+        sim.state = State(float(d["t"]), d["r"], d["q"], d["v"], d["w"])
+        sim.diagnostics.restore(d["diagnostics"])
+        return list(d["rows"]), int(d["step"]) + 1
+    except (KeyError, ValueError) as exc:
+        raise SimulationError(f"{path}: not a checkpoint of this scenario: {exc}") from None
 
 
 def _simulate_adaptive(model: Model, solver: SolverSettings, *, progress: bool) -> Results:

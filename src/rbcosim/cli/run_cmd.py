@@ -19,21 +19,18 @@ def add_parser(sub) -> None:
     p.add_argument("--out", "-o", metavar="FILE", help="results file (default: results/<name>.csv)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.add_argument("--checkpoint", metavar="FILE",
-                   help="co-simulation: save the whole coupled state (and the rows so far) to "
-                        "FILE every --checkpoint-every macro steps and at the end")
+                   help="save the whole state (co-simulation: both sides) and the rows so far to "
+                        "FILE every --checkpoint-every (macro) steps and at the end")
     p.add_argument("--checkpoint-every", type=int, default=1000, metavar="N",
-                   help="macro steps between checkpoints (default 1000)")
+                   help="(macro) steps between checkpoints (default 1000)")
     p.add_argument("--resume", metavar="FILE",
-                   help="co-simulation: continue from a checkpoint of the same scenario")
+                   help="continue from a checkpoint of the same scenario and settings")
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     scenario = load_with_options(args)
     out = Path(args.out or Path("results") / (Path(args.scenario).stem + ".csv"))
-    if (args.checkpoint or args.resume) and not scenario.couplings:
-        raise ScenarioError("--checkpoint/--resume apply to co-simulations (scenarios with "
-                            "[couplings]); a rigid run is short enough to repeat")
     if args.checkpoint_every < 1:
         raise ScenarioError(f"--checkpoint-every: expected a positive integer, got "
                             f"{args.checkpoint_every}")
