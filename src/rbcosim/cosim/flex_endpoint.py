@@ -107,6 +107,15 @@ class FlexEndpoint:
         taus, values = zip(*points)
         return polynomial_through(taus, np.array(values))
 
+    def resync(self, t: float, motion: InterfaceMotion) -> None:
+        """Move the body to the rigid point's motion at t (now) and take the wrench there as
+        the newest exchanged value: interface-Jacobian coupling linearizes the wrench about the
+        rigid side's x_n, W ≈ W_n + ∂W/∂x (x − x_n) + ∂W/∂v (v − v_n), so W_n must be the
+        wrench at x_n, not at the body's own end-of-step estimate of the joint (on a stiff
+        joint the difference times the stiffness is a large force error)."""
+        self.body.set_motion(motion)
+        self.wrench_history[0] = (t, self.rigid_input())
+
     def jacobian(self) -> tuple[np.ndarray, np.ndarray]:
         """(∂W/∂x, ∂W/∂v), each (6, 6), for interface-Jacobian coupling."""
         return self.body.interface_jacobian()

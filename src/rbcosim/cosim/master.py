@@ -112,6 +112,9 @@ class CosimMaster:
         motions = self.motions()
         iterations = 1
         if scheme in ("jacobi", "interface_jacobian"):
+            if scheme == "interface_jacobian":
+                for joint, ep in self.endpoints.items():
+                    ep.resync(t, motions[joint])
             self._set_polynomials(t)
             for joint, ep in self.endpoints.items():
                 if scheme == "interface_jacobian":
