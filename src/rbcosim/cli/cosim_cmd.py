@@ -91,8 +91,8 @@ def format_summary(run) -> str:
     d = run.results.diagnostics
     flex = d.get("distributed", {}).get("flex_processes", {})
     lines = [
-        f"macro steps: {d['macro_steps']} of H = {d['macro_step']:g} s ({d['scheme']}, "
-        f"{d['micro_steps']} micro steps, extrapolation {d['extrapolation']})",
+        (f"macro steps: {d['macro_steps']} of H = {d['macro_step']:g} s ({d['scheme']}, "
+        f"{d['micro_steps']} micro steps, extrapolation {d['extrapolation']})"),
         f"wall time: {d['wall_time_s']:.3g} s (server {run.address}, session {run.session}, "
         + (f"{len(flex)} flexible-solver processes)" if flex else "external flexible solvers)"),
     ]

@@ -343,9 +343,9 @@ def _create_session(client: Client, scenario_path: Path, overrides: list[str], a
     """A session of the scenario: by path on a server started here (it sees our files), as
     inline text on another one (base_dir only when that one is on this host)."""
     pairs = (item.split("=", 1) for item in overrides)
-    kwargs = dict(overrides={k.strip(): v.strip() for k, v in pairs},
-                  barrier_timeout=options.barrier_timeout,
-                  snapshot_every=options.checkpoint_every or None, wait_for_joints=True)
+    kwargs = {"overrides": {k.strip(): v.strip() for k, v in pairs},
+                  "barrier_timeout": options.barrier_timeout,
+                  "snapshot_every": options.checkpoint_every or None, "wait_for_joints": True}
     try:
         if local:
             return client.create_session(scenario_path.resolve(), **kwargs)

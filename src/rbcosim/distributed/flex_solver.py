@@ -4,7 +4,7 @@
 `FlexEndpoint` the in-process master uses, in the master's order, so that the multi-process run
 gives the in-process run's bits:
 
-    attach (motions at t_0) → initialize → set_added_mass → report (t_0)
+    attach (motions at t_0) → initialize → set_added_mass → report (t_0, initial wrench held)
     step k: report + wrench polynomial (+ Jacobian) → [advance while the rigid side steps]
             → motions at t_{k+1} → commit
     report (t_end)
@@ -45,7 +45,7 @@ class FlexSolverError(RbcosimError):
 def macro_steps(scenario: Scenario) -> int:
     """Macro steps from t = 0 to solver.t_end (a whole number, as the in-process master wants)."""
     H = scenario.cosim.macro_step
-    n = int(round(scenario.solver.t_end / H))
+    n = round(scenario.solver.t_end / H)
     if not np.isclose(n * H, scenario.solver.t_end, rtol=1e-9, atol=0):
         raise SimulationError(
             f"t_end = {scenario.solver.t_end} s is not a whole number of macro steps H = {H} s"
@@ -229,7 +229,10 @@ def run_flex_solver(
         motion = motion_of(m, t)
         kin, energy = ep.report()
         if scheme in ("jacobi", "interface_jacobian"):
-            jacobian = np.array([ep.jacobian()]) if scheme == "interface_jacobian" else None
+            jacobian = None
+            if scheme == "interface_jacobian":
+                ep.resync(t, motion)  # linearize about the rigid side's x_k, as the master does
+                jacobian = np.array([ep.jacobian()])
             msg_id = client.start_step(wrench_polynomial=[ep.polynomial(t)],
                                        flex_kinematics=[kin], flex_energy=[energy],
                                        interface_jacobian=jacobian)

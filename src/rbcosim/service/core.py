@@ -259,7 +259,9 @@ class _Session:
         """Every attached client has sent its request (and, if asked, every joint has one)."""
         if not self.pending or len(self.pending) < len(self.clients):
             return False
-        return not self.wait_for_joints or all(j in self.joint_owner for j in self.joints)
+        if not self.wait_for_joints:
+            return True
+        return not self.orphans and all(j in self.joint_owner for j in self.joints)
 
     def wants_motions(self) -> bool:
         return self.motions_array is not None and any(c.motions for c in self.clients.values())
@@ -740,7 +742,7 @@ class Service:
                 f"client {c.id} already sent inputs for step {step}; its reply comes when "
                 f"{sorted(set(s.clients) - set(s.pending))} have sent theirs",
             )
-        if s.orphans:
+        if s.orphans and not s.wait_for_joints:
             raise ProtocolError(
                 "incomplete_session",
                 f"points/joints {sorted(s.orphans)} lost their client after a timeout; attach a new "
