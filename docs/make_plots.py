@@ -14,12 +14,12 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import scipy.linalg  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import scipy.linalg
 
-from rbcosim.cosim.master import run_cosimulation  # noqa: E402
-from rbcosim.scenario import load_scenario  # noqa: E402
+from rbcosim.cosim.master import run_cosimulation
+from rbcosim.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = ROOT / "scenarios"
