@@ -100,6 +100,8 @@ def rotate_by_vector(q: np.ndarray, rotation_body: np.ndarray) -> np.ndarray:
 
 
 def rotation_angle(p: np.ndarray, q: np.ndarray) -> float:
-    """Angle (rad, in [0, π]) of the rotation taking attitude p to attitude q."""
-    d = abs(float(np.dot(normalize(p), normalize(q))))
-    return 2.0 * float(np.arccos(min(1.0, d)))
+    """Angle (rad, in [0, π]) of the rotation taking attitude q to p; atan2 keeps it accurate
+    for small angles (2·arccos of the scalar part loses everything below ~1e-8 rad)."""
+    conjugate_q = normalize(np.asarray(q, float)) * np.array([1.0, -1.0, -1.0, -1.0])
+    d = multiply(normalize(np.asarray(p, float)), conjugate_q)
+    return 2.0 * float(np.arctan2(np.linalg.norm(d[1:]), abs(d[0])))

@@ -20,17 +20,10 @@ def joint_gaps(rigid: np.ndarray, flex: np.ndarray) -> np.ndarray:
     velocity m/s, angular velocity rad/s."""
     return np.array([
         np.linalg.norm(rigid[:3] - flex[:3]),
-        _rotation_angle(rigid[3:7], flex[3:7]),
+        quat.rotation_angle(rigid[3:7], flex[3:7]),
         np.linalg.norm(rigid[7:10] - flex[7:10]),
         np.linalg.norm(rigid[10:13] - flex[10:13]),
     ])
-
-
-def _rotation_angle(p: np.ndarray, q: np.ndarray) -> float:
-    """Angle (rad, in [0, π]) of the rotation taking attitude q to p, accurate for small angles
-    (2·arccos of the scalar part loses everything below ~1e-8 rad)."""
-    d = quat.multiply(quat.normalize(p), quat.normalize(q) * np.array([1.0, -1.0, -1.0, -1.0]))
-    return 2.0 * float(np.arctan2(np.linalg.norm(d[1:]), abs(d[0])))
 
 
 #: Warnings issued per joint before further violations are only counted.
