@@ -40,9 +40,6 @@ def _rowdot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.einsum("ki,ki->k", a, b)
 
 
-def _centripetal(w: np.ndarray, x: np.ndarray) -> np.ndarray:
-    return cross(w, cross(w, x))
-
 
 @dataclass
 class ConstraintValues:
@@ -98,6 +95,7 @@ class Constraints:
             self._add_joint(joint, labels)
         for g in (self._point, self._dot1, self._dot2, self._dist, self._aux1, self._aux2):
             g.freeze()
+        self._table = _RowTable(self)
         self.row_labels: list[str] = (
             labels["point"] + labels["dot1"] + labels["dot2"] + labels["dist"]
             + [f"{name}: prescribed coordinate" for name, _, _ in self._drivers]
@@ -164,133 +162,136 @@ class Constraints:
         else:
             raise ValueError(f"unknown joint kind {kind!r}")
 
-    # --- primitive evaluations: each returns (phi, gamma, a, b, ja, jb) with one row each ---
-
-    @staticmethod
-    def _eval_point(g: _Group, kin: Kinematics):
-        k = len(g)
-        rho_a, pa, _ = kin.point(g.a, g.sa)
-        rho_b, pb, _ = kin.point(g.b, g.sb)
-        ja = np.zeros((k, 3, 6))
-        jb = np.zeros((k, 3, 6))
-        ja[:, :, :3] = _EYE
-        jb[:, :, :3] = -_EYE
-        ja[:, :, 3:] = -skew(rho_a) @ kin.R[g.a]
-        jb[:, :, 3:] = skew(rho_b) @ kin.R[g.b]
-        wa, wb = kin.w_inertial[g.a], kin.w_inertial[g.b]
-        gamma = -(_centripetal(wa, rho_a) - _centripetal(wb, rho_b))
-        return (
-            (pa - pb).ravel(), gamma.ravel(), np.repeat(g.a, 3), np.repeat(g.b, 3),
-            ja.reshape(-1, 6), jb.reshape(-1, 6),
-        )
-
-    @staticmethod
-    def _eval_dot1(g: _Group, kin: Kinematics):
-        k = len(g)
-        ua, ub = kin.direction(g.a, g.ua), kin.direction(g.b, g.ub)
-        wa, wb = kin.w_inertial[g.a], kin.w_inertial[g.b]
-        c = cross(ua, ub)
-        ja = np.zeros((k, 6))
-        jb = np.zeros((k, 6))
-        ja[:, 3:] = _to_body(c, kin.R[g.a])
-        jb[:, 3:] = -_to_body(c, kin.R[g.b])
-        gamma = -(
-            _rowdot(_centripetal(wa, ua), ub)
-            + 2 * _rowdot(cross(wa, ua), cross(wb, ub))
-            + _rowdot(ua, _centripetal(wb, ub))
-        )
-        return _rowdot(ua, ub), gamma, g.a, g.b, ja, jb
-
-    @staticmethod
-    def _separation(g: _Group, kin: Kinematics):
-        """Lever arms ρ_a, ρ_b, the separation d = p_b − p_a, its rate ḋ, and the relative
-        centripetal acceleration ω_b×(ω_b×ρ_b) − ω_a×(ω_a×ρ_a) of a group's marker origins."""
-        rho_a, pa, va = kin.point(g.a, g.sa)
-        rho_b, pb, vb = kin.point(g.b, g.sb)
-        wa, wb = kin.w_inertial[g.a], kin.w_inertial[g.b]
-        centripetal = _centripetal(wb, rho_b) - _centripetal(wa, rho_a)
-        return rho_a, rho_b, pb - pa, vb - va, centripetal
-
-    @classmethod
-    def _eval_dot2(cls, g: _Group, kin: Kinematics):
-        k = len(g)
-        ua = kin.direction(g.a, g.ua)
-        wa = kin.w_inertial[g.a]
-        rho_a, rho_b, d, dd, centripetal = cls._separation(g, kin)
-        ja = np.zeros((k, 6))
-        jb = np.zeros((k, 6))
-        ja[:, :3] = -ua
-        jb[:, :3] = ua
-        ja[:, 3:] = _to_body(cross(ua, d + rho_a), kin.R[g.a])
-        jb[:, 3:] = _to_body(cross(rho_b, ua), kin.R[g.b])
-        gamma = -(
-            _rowdot(_centripetal(wa, ua), d)
-            + 2 * _rowdot(cross(wa, ua), dd)
-            + _rowdot(ua, centripetal)
-        )
-        return _rowdot(ua, d), gamma, g.a, g.b, ja, jb
-
-    @classmethod
-    def _eval_dist(cls, g: _Group, kin: Kinematics):
-        k = len(g)
-        rho_a, rho_b, d, dd, centripetal = cls._separation(g, kin)
-        ja = np.zeros((k, 6))
-        jb = np.zeros((k, 6))
-        ja[:, :3] = -d
-        jb[:, :3] = d
-        ja[:, 3:] = -_to_body(cross(rho_a, d), kin.R[g.a])
-        jb[:, 3:] = _to_body(cross(rho_b, d), kin.R[g.b])
-        gamma = -(_rowdot(dd, dd) + _rowdot(d, centripetal))
-        phi = 0.5 * (_rowdot(d, d) - g.length**2)
-        return phi, gamma, g.a, g.b, ja, jb
-
     def evaluate(self, kin: Kinematics) -> ConstraintValues:
         """Φ, Φ_t, γ and Jacobian blocks of every row at the kinematic state `kin`."""
-        parts = []
-        for g, fn in (
-            (self._point, self._eval_point),
-            (self._dot1, self._eval_dot1),
-            (self._dot2, self._eval_dot2),
-            (self._dist, self._eval_dist),
-        ):
-            if len(g):
-                parts.append(fn(g, kin))
-        phi_t = [np.zeros(sum(p[0].size for p in parts))]
-        if self._drivers:
-            driver_rows = self._eval_drivers(kin)
-            parts.append(driver_rows[:6])
-            phi_t.append(driver_rows[6])
-        if not parts:
-            z = np.zeros(0)
-            return ConstraintValues(z, z, z, z.astype(int), z.astype(int), np.zeros((0, 6)), np.zeros((0, 6)))
-        cat = [np.concatenate([p[i] for p in parts]) for i in range(6)]
-        return ConstraintValues(cat[0], np.concatenate(phi_t), cat[1], cat[2], cat[3], cat[4], cat[5])
+        phi, gamma, ja, jb = self._table.evaluate(kin)
+        t = self._table
+        n = t.n_main
+        phi_t = np.zeros(n)
+        a, b = t.a[:n], t.b[:n]
+        if not self._drivers:
+            return ConstraintValues(phi[:n], phi_t, gamma[:n], a, b, ja[:n], jb[:n])
+        rows = self._eval_drivers(kin, phi, gamma, ja, jb)
+        return ConstraintValues(
+            np.concatenate([phi[:n], rows[0]]), np.concatenate([phi_t, rows[6]]),
+            np.concatenate([gamma[:n], rows[1]]), np.concatenate([a, rows[2]]),
+            np.concatenate([b, rows[3]]), np.concatenate([ja[:n], rows[4]]),
+            np.concatenate([jb[:n], rows[5]]),
+        )
 
-    def _eval_drivers(self, kin: Kinematics):
-        aux1 = self._eval_dot1(self._aux1, kin) if len(self._aux1) else None
-        aux2 = self._eval_dot2(self._aux2, kin) if len(self._aux2) else None
+    def _eval_drivers(self, kin: Kinematics, phi, gamma, ja_all, jb_all):
+        """Driver rows from the auxiliary rows of the table: (phi, gamma, a, b, ja, jb, phi_t)."""
+        t = self._table
         nu = np.hstack([kin.v, kin.w_body])
         rows = []
         for _, idx, (target_kind, motion) in self._drivers:
             f, fd, fdd = motion.evaluate(kin.t)
             if target_kind == "revolute":
-                phi_a, gam_a, a, b, ja_a, jb_a = (x[idx[0]] for x in aux1)
-                phi_b, gam_b, _, _, ja_b, jb_b = (x[idx[1]] for x in aux1)
+                i, k = t.aux1_offset + idx[0], t.aux1_offset + idx[1]
+                a, b = t.a[i], t.b[i]
+                phi_a, gam_a, ja_a, jb_a = phi[i], gamma[i], ja_all[i], jb_all[i]
+                phi_b, gam_b, ja_b, jb_b = phi[k], gamma[k], ja_all[k], jb_all[k]
                 rate_a = ja_a @ nu[a] + jb_a @ nu[b]
                 rate_b = ja_b @ nu[a] + jb_b @ nu[b]
                 c, s = np.cos(f), np.sin(f)
-                phi = phi_a * c - phi_b * s
-                phi_t = -(phi_a * s + phi_b * c) * fd
-                gamma = (
+                value = phi_a * c - phi_b * s
+                value_t = -(phi_a * s + phi_b * c) * fd
+                acc = (
                     c * gam_a - s * gam_b + 2 * (rate_a * s + rate_b * c) * fd
                     + (phi_a * c - phi_b * s) * fd**2 + (phi_a * s + phi_b * c) * fdd
                 )
                 ja, jb = c * ja_a - s * ja_b, c * jb_a - s * jb_b
             else:
-                phi_d, gam_d, a, b, ja, jb = (x[idx[0]] for x in aux2)
-                phi, phi_t, gamma = phi_d - f, -fd, gam_d + fdd
-            rows.append((phi, gamma, a, b, ja, jb, phi_t))
+                i = t.aux2_offset + idx[0]
+                a, b, ja, jb = t.a[i], t.b[i], ja_all[i], jb_all[i]
+                value, value_t, acc = phi[i] - f, -fd, gamma[i] + fdd
+            rows.append((value, acc, a, b, ja, jb, value_t))
         return tuple(np.array([r[i] for r in rows]) for i in range(7))
+
+
+class _RowTable:
+    """Every primitive row of a Constraints object in one table, evaluated in one pass.
+
+    Three row kinds cover the four primitives:
+      plane  Φ = u1 · (p_b − p_a), u1 fixed on body f (f = a for dot2; f = ground with
+             u1 = −e_c for the three rows of a point coincidence, so Φ = (p_a − p_b)_c);
+      dot1   Φ = u1 · u2, u1 fixed on a, u2 on b;
+      dist   Φ = ½(|p_b − p_a|² − L²).
+    Rows: point, dot1, dot2, dist (the constraint rows), then the drivers' auxiliary rows.
+    """
+
+    def __init__(self, c: Constraints):
+        rows = []  # (kind, a, b, f, u1, u2, sa, sb, length)
+        z = np.zeros(3)
+        g = c._point
+        for k in range(len(g)):
+            for comp in range(3):
+                rows.append((0, g.a[k], g.b[k], 0, -np.eye(3)[comp], z, g.sa[k], g.sb[k], 0.0))
+        for g in (c._dot1,):
+            rows += [(1, g.a[k], g.b[k], g.a[k], g.ua[k], g.ub[k], z, z, 0.0) for k in range(len(g))]
+        g = c._dot2
+        rows += [(0, g.a[k], g.b[k], g.a[k], g.ua[k], z, g.sa[k], g.sb[k], 0.0) for k in range(len(g))]
+        g = c._dist
+        rows += [(2, g.a[k], g.b[k], 0, z, z, g.sa[k], g.sb[k], g.length[k]) for k in range(len(g))]
+        self.n_main = len(rows)
+        self.aux1_offset = len(rows)
+        g = c._aux1
+        rows += [(1, g.a[k], g.b[k], g.a[k], g.ua[k], g.ub[k], z, z, 0.0) for k in range(len(g))]
+        self.aux2_offset = len(rows)
+        g = c._aux2
+        rows += [(0, g.a[k], g.b[k], g.a[k], g.ua[k], z, g.sa[k], g.sb[k], 0.0) for k in range(len(g))]
+        self.size = len(rows)
+        cols = list(zip(*rows)) if rows else [()] * 9
+        kind = np.array(cols[0], dtype=int)
+        self.a, self.b, self.f = (np.array(cols[i], dtype=int) for i in (1, 2, 3))
+        self.u1, self.u2, self.sa, self.sb = (np.array(cols[i], dtype=float).reshape(-1, 3)
+                                              for i in (4, 5, 6, 7))
+        self.length = np.array(cols[8], dtype=float)
+        self.plane, self.dot1, self.dist = ((kind == k).astype(float) for k in (0, 1, 2))
+        # u1 turns with body a (dot1, dot2); for point rows it is fixed in the inertial frame.
+        self.f_is_a = (self.f == self.a).astype(float)[:, None]
+        self._p3, self._d13, self._s3 = (x[:, None] for x in (self.plane, self.dot1, self.dist))
+
+    def evaluate(self, kin: Kinematics):
+        """(Φ, γ, Ja, Jb) of every row; Ja, Jb (rows, 6) act on [v, ω^b] of bodies a and b."""
+        if not self.size:
+            e = np.zeros(0)
+            return e, e, np.zeros((0, 6)), np.zeros((0, 6))
+        a, b = self.a, self.b
+        Ra, Rb = kin.R[a], kin.R[b]
+        u1 = np.einsum("kij,kj->ki", kin.R[self.f], self.u1)
+        u2 = np.einsum("kij,kj->ki", Rb, self.u2)
+        rho_a = np.einsum("kij,kj->ki", Ra, self.sa)
+        rho_b = np.einsum("kij,kj->ki", Rb, self.sb)
+        wa, wb, wf = kin.w_inertial[a], kin.w_inertial[b], kin.w_inertial[self.f]
+        d = kin.r[b] + rho_b - kin.r[a] - rho_a
+        wa_rho, wb_rho = cross(wa, rho_a), cross(wb, rho_b)
+        dd = kin.v[b] + wb_rho - kin.v[a] - wa_rho
+        centripetal = cross(wb, wb_rho) - cross(wa, wa_rho)
+        wf_u1, wb_u2 = cross(wf, u1), cross(wb, u2)
+        p, d1, s3 = self._p3, self._d13, self._s3
+        u1_d = _rowdot(u1, d)
+        phi = self.plane * u1_d + self.dot1 * _rowdot(u1, u2) + self.dist * 0.5 * (
+            _rowdot(d, d) - self.length**2)
+        gamma = -(
+            self.plane * (_rowdot(cross(wf, wf_u1), d) + 2 * _rowdot(wf_u1, dd)
+                          + _rowdot(u1, centripetal))
+            + self.dot1 * (_rowdot(cross(wf, wf_u1), u2) + 2 * _rowdot(wf_u1, wb_u2)
+                           + _rowdot(u1, cross(wb, wb_u2)))
+            + self.dist * (_rowdot(dd, dd) + _rowdot(d, centripetal))
+        )
+        trans = p * u1 + s3 * d
+        u1_x_u2 = cross(u1, u2)
+        # Row vectors acting on inertial ω of a (incl. the rotation of u1 when f = a) and b.
+        w_a = (p * cross(u1, rho_a) - s3 * cross(rho_a, d)
+               + self.f_is_a * (p * cross(u1, d) + d1 * u1_x_u2))
+        w_b = p * cross(rho_b, u1) - d1 * u1_x_u2 + s3 * cross(rho_b, d)
+        ja = np.empty((self.size, 6))
+        jb = np.empty((self.size, 6))
+        ja[:, :3], jb[:, :3] = -trans, trans
+        ja[:, 3:] = _to_body(w_a, Ra)
+        jb[:, 3:] = _to_body(w_b, Rb)
+        return phi, gamma, ja, jb
 
 
 def joint_coordinate(joint: Joint, kin: Kinematics) -> tuple[float, float]:

@@ -13,21 +13,34 @@ def normalize(q: np.ndarray) -> np.ndarray:
     return q / np.linalg.norm(q, axis=-1, keepdims=True)
 
 
+def _rotation_tensor() -> np.ndarray:
+    """C (3,3,4,4) with R(q)_ij = Σ_ab C_ijab q_a q_b for a unit quaternion q."""
+    c = np.zeros((3, 3, 4, 4))
+    w, x, y, z = range(4)
+    for i, a in enumerate((x, y, z)):
+        c[i, i, w, w] = 1.0
+        for j, b in enumerate((x, y, z)):
+            c[i, i, b, b] += 1.0 if a == b else -1.0
+            if a != b:
+                c[i, j, a, b] += 1.0
+                c[i, j, b, a] += 1.0
+    # 2 w [v]× terms: R_01 -= 2wz, R_10 += 2wz, R_02 += 2wy, R_20 -= 2wy, R_12 -= 2wx, R_21 += 2wx
+    for (i, j, k, sign) in ((0, 1, z, -1), (1, 0, z, 1), (0, 2, y, 1), (2, 0, y, -1),
+                            (1, 2, x, -1), (2, 1, x, 1)):
+        c[i, j, w, k] += sign
+        c[i, j, k, w] += sign
+    return c
+
+
+_ROTATION = _rotation_tensor()
+
+
 def to_matrix(q: np.ndarray) -> np.ndarray:
-    """Rotation matrices of quaternions: shape (..., 4) -> (..., 3, 3); q need not be unit."""
-    q = normalize(np.asarray(q, dtype=float))
-    w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
-    m = np.empty(q.shape[:-1] + (3, 3))
-    m[..., 0, 0] = 1 - 2 * (y * y + z * z)
-    m[..., 0, 1] = 2 * (x * y - w * z)
-    m[..., 0, 2] = 2 * (x * z + w * y)
-    m[..., 1, 0] = 2 * (x * y + w * z)
-    m[..., 1, 1] = 1 - 2 * (x * x + z * z)
-    m[..., 1, 2] = 2 * (y * z - w * x)
-    m[..., 2, 0] = 2 * (x * z - w * y)
-    m[..., 2, 1] = 2 * (y * z + w * x)
-    m[..., 2, 2] = 1 - 2 * (x * x + y * y)
-    return m
+    """Rotation matrices of quaternions: shape (..., 4) -> (..., 3, 3); q need not be unit
+    (the quadratic form is divided by |q|²)."""
+    q = np.asarray(q, dtype=float)
+    return np.einsum("ijab,...a,...b->...ij", _ROTATION, q, q) / np.einsum(
+        "...a,...a->...", q, q)[..., None, None]
 
 
 def from_matrix(m: np.ndarray) -> np.ndarray:
