@@ -120,6 +120,38 @@ class FlexEndpoint:
         """(∂W/∂x, ∂W/∂v), each (6, 6), for interface-Jacobian coupling."""
         return self.body.interface_jacobian()
 
+    # --- one macro step, in the order every master uses ------------------------------------
+    @property
+    def needs_end_motion(self) -> bool:
+        """True when finish() needs the rigid point's motion at t + H (rigid side first)."""
+        return self.settings.scheme == "gauss_seidel_rigid_first"
+
+    def inputs_for_rigid(self, t: float, motion: InterfaceMotion):
+        """What the rigid side applies over [t, t + H] (every scheme but `iterative`):
+        (wrench polynomial (order+1, 6), (∂W/∂x, ∂W/∂v) or None). With the flexible side
+        first, the body steps here and the polynomial interpolates to its end wrench."""
+        scheme = self.settings.scheme
+        if scheme == "gauss_seidel_flex_first":
+            self.advance(t, motion)
+            return self.polynomial(t, self.rigid_input()), None
+        if scheme == "interface_jacobian":
+            self.resync(t, motion)
+            return self.polynomial(t), self.jacobian()
+        return self.polynomial(t), None
+
+    def finish(self, t: float, motion: InterfaceMotion,
+               end_motion: InterfaceMotion | None = None) -> None:
+        """Complete the macro step started by inputs_for_rigid: step the body (unless it
+        already did) and commit. For Jacobi this may run while the rigid side steps."""
+        scheme = self.settings.scheme
+        if scheme == "gauss_seidel_rigid_first":
+            if end_motion is None:
+                raise ValueError("gauss_seidel_rigid_first: the rigid motion at t + H is needed")
+            self.advance(t, motion, future=end_motion)
+        elif scheme != "gauss_seidel_flex_first":
+            self.advance(t, motion)
+        self.commit(motion)
+
     # --- stepping ---------------------------------------------------------------------------
     def advance(self, t: float, motion: InterfaceMotion,
                 future: InterfaceMotion | None = None) -> None:

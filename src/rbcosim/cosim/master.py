@@ -111,31 +111,20 @@ class CosimMaster:
         scheme = self.settings.scheme
         motions = self.motions()
         iterations = 1
-        if scheme in ("jacobi", "interface_jacobian"):
-            if scheme == "interface_jacobian":
-                for joint, ep in self.endpoints.items():
-                    ep.resync(t, motions[joint])
-            self._set_polynomials(t)
-            for joint, ep in self.endpoints.items():
-                if scheme == "interface_jacobian":
-                    self.rigid.set_interface_jacobian(ep.coupling.point, *ep.jacobian())
-                ep.advance(t, motions[joint])
-            self.rigid.step(self.H)
-        elif scheme == "gauss_seidel_rigid_first":
-            self._set_polynomials(t)
-            self.rigid.step(self.H)
-            ends = self.motions()
-            for joint, ep in self.endpoints.items():
-                ep.advance(t, motions[joint], future=ends[joint])
-        elif scheme == "gauss_seidel_flex_first":
-            for joint, ep in self.endpoints.items():
-                ep.advance(t, motions[joint])
-            self._set_polynomials(t, {j: ep.rigid_input() for j, ep in self.endpoints.items()})
-            self.rigid.step(self.H)
-        else:
+        if scheme == "iterative":
             iterations = self._iterate(t, motions)
-        for joint, ep in self.endpoints.items():
-            ep.commit(motions[joint])
+            for joint, ep in self.endpoints.items():
+                ep.commit(motions[joint])
+        else:
+            for joint, ep in self.endpoints.items():
+                polynomial, jacobian = ep.inputs_for_rigid(t, motions[joint])
+                self.rigid.set_wrench_polynomial(ep.coupling.point, polynomial)
+                if jacobian is not None:
+                    self.rigid.set_interface_jacobian(ep.coupling.point, *jacobian)
+            self.rigid.step(self.H)
+            ends = self.motions() if any(ep.needs_end_motion for ep in self.endpoints.values()) else {}
+            for joint, ep in self.endpoints.items():
+                ep.finish(t, motions[joint], ends.get(joint))
         self.iterations.append(iterations)
         self.step_index += 1
         self.exchange_reports()

@@ -194,7 +194,6 @@ def run_flex_solver(
     check_distributed(scenario)
     ep = endpoint_for(scenario, joint)
     point = ep.coupling.point
-    scheme = scenario.cosim.scheme
     n_steps = macro_steps(scenario)
     every = scenario.solver.output_every
     ckpt = Path(checkpoint_dir) if checkpoint_dir is not None else None
@@ -228,25 +227,16 @@ def run_flex_solver(
             _save_checkpoint(ckpt, ep, results, k)
         motion = motion_of(m, t)
         kin, energy = ep.report()
-        if scheme in ("jacobi", "interface_jacobian"):
-            jacobian = None
-            if scheme == "interface_jacobian":
-                ep.resync(t, motion)  # linearize about the rigid side's x_k, as the master does
-                jacobian = np.array([ep.jacobian()])
-            msg_id = client.start_step(wrench_polynomial=[ep.polynomial(t)],
-                                       flex_kinematics=[kin], flex_energy=[energy],
-                                       interface_jacobian=jacobian)
-            ep.advance(t, motion)  # while the rigid side takes the same step
+        polynomial, jacobian = ep.inputs_for_rigid(t, motion)
+        msg_id = client.start_step(wrench_polynomial=[polynomial], flex_kinematics=[kin],
+                                   flex_energy=[energy],
+                                   interface_jacobian=None if jacobian is None else [jacobian])
+        if ep.needs_end_motion:
             r = client.finish_step(msg_id)
-        elif scheme == "gauss_seidel_rigid_first":
-            r = client.step(wrench_polynomial=[ep.polynomial(t)], flex_kinematics=[kin],
-                            flex_energy=[energy])
-            ep.advance(t, motion, future=motion_of(r.motions[0], r.time))
-        else:  # gauss_seidel_flex_first
-            ep.advance(t, motion)
-            r = client.step(wrench_polynomial=[ep.polynomial(t, ep.rigid_input())],
-                            flex_kinematics=[kin], flex_energy=[energy])
-        ep.commit(motion)
+            ep.finish(t, motion, motion_of(r.motions[0], r.time))
+        else:
+            ep.finish(t, motion)  # while the rigid side takes the same step
+            r = client.finish_step(msg_id)
         k, t, m = r.step, r.time, r.motions[0]
         if k % every == 0 or k == n_steps:
             results.add(k, ep.row())
