@@ -163,6 +163,18 @@ class FlexEndpoint:
             past = [future] + past[:1]
         self.body.step(t, self.H, motion, extrapolation=past)
 
+    def advance_in_halves(self, t: float, motion: InterfaceMotion, mid: InterfaceMotion,
+                          end: InterfaceMotion) -> np.ndarray:
+        """Iterative coupling: step over [t, t + H/2] and [t + H/2, t + H], re-synchronised to
+        the rigid motion at t and at `mid`, the interface accelerations quadratic through the
+        three motions; returns the wrench the rigid side takes at mid-step (call commit())."""
+        self._pending_power = float(self.body.wrench() @ self.body.node_kinematics()[7:13])
+        half = 0.5 * self.H
+        self.body.step(t, half, motion, extrapolation=[mid, end])
+        mid_wrench = self.rigid_input()
+        self.body.step(t + half, half, mid, extrapolation=[end, motion])
+        return mid_wrench
+
     def commit(self, motion: InterfaceMotion) -> None:
         """Accept the step taken from `motion`: power integrated over the step (trapezoid),
         the new wrench and motion in the histories."""

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from rbcosim import quaternion as quat
-from rbcosim.kinematics import Kinematics
 from rbcosim.constraints import skew
+from rbcosim.kinematics import Kinematics
 from rbcosim.linalg3 import cross
 from rbcosim.model import Model
 

@@ -31,7 +31,7 @@ from rbcosim.scenario import Scenario, load_scenario, load_scenario_text, scalar
 from rbcosim.simulate import RigidSimulation, state_row
 from rbcosim.state import State
 
-MAX_POLY_ORDER = 2
+MAX_POLY_ORDER = 3
 
 
 class RigidSide:
@@ -199,7 +199,9 @@ class RigidSide:
 
     def _loads(self, t: float, kin: Kinematics):
         tau = t - self._t0
-        wrench = self._poly[:, 0] + tau * (self._poly[:, 1] + tau * self._poly[:, 2])
+        wrench = self._poly[:, -1]
+        for k in range(MAX_POLY_ORDER - 1, -1, -1):
+            wrench = self._poly[:, k] + tau * wrench
         if self._feedback:
             now = self.points.outputs(kin)
             ref = self._reference

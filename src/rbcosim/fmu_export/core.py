@@ -130,6 +130,7 @@ class FmuCore:
         self._wrench_slots = self._slots("wrench", 6)
         self._wrench_rate_slots = dict(self._slots("wrench_rate", 6))
         self._wrench_rate2_slots = dict(self._slots("wrench_rate2", 6))
+        self._wrench_rate3_slots = dict(self._slots("wrench_rate3", 6))
         self._flex_slots = self._slots("flex", 13)
         self._point_slots = self._slots("point", 13)
         self._acceleration_slots = self._slots("acceleration", 6)
@@ -151,7 +152,7 @@ class FmuCore:
         self._wrench_vrs = frozenset(
             v.vr
             for v in self.table.variables
-            if v.kind in ("wrench", "wrench_rate", "wrench_rate2")
+            if v.kind in ("wrench", "wrench_rate", "wrench_rate2", "wrench_rate3")
         )
         self._stale_accelerations = False
         self._stale_joints = False
@@ -432,14 +433,15 @@ class FmuCore:
             if rate is None:
                 side.set_wrench(point, wrench)
                 continue
-            rate2 = self._wrench_rate2_slots[point]
+            rate2, rate3 = self._wrench_rate2_slots[point], self._wrench_rate3_slots[point]
             side.set_wrench_polynomial(
                 point,
                 np.array(
                     [
                         wrench,
                         [values[vr] for vr in rate],
-                        [0.5 * values[vr] for vr in rate2],  # Taylor coefficient of τ²
+                        [0.5 * values[vr] for vr in rate2],  # Taylor coefficients of τ², τ³
+                        [values[vr] / 6.0 for vr in rate3],
                     ]
                 ),
             )

@@ -67,10 +67,11 @@ ACCELERATION_COMPONENTS: tuple[tuple[str, str, str], ...] = (
 )
 
 #: Time derivatives of the wrench inputs: (kind, name prefix, unit suffix, what). Over a doStep
-#: from t_n the point carries W(t_n + τ) = W + Ẇ τ + ½ Ẅ τ² (τ = t − t_n).
+#: from t_n the point carries W(t_n + τ) = W + Ẇ τ + ½ Ẅ τ² + ⅙ W⃛ τ³ (τ = t − t_n).
 WRENCH_DERIVATIVES: tuple[tuple[str, str, str, str], ...] = (
     ("wrench_rate", "d", "/s", "first time derivative at the communication point of the"),
     ("wrench_rate2", "d2", "/s2", "second time derivative at the communication point of the"),
+    ("wrench_rate3", "d3", "/s3", "third time derivative at the communication point of the"),
 )
 
 #: The flexible side's added mass at a point: a 6x6 matrix on [a_p; α_p], rows and columns
@@ -108,6 +109,8 @@ UNITS: dict[str, dict[str, int]] = {
     "N.m/s": {"kg": 1, "m": 2, "s": -3},
     "N/s2": {"kg": 1, "m": 1, "s": -4},
     "N.m/s2": {"kg": 1, "m": 2, "s": -4},
+    "N/s3": {"kg": 1, "m": 1, "s": -5},
+    "N.m/s3": {"kg": 1, "m": 2, "s": -5},
     "kg": {"kg": 1},
     "kg.m": {"kg": 1, "m": 1},
     "kg.m2": {"kg": 1, "m": 2},
