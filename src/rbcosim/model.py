@@ -6,6 +6,7 @@ relative to the centre of mass. Index 0 is the ground; moving bodies are 1..n.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -78,16 +79,12 @@ class Motion:
         return float(spline(t)), float(spline(t, 1)), float(spline(t, 2))
 
 
-_SPLINES: dict = {}
+@functools.lru_cache(maxsize=64)
+def _spline(times: tuple[float, ...], values: tuple[float, ...]):
+    """Natural cubic spline through a driver's table, built once per table."""
+    from scipy.interpolate import CubicSpline
 
-
-def _spline(times, values):
-    key = (times, values)
-    if key not in _SPLINES:
-        from scipy.interpolate import CubicSpline
-
-        _SPLINES[key] = CubicSpline(np.array(times), np.array(values), bc_type="natural")
-    return _SPLINES[key]
+    return CubicSpline(np.array(times), np.array(values), bc_type="natural")
 
 
 JOINT_KINDS = (

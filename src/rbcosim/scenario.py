@@ -195,6 +195,26 @@ def _inertia(r: TableReader) -> np.ndarray:
     return I
 
 
+def _chain_tables(n: int, length: float, mass: float, angle: float) -> dict:
+    """Raw bodies and joints of an n-link chain of uniform rods (length m, mass kg) hanging
+    from the origin at `angle` rad from the downward vertical, swinging about Y."""
+    bodies, joints = {}, {}
+    direction = np.array([np.sin(angle), 0.0, -np.cos(angle)])
+    top = np.zeros(3)
+    inertia = mass * length**2 / 12
+    for k in range(1, n + 1):
+        centre = top + 0.5 * length * direction
+        bodies[f"link{k}"] = {
+            "mass": mass, "inertia": [inertia, inertia, 1e-6 * inertia],
+            "position": centre.tolist(),
+            "orientation": {"axis": [0.0, 1.0, 0.0], "angle": -angle},
+        }
+        joints[f"hinge{k}"] = {"type": "revolute", "body1": "ground" if k == 1 else f"link{k-1}",
+                               "body2": f"link{k}", "at": top.tolist(), "axis": [0.0, 1.0, 0.0]}
+        top = top + length * direction
+    return {"bodies": bodies, "joints": joints}
+
+
 class _Builder:
     def __init__(self, raw: dict, source: str, base_dir: Path):
         self.source, self.base_dir = source, base_dir
@@ -250,10 +270,12 @@ class _Builder:
                 m.finish()
             r.finish()
 
-    def read_chain_generator(self) -> None:
-        """[generators.chain]: an N-link pendulum of uniform rods hanging from the origin."""
+    def read_chain_generator(self) -> dict | None:
+        """[generators.chain]: the bodies and joints of an N-link pendulum of uniform rods
+        hanging from the origin, as raw tables (None without a generator)."""
         if not self.root.has("generators"):
-            return
+            return None
+        generated = None
         gens = self.root.sub("generators")
         if gens.has("chain"):
             c = gens.sub("chain")
@@ -262,26 +284,10 @@ class _Builder:
             mass = c.number("link_mass", 0.1, positive=True)
             angle = np.radians(c.number("initial_angle_deg", 30.0))
             c.finish()
-            self._generated_chain = (n, length, mass, angle)
+            generated = _chain_tables(n, length, mass, angle)
         gens.finish()
+        return generated
 
-    def chain_raw(self) -> dict:
-        n, length, mass, angle = self._generated_chain
-        bodies, joints = {}, {}
-        direction = np.array([np.sin(angle), 0.0, -np.cos(angle)])
-        top = np.zeros(3)
-        inertia = mass * length**2 / 12
-        for k in range(1, n + 1):
-            centre = top + 0.5 * length * direction
-            bodies[f"link{k}"] = {
-                "mass": mass, "inertia": [inertia, inertia, 1e-6 * inertia],
-                "position": centre.tolist(),
-                "orientation": {"axis": [0.0, 1.0, 0.0], "angle": -angle},
-            }
-            joints[f"hinge{k}"] = {"type": "revolute", "body1": "ground" if k == 1 else f"link{k-1}",
-                                   "body2": f"link{k}", "at": top.tolist(), "axis": [0.0, 1.0, 0.0]}
-            top = top + length * direction
-        return {"bodies": bodies, "joints": joints}
 
     def read_joints(self) -> list[Joint]:
         joints: list[Joint] = []
@@ -483,9 +489,8 @@ def build_scenario(raw: dict, *, source: str = "<inline>", base_dir: Path = Path
     """Validate raw TOML data and build the Scenario (raises ScenarioError)."""
     b = _Builder(raw, source, base_dir)
     title = b.root.string("title", "")
-    b.read_chain_generator()
-    if hasattr(b, "_generated_chain"):
-        generated = b.chain_raw()
+    generated = b.read_chain_generator()
+    if generated is not None:
         for section in ("bodies", "joints"):
             if section in raw:
                 raise b.root.error(section, "cannot be combined with [generators.chain]")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from rbcosim import PROTOCOL_VERSION, __version__
@@ -52,6 +53,10 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.handler(args) or 0)
     except RbcosimError as exc:
         print(f"rbcosim {args.command}: error: {exc}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        # The reader went away (`rbcosim check x | head`): stop quietly, as Unix tools do.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     except (ValueError, KeyError, OSError) as exc:
         # Bad values that reached the solvers (inputs, files): a sentence, not a traceback.

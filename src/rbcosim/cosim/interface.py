@@ -71,6 +71,16 @@ def rotation_difference(q: np.ndarray, q_ref: np.ndarray) -> np.ndarray:
     return 2.0 * d[1:]
 
 
+def inertial_added_mass(points: InterfacePoints, kin: Kinematics, mass: np.ndarray,
+                        in_point_frame: np.ndarray) -> np.ndarray:
+    """Added masses (k,6,6) in inertial axes: those given in the point frame turned by the
+    point's current attitude, T M Tᵀ with T = diag(R_p, R_p); the others as they are."""
+    Rp = quat.to_matrix(quat.multiply(kin.q[points.body], points.axes_quaternion))
+    T = np.zeros((points.body.size, 6, 6))
+    T[:, :3, :3] = T[:, 3:, 3:] = np.where(in_point_frame[:, None, None], Rp, np.eye(3))
+    return T @ mass @ T.transpose(0, 2, 1)
+
+
 def added_mass_blocks(points: InterfacePoints, kin: Kinematics, mass_point_frame: np.ndarray,
                       in_point_frame: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Added mass M_a (k,6,6) at the points, as extra mass of their bodies.
@@ -85,10 +95,7 @@ def added_mass_blocks(points: InterfacePoints, kin: Kinematics, mass_point_frame
     R = kin.R[b]
     rho = np.einsum("kij,kj->ki", R, points.local)
     w = kin.w_inertial[b]
-    T = np.zeros((k, 6, 6))
-    Rp = quat.to_matrix(quat.multiply(kin.q[b], points.axes_quaternion))
-    T[:, :3, :3] = T[:, 3:, 3:] = np.where(in_point_frame[:, None, None], Rp, np.eye(3))
-    Ma = T @ mass_point_frame @ T.transpose(0, 2, 1)
+    Ma = inertial_added_mass(points, kin, mass_point_frame, in_point_frame)
     G = np.zeros((k, 6, 6))
     G[:, :3, :3] = np.eye(3)
     G[:, :3, 3:] = -skew(rho) @ R

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import numpy as np
 
-from rbcosim import quaternion as quat
 from rbcosim.cosim.codec import pack_state, unpack_state
 from rbcosim.cosim.continuity import enforce, joint_gaps
 from rbcosim.cosim.interface import (
@@ -22,6 +21,7 @@ from rbcosim.cosim.interface import (
     WRENCH_FIELDS,
     InterfacePoints,
     added_mass_blocks,
+    inertial_added_mass,
     rotation_difference,
 )
 from rbcosim.errors import ScenarioError, SimulationError
@@ -226,14 +226,8 @@ class RigidSide:
         self._loads(self.time, kin)
         wrench = self._last_wrench.copy()
         if self.sim.system.added_mass is not None:
-            acc = self.point_accelerations()
-            for i in range(len(wrench)):
-                Ma = self._added[i]
-                if self._added_in_point_frame[i]:
-                    Rp = quat.to_matrix(self.point_outputs_array()[i, 3:7])
-                    T = np.kron(np.eye(2), Rp)
-                    Ma = T @ Ma @ T.T
-                wrench[i] -= Ma @ acc[i]
+            mass = inertial_added_mass(self.points, kin, self._added, self._added_in_point_frame)
+            wrench -= np.einsum("kij,kj->ki", mass, self.point_accelerations())
         return wrench
 
     # --- stepping -------------------------------------------------------------------------
