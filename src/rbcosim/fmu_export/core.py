@@ -37,6 +37,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from rbcosim.cosim.continuity import MAX_WARNINGS
 from rbcosim.errors import SimulationError
 from rbcosim.fmu_export.table import ADDED_MASS_FRAMES, VariableTable
 
@@ -448,10 +449,16 @@ class FmuCore:
         self._wrench_pending = False
 
     def _log_violations(self) -> None:
-        """Continuity violations the scenario asks to record or warn about go to the FMU log."""
+        """Continuity violations go to the FMU log: the first MAX_WARNINGS of the run, then a
+        count every 1000 (a master that never sends the flexible kinematics would otherwise
+        log one line per step)."""
         violations = getattr(self.side, "violations", ())
-        for message in violations[self._violations_seen :]:
-            self._log(f"continuity: {message}", "warning")
+        for k in range(self._violations_seen, len(violations)):
+            if k < MAX_WARNINGS:
+                self._log(f"continuity: {violations[k]}", "warning")
+            elif (k + 1) % 1000 == 0:
+                self._log(f"continuity: {k + 1} violations so far; latest: {violations[k]}",
+                          "warning")
         self._violations_seen = len(violations)
 
     # -- FMU state ---------------------------------------------------------------------------
