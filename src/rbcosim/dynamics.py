@@ -47,6 +47,31 @@ def independent_rows(J: np.ndarray, tol: float = 1e-9) -> tuple[np.ndarray, int]
     return np.sort(piv[:rank]), rank
 
 
+def scatter_matrix(bodies: np.ndarray, n_bodies: int) -> np.ndarray:
+    """(n, k) one-hot matrix: S @ x adds rows x (k, ·) into their moving bodies (ground 0
+    dropped); a matrix product is much cheaper than np.add.at for small k."""
+    s = np.zeros((n_bodies, bodies.size))
+    moving = bodies > 0
+    s[bodies[moving] - 1, np.flatnonzero(moving)] = 1.0
+    return s
+
+
+def _spring_table(model: Model) -> dict:
+    """The spring–dampers of a model as arrays (markers, constants, scatter matrices)."""
+    springs = model.springs
+    b1 = np.array([x.marker1.body for x in springs], dtype=int)
+    b2 = np.array([x.marker2.body for x in springs], dtype=int)
+    return {
+        "b1": b1, "b2": b2,
+        "s1": np.array([x.marker1.position for x in springs]).reshape(-1, 3),
+        "s2": np.array([x.marker2.position for x in springs]).reshape(-1, 3),
+        "k": np.array([x.stiffness for x in springs]),
+        "c": np.array([x.damping for x in springs]),
+        "free": np.array([x.free_length for x in springs]),
+        "on1": scatter_matrix(b1, model.n_bodies), "on2": scatter_matrix(b2, model.n_bodies),
+    }
+
+
 class MaximalSystem:
     """Equations of motion of a model in maximal coordinates; all methods are f(state)."""
 
@@ -67,6 +92,7 @@ class MaximalSystem:
         self.gravity_force = self.mass[:, None] * model.gravity
         self.external: LoadProvider | None = None
         self.added_mass: AddedMassProvider | None = None
+        self._springs = _spring_table(model)
         self._inputs_version = 0
         self._memo: tuple = (None, None)
         self.sparse = 6 * n > SPARSE_THRESHOLD
@@ -135,18 +161,8 @@ class MaximalSystem:
             rho = kin.R[load.body] @ load.point
             force[load.body - 1] += f[:3]
             torque[load.body - 1] += f[3:] + np.cross(rho, f[:3])
-        for s in model.springs:
-            m1, m2 = s.marker1, s.marker2
-            rho1, p1, v1 = kin.point(np.array([m1.body]), m1.position[None])
-            rho2, p2, v2 = kin.point(np.array([m2.body]), m2.position[None])
-            d = (p2 - p1)[0]
-            length = np.linalg.norm(d)
-            e = d / length
-            tension = s.stiffness * (length - s.free_length) + s.damping * (e @ (v2 - v1)[0])
-            for body, rho, sign in ((m1.body, rho1[0], 1.0), (m2.body, rho2[0], -1.0)):
-                if body:
-                    force[body - 1] += sign * tension * e
-                    torque[body - 1] += sign * tension * np.cross(rho, e)
+        if model.springs:
+            self._add_springs(kin, force, torque)
         for ts in model.torsion_springs:
             joint = model.joints[ts.joint]
             angle, rate = joint_coordinate(joint, kin)
@@ -161,6 +177,20 @@ class MaximalSystem:
             force += f_ext
             torque += t_ext
         return force, torque
+
+    def _add_springs(self, kin: Kinematics, force: np.ndarray, torque: np.ndarray) -> None:
+        """Translational spring–dampers, all at once: tension k (ℓ − ℓ0) + c ℓ̇ along the line
+        between the markers, pulling marker 1 towards marker 2 and back."""
+        sp = self._springs
+        rho1, p1, v1 = kin.point(sp["b1"], sp["s1"])
+        rho2, p2, v2 = kin.point(sp["b2"], sp["s2"])
+        d = p2 - p1
+        length = np.sqrt(np.einsum("ki,ki->k", d, d))
+        e = d / length[:, None]
+        rate = np.einsum("ki,ki->k", e, v2 - v1)
+        pull = (sp["k"] * (length - sp["free"]) + sp["c"] * rate)[:, None] * e
+        force += sp["on1"] @ pull - sp["on2"] @ pull
+        torque += sp["on1"] @ cross(rho1, pull) - sp["on2"] @ cross(rho2, pull)
 
     # --- equations of motion ----------------------------------------------------------------
     def inputs_changed(self) -> None:

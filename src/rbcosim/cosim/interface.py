@@ -12,6 +12,7 @@ import numpy as np
 
 from rbcosim import quaternion as quat
 from rbcosim.constraints import skew
+from rbcosim.dynamics import scatter_matrix
 from rbcosim.kinematics import Kinematics
 from rbcosim.linalg3 import cross
 from rbcosim.model import Model
@@ -30,6 +31,7 @@ class InterfacePoints:
         self.local = np.array([p.position for p in model.points]).reshape(-1, 3)
         self.axes_quaternion = np.array([quat.from_matrix(p.axes) for p in model.points]).reshape(-1, 4)
         self.n_bodies = model.n_bodies
+        self._scatter = scatter_matrix(self.body, model.n_bodies)
 
     def index(self, name: str) -> int:
         try:
@@ -55,11 +57,8 @@ class InterfacePoints:
     def body_loads(self, kin: Kinematics, wrenches: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Force and torque (n,3) on the bodies' centres of mass from point wrenches (k,6)."""
         rho = np.einsum("kij,kj->ki", kin.R[self.body], self.local)
-        force = np.zeros((self.n_bodies, 3))
-        torque = np.zeros((self.n_bodies, 3))
-        np.add.at(force, self.body - 1, wrenches[:, :3])
-        np.add.at(torque, self.body - 1, wrenches[:, 3:] + cross(rho, wrenches[:, :3]))
-        return force, torque
+        return (self._scatter @ wrenches[:, :3],
+                self._scatter @ (wrenches[:, 3:] + cross(rho, wrenches[:, :3])))
 
 
 def rotation_difference(q: np.ndarray, q_ref: np.ndarray) -> np.ndarray:
