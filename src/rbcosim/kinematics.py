@@ -44,7 +44,3 @@ class Kinematics:
         pos = self.r[body] + rho
         vel = self.v[body] + cross(self.w_inertial[body], rho)
         return rho, pos, vel
-
-    def direction(self, body: np.ndarray, local: np.ndarray) -> np.ndarray:
-        """Body-fixed directions expressed in the inertial frame, (k,3)."""
-        return np.einsum("kij,kj->ki", self.R[body], local)

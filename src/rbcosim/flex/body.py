@@ -322,14 +322,6 @@ class FlexBody:
                 s[_R : _R + 3], s[_V : _V + 3]))
         return self._wrench_memo[1].copy()
 
-    def wrench_at_rest_frame(self) -> np.ndarray:
-        """The wrench (6,) with the interface accelerations set to zero: wrench() + M_a [a; α]
-        (weight, velocity and elastic terms only), inertial."""
-        self._require_init()
-        s = self._state
-        z = np.zeros(3)
-        return self._wrench_at(s[_Q:_Q + 4], s[_W:_W + 3], z, z, s[_R:_R + 3], s[_V:_V + 3])
-
     def added_mass(self) -> np.ndarray:
         """Instantaneous added mass M_a (6, 6), inertial: ∂wrench/∂[a_p; α_p] = −M_a at the
         current state (exact: the wrench is linear in the interface accelerations)."""
