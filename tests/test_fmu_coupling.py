@@ -10,7 +10,7 @@ from test_fmu_support import REPO, bits, open_fmu
 
 from rbcosim.cosim.flex_endpoint import motion_of
 from rbcosim.cosim.master import CosimMaster, build_endpoints, run_cosimulation
-from rbcosim.cosim.signals import evaluate, polynomial_through
+from rbcosim.cosim.signals import evaluate
 from rbcosim.fmu_export import ExportOptions, export_fmu
 from rbcosim.scenario import load_scenario
 
@@ -153,10 +153,7 @@ class FmiMaster:
             guess[joint] = (evaluate(c, half), evaluate(c, H))
         for iteration in range(1, self.settings.max_iterations + 1):
             for joint, ep in self.endpoints.items():
-                known = [(half, guess[joint][0]), (H, guess[joint][1])]
-                known += [(tn - t, w) for tn, w in ep.wrench_history[:2]]
-                taus, values = zip(*known)
-                self.set_polynomial(ep.coupling.point, polynomial_through(taus, np.array(values)))
+                self.set_polynomial(ep.coupling.point, ep.iteration_polynomial(t, *guess[joint]))
             self.fmu.do_step(t, half)
             mids = self.motions(t + half)
             self.fmu.do_step(t + half, half)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
+
+from rbcosim.errors import SimulationError
 
 FORMULATIONS = ("maximal", "minimal", "auto")
 SCHEMES = ("jacobi", "gauss_seidel_rigid_first", "gauss_seidel_flex_first", "iterative",
@@ -58,3 +61,12 @@ class CosimSettings:
     tolerance: float = 1e-10
     max_iterations: int = 20
     added_mass: bool = True
+
+
+def whole_steps(t_end: float, step: float, name: str = "steps dt") -> int:
+    """Number of steps of `step` s from 0 to `t_end` s; SimulationError unless it is whole
+    (to 1e-9 relative). `name` says which step, e.g. "macro steps H"."""
+    n = round(t_end / step)
+    if not math.isclose(n * step, t_end, rel_tol=1e-9, abs_tol=0.0):
+        raise SimulationError(f"t_end = {t_end} s is not a whole number of {name} = {step} s")
+    return n

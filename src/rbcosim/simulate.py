@@ -10,14 +10,14 @@ import numpy as np
 from scipy.integrate import solve_ivp
 
 from rbcosim import quaternion as quat
-from rbcosim.cosim.codec import pack_state, unpack_state
+from rbcosim.cosim.codec import pack_state, unpack_state, write_atomically
 from rbcosim.dynamics import MaximalSystem
 from rbcosim.errors import SimulationError
 from rbcosim.integrators import ADAPTIVE, FIXED_STEP
 from rbcosim.model import Model
 from rbcosim.progress import Progress
 from rbcosim.results import Results, body_columns
-from rbcosim.settings import SolverSettings
+from rbcosim.settings import SolverSettings, whole_steps
 from rbcosim.state import State
 
 #: Largest ‖Φ‖∞ accepted at the start of a run.
@@ -140,10 +140,7 @@ def simulate(model: Model, solver: SolverSettings, *, progress: bool = True,
             raise SimulationError("checkpoints need a fixed-step integrator (rk4, sdirk2)")
         return _simulate_adaptive(model, solver, progress=progress)
     sim = RigidSimulation(model, solver)
-    n_steps = int(round(solver.t_end / solver.dt))
-    if not np.isclose(n_steps * solver.dt, solver.t_end, rtol=1e-9, atol=0):
-        raise SimulationError(f"t_end = {solver.t_end} s is not a whole number of steps "
-                              f"dt = {solver.dt} s")
+    n_steps = whole_steps(solver.t_end, solver.dt)
     rows, first = [sim.observe()], 1
     if resume is not None:
         rows, first = _load_checkpoint(sim, Path(resume))
@@ -171,9 +168,7 @@ def _save_checkpoint(sim: RigidSimulation, rows: list, k: int, path: Path) -> No
     blob = pack_state({"t": s.t, "r": s.r, "q": s.q, "v": s.v, "w": s.w, "step": k,
                        "rows": np.array(rows), "diagnostics": sim.diagnostics.as_dict(private=True),
                        "columns": ",".join(sim.columns)})
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(blob)
-    tmp.replace(path)
+    write_atomically(path, blob)
 
 
 def _load_checkpoint(sim: RigidSimulation, path: Path) -> tuple[list, int]:

@@ -17,6 +17,14 @@ def unpack_array(d: dict) -> np.ndarray:
     return np.frombuffer(d["data"], dtype="<f8").reshape(d["shape"]).copy()
 
 
+def write_atomically(path, blob: bytes) -> None:
+    """Write `blob` to `path` through a temporary file and a rename, so that a crash while
+    writing leaves the previous file (a checkpoint, say) whole."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(blob)
+    tmp.replace(path)
+
+
 def pack_state(fields: dict) -> bytes:
     """Serialize a dict of arrays / floats / strings / nested dicts to bytes."""
     def enc(v):

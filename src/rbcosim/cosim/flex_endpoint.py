@@ -116,6 +116,14 @@ class FlexEndpoint:
         self.body.set_motion(motion)
         self.wrench_history[0] = (t, self.rigid_input())
 
+    def iteration_polynomial(self, t: float, mid: np.ndarray, end: np.ndarray) -> np.ndarray:
+        """Iterative coupling: wrench coefficients in τ = time − t through the current guesses
+        at mid-step and end and the last two exchanged values (cubic; quadratic at the start)."""
+        known = [(0.5 * self.H, mid), (self.H, end)]
+        known += [(tn - t, w) for tn, w in self.wrench_history[:2]]
+        taus, values = zip(*known)
+        return polynomial_through(taus, np.array(values))
+
     def jacobian(self) -> tuple[np.ndarray, np.ndarray]:
         """(∂W/∂x, ∂W/∂v), each (6, 6), for interface-Jacobian coupling."""
         return self.body.interface_jacobian()

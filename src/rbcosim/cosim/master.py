@@ -24,10 +24,10 @@ from pathlib import Path
 
 import numpy as np
 
-from rbcosim.cosim.codec import pack_state, unpack_state
+from rbcosim.cosim.codec import pack_state, unpack_state, write_atomically
 from rbcosim.cosim.flex_endpoint import FlexEndpoint, motion_of
 from rbcosim.cosim.rigid_side import RigidSide
-from rbcosim.cosim.signals import evaluate, polynomial_through
+from rbcosim.cosim.signals import evaluate
 from rbcosim.errors import ScenarioError, SimulationError
 from rbcosim.flex.body import FlexBody
 from rbcosim.flex.config import flex_model_from_config
@@ -35,6 +35,7 @@ from rbcosim.flex.kinematics import InterfaceMotion
 from rbcosim.progress import Progress
 from rbcosim.results import Results
 from rbcosim.scenario import Scenario
+from rbcosim.settings import whole_steps
 
 
 def build_endpoints(scenario: Scenario, H: float) -> dict[str, FlexEndpoint]:
@@ -147,11 +148,8 @@ class CosimMaster:
         change = np.inf
         for iteration in range(1, self.settings.max_iterations + 1):
             for j, ep in self.endpoints.items():
-                known = [(half, guess[j][0]), (self.H, guess[j][1])]
-                known += [(tn - t, w) for tn, w in ep.wrench_history[:2]]
-                taus, values = zip(*known)
-                self.rigid.set_wrench_polynomial(
-                    ep.coupling.point, polynomial_through(taus, np.array(values)))
+                self.rigid.set_wrench_polynomial(ep.coupling.point,
+                                                 ep.iteration_polynomial(t, *guess[j]))
             self.rigid.step(half, max(1, self.settings.micro_steps // 2))
             mids = self.motions()
             self.rigid.step(half, max(1, self.settings.micro_steps - self.settings.micro_steps // 2))
@@ -225,10 +223,7 @@ def run_cosimulation(scenario: Scenario, *, progress: bool = True, checkpoint: P
     """Run the scenario's co-simulation from t = 0 (or a checkpoint) to solver.t_end."""
     master = CosimMaster(scenario)
     H = master.H
-    n_steps = int(round(scenario.solver.t_end / H))
-    if not np.isclose(n_steps * H, scenario.solver.t_end, rtol=1e-9, atol=0):
-        raise SimulationError(f"t_end = {scenario.solver.t_end} s is not a whole number of "
-                              f"macro steps H = {H} s")
+    n_steps = whole_steps(scenario.solver.t_end, H, "macro steps H")
     rows = _load_checkpoint(master, Path(resume)) if resume is not None else [master.row()]
     start = time.perf_counter()
     every = scenario.solver.output_every
@@ -248,10 +243,7 @@ def run_cosimulation(scenario: Scenario, *, progress: bool = True, checkpoint: P
 
 
 def _save_checkpoint(master: CosimMaster, rows: list, path: Path) -> None:
-    blob = pack_state({"master": master.get_state(), "rows": np.array(rows)})
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(blob)
-    tmp.replace(path)
+    write_atomically(path, pack_state({"master": master.get_state(), "rows": np.array(rows)}))
 
 
 def _load_checkpoint(master: CosimMaster, path: Path) -> list:

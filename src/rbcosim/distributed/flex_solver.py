@@ -22,11 +22,12 @@ from pathlib import Path
 import numpy as np
 
 from rbcosim.client import Client
-from rbcosim.cosim.codec import pack_state, unpack_state
+from rbcosim.cosim.codec import pack_state, unpack_state, write_atomically
 from rbcosim.cosim.flex_endpoint import FlexEndpoint, motion_of
 from rbcosim.cosim.master import build_endpoints
-from rbcosim.errors import RbcosimError, ScenarioError, SimulationError
+from rbcosim.errors import RbcosimError, ScenarioError
 from rbcosim.scenario import Scenario
+from rbcosim.settings import whole_steps
 
 #: Coupling schemes a flexible solver in its own process can run.
 DISTRIBUTED_SCHEMES = (
@@ -44,13 +45,7 @@ class FlexSolverError(RbcosimError):
 
 def macro_steps(scenario: Scenario) -> int:
     """Macro steps from t = 0 to solver.t_end (a whole number, as the in-process master wants)."""
-    H = scenario.cosim.macro_step
-    n = round(scenario.solver.t_end / H)
-    if not np.isclose(n * H, scenario.solver.t_end, rtol=1e-9, atol=0):
-        raise SimulationError(
-            f"t_end = {scenario.solver.t_end} s is not a whole number of macro steps H = {H} s"
-        )
-    return n
+    return whole_steps(scenario.solver.t_end, scenario.cosim.macro_step, "macro steps H")
 
 
 def check_distributed(scenario: Scenario) -> None:
@@ -106,9 +101,7 @@ class FlexResults:
     def write(self, path: str | Path) -> Path:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_bytes(self.pack())
-        tmp.replace(path)
+        write_atomically(path, self.pack())
         return path
 
     @classmethod
@@ -141,10 +134,8 @@ def checkpoint_path(directory: str | Path, joint: str, step: int) -> Path:
 def _save_checkpoint(directory: Path, ep: FlexEndpoint, results: FlexResults, step: int) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     path = checkpoint_path(directory, ep.joint, step)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(pack_state({"step": step, "endpoint": ep.get_state(),
-                                "results": results.pack()}))
-    tmp.replace(path)
+    write_atomically(path, pack_state({"step": step, "endpoint": ep.get_state(),
+                                       "results": results.pack()}))
     # Keep the two newest: the server's snapshot of step k is taken only once every client's
     # step-k inputs are in, so a crash may leave the server one checkpoint behind this one.
     older = sorted(

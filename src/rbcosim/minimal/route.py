@@ -20,7 +20,7 @@ from rbcosim.minimal.tree import build_tree
 from rbcosim.model import Model
 from rbcosim.progress import Progress
 from rbcosim.results import Results, body_columns
-from rbcosim.settings import SolverSettings
+from rbcosim.settings import SolverSettings, whole_steps
 from rbcosim.simulate import Diagnostics, state_row
 
 
@@ -129,10 +129,7 @@ def simulate_minimal(model: Model, solver: SolverSettings, *, progress: bool = T
     sim = MinimalSimulation(model, solver)
     if solver.integrator in ADAPTIVE:
         return _simulate_adaptive(sim, progress=progress)
-    n_steps = round(solver.t_end / solver.dt)
-    if not np.isclose(n_steps * solver.dt, solver.t_end, rtol=1e-9, atol=0):
-        raise SimulationError(f"t_end = {solver.t_end} s is not a whole number of steps "
-                              f"dt = {solver.dt} s")
+    n_steps = whole_steps(solver.t_end, solver.dt)
     rows = [sim.observe()]
     start = time.perf_counter()
     with Progress(n_steps, enabled=progress, label="run (minimal)") as bar:
