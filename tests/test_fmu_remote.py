@@ -5,7 +5,7 @@ from __future__ import annotations
 import fmpy
 import pytest
 from fmpy.fmi1 import FMICallException
-from test_fmu_support import bits, open_fmu, rigid_side_class, scenario_paths
+from test_fmu_support import bits, open_fmu, rigid_side_class, scenario_with_points
 
 from rbcosim.client import Client
 from rbcosim.fmu_export import ExportOptions, export_fmu
@@ -19,9 +19,7 @@ COMPONENTS = ("x", "y", "z", "q0", "q1", "q2", "q3", "vx", "vy", "vz", "wx", "wy
 
 @pytest.fixture(scope="module")
 def scenario(tmp_path_factory):
-    paths = scenario_paths(tmp_path_factory.mktemp("scenarios"))
-    name = next(n for n, p in paths.items() if rigid_side_class().from_scenario(p).point_names)
-    return paths[name]
+    return scenario_with_points(tmp_path_factory.mktemp("scenarios"))
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from test_fmu_support import bits, open_fmu, rigid_side_class, scenario_paths
+from test_fmu_support import bits, open_fmu, scenario_with_points
 
 from rbcosim.fmu_export import ExportOptions, export_fmu
 from rbcosim.fmu_export.core import decode_state, encode_state
@@ -13,10 +13,7 @@ pytestmark = pytest.mark.fmu
 
 @pytest.fixture(scope="module")
 def scenario(tmp_path_factory):
-    paths = scenario_paths(tmp_path_factory.mktemp("scenarios"))
-    # The scenario with interface points, so that inputs and outputs take part.
-    name = next(n for n, p in paths.items() if rigid_side_class().from_scenario(p).point_names)
-    return paths[name]
+    return scenario_with_points(tmp_path_factory.mktemp("scenarios"))
 
 
 @pytest.fixture(scope="module", params=[2, 3], ids=["fmi2", "fmi3"])

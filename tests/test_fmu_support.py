@@ -159,6 +159,13 @@ def scenario_paths(tmp_dir: Path) -> dict[str, Path]:
     return paths
 
 
+def scenario_with_points(tmp_dir: Path) -> Path:
+    """The first of scenario_paths() with interface points, so that inputs and outputs take
+    part."""
+    paths = scenario_paths(tmp_dir)
+    return next(p for p in paths.values() if rigid_side_class().from_scenario(p).point_names)
+
+
 def rigid_side_class():
     from rbcosim.cosim.rigid_side import RigidSide
 
