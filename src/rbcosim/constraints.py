@@ -15,10 +15,13 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.interpolate import CubicSpline
 
+from rbcosim.kernels.frames import Frames
+from rbcosim.kernels.rows import DIST, DOT1, HARMONIC, PLANE, POLYNOMIAL, SPLINE, RowTable, evaluate_rows
 from rbcosim.kinematics import Kinematics
 from rbcosim.linalg3 import cross
-from rbcosim.model import Joint, Model
+from rbcosim.model import Joint, Model, Motion
 
 _EYE = np.eye(3)
 
@@ -95,7 +98,7 @@ class Constraints:
             self._add_joint(joint, labels)
         for g in (self._point, self._dot1, self._dot2, self._dist, self._aux1, self._aux2):
             g.freeze()
-        self._table = _RowTable(self)
+        self.table = _row_table(self)
         self.row_labels: list[str] = (
             labels["point"] + labels["dot1"] + labels["dot2"] + labels["dist"]
             + [f"{name}: prescribed coordinate" for name, _, _ in self._drivers]
@@ -164,134 +167,66 @@ class Constraints:
 
     def evaluate(self, kin: Kinematics) -> ConstraintValues:
         """Φ, Φ_t, γ and Jacobian blocks of every row at the kinematic state `kin`."""
-        phi, gamma, ja, jb = self._table.evaluate(kin)
-        t = self._table
-        n = t.n_main
-        phi_t = np.zeros(n)
-        a, b = t.a[:n], t.b[:n]
-        if not self._drivers:
-            return ConstraintValues(phi[:n], phi_t, gamma[:n], a, b, ja[:n], jb[:n])
-        rows = self._eval_drivers(kin, phi, gamma, ja, jb)
-        return ConstraintValues(
-            np.concatenate([phi[:n], rows[0]]), np.concatenate([phi_t, rows[6]]),
-            np.concatenate([gamma[:n], rows[1]]), np.concatenate([a, rows[2]]),
-            np.concatenate([b, rows[3]]), np.concatenate([ja[:n], rows[4]]),
-            np.concatenate([jb[:n], rows[5]]),
-        )
-
-    def _eval_drivers(self, kin: Kinematics, phi, gamma, ja_all, jb_all):
-        """Driver rows from the auxiliary rows of the table: (phi, gamma, a, b, ja, jb, phi_t)."""
-        t = self._table
-        nu = np.hstack([kin.v, kin.w_body])
-        rows = []
-        for _, idx, (target_kind, motion) in self._drivers:
-            f, fd, fdd = motion.evaluate(kin.t)
-            if target_kind == "revolute":
-                i, k = t.aux1_offset + idx[0], t.aux1_offset + idx[1]
-                a, b = t.a[i], t.b[i]
-                phi_a, gam_a, ja_a, jb_a = phi[i], gamma[i], ja_all[i], jb_all[i]
-                phi_b, gam_b, ja_b, jb_b = phi[k], gamma[k], ja_all[k], jb_all[k]
-                rate_a = ja_a @ nu[a] + jb_a @ nu[b]
-                rate_b = ja_b @ nu[a] + jb_b @ nu[b]
-                c, s = np.cos(f), np.sin(f)
-                value = phi_a * c - phi_b * s
-                value_t = -(phi_a * s + phi_b * c) * fd
-                acc = (
-                    c * gam_a - s * gam_b + 2 * (rate_a * s + rate_b * c) * fd
-                    + (phi_a * c - phi_b * s) * fd**2 + (phi_a * s + phi_b * c) * fdd
-                )
-                ja, jb = c * ja_a - s * ja_b, c * jb_a - s * jb_b
-            else:
-                i = t.aux2_offset + idx[0]
-                a, b, ja, jb = t.a[i], t.b[i], ja_all[i], jb_all[i]
-                value, value_t, acc = phi[i] - f, -fd, gamma[i] + fdd
-            rows.append((value, acc, a, b, ja, jb, value_t))
-        return tuple(np.array([r[i] for r in rows]) for i in range(7))
+        m = self.n_rows
+        phi, phi_t, gamma = np.zeros(m), np.zeros(m), np.zeros(m)
+        ja, jb = np.zeros((m, 6)), np.zeros((m, 6))
+        frames = Frames(kin.q, kin.R, kin.r, kin.v, kin.w_inertial, kin.w_body)
+        evaluate_rows(self.table, kin.t, frames, phi, phi_t, gamma, ja, jb)
+        return ConstraintValues(phi, phi_t, gamma, self.table.row_bodies[:, 0],
+                                self.table.row_bodies[:, 1], ja, jb)
 
 
-class _RowTable:
-    """Every primitive row of a Constraints object in one table, evaluated in one pass.
+def _motion_data(motion: Motion) -> tuple[int, np.ndarray]:
+    """(kind, data) of a driver's motion as RowTable encodes it."""
+    if motion.kind == "polynomial":
+        return POLYNOMIAL, np.array(motion.coefficients, dtype=float).reshape(-1)
+    if motion.kind == "harmonic":
+        return HARMONIC, np.array(motion.coefficients, dtype=float).reshape(4)
+    spline = CubicSpline(np.array(motion.times), np.array(motion.values), bc_type="natural")
+    k = spline.c.shape[1]
+    return SPLINE, np.concatenate([[float(k)], spline.x, spline.c.ravel()])
 
-    Three row kinds cover the four primitives:
-      plane  Φ = u1 · (p_b − p_a), u1 fixed on body f (f = a for dot2; f = ground with
-             u1 = −e_c for the three rows of a point coincidence, so Φ = (p_a − p_b)_c);
-      dot1   Φ = u1 · u2, u1 fixed on a, u2 on b;
-      dist   Φ = ½(|p_b − p_a|² − L²).
-    Rows: point, dot1, dot2, dist (the constraint rows), then the drivers' auxiliary rows.
-    """
 
-    def __init__(self, c: Constraints):
-        rows = []  # (kind, a, b, f, u1, u2, sa, sb, length)
-        z = np.zeros(3)
-        g = c._point
-        for k in range(len(g)):
-            for comp in range(3):
-                rows.append((0, g.a[k], g.b[k], 0, -np.eye(3)[comp], z, g.sa[k], g.sb[k], 0.0))
-        for g in (c._dot1,):
-            rows += [(1, g.a[k], g.b[k], g.a[k], g.ua[k], g.ub[k], z, z, 0.0) for k in range(len(g))]
-        g = c._dot2
-        rows += [(0, g.a[k], g.b[k], g.a[k], g.ua[k], z, g.sa[k], g.sb[k], 0.0) for k in range(len(g))]
-        g = c._dist
-        rows += [(2, g.a[k], g.b[k], 0, z, z, g.sa[k], g.sb[k], g.length[k]) for k in range(len(g))]
-        self.n_main = len(rows)
-        self.aux1_offset = len(rows)
-        g = c._aux1
-        rows += [(1, g.a[k], g.b[k], g.a[k], g.ua[k], g.ub[k], z, z, 0.0) for k in range(len(g))]
-        self.aux2_offset = len(rows)
-        g = c._aux2
-        rows += [(0, g.a[k], g.b[k], g.a[k], g.ua[k], z, g.sa[k], g.sb[k], 0.0) for k in range(len(g))]
-        self.size = len(rows)
-        cols = list(zip(*rows)) if rows else [()] * 9
-        kind = np.array(cols[0], dtype=int)
-        self.a, self.b, self.f = (np.array(cols[i], dtype=int) for i in (1, 2, 3))
-        self.u1, self.u2, self.sa, self.sb = (np.array(cols[i], dtype=float).reshape(-1, 3)
-                                              for i in (4, 5, 6, 7))
-        self.length = np.array(cols[8], dtype=float)
-        self.plane, self.dot1, self.dist = ((kind == k).astype(float) for k in (0, 1, 2))
-        # u1 turns with body a (dot1, dot2); for point rows it is fixed in the inertial frame.
-        self.f_is_a = (self.f == self.a).astype(float)[:, None]
-        self._p3, self._d13, self._s3 = (x[:, None] for x in (self.plane, self.dot1, self.dist))
-
-    def evaluate(self, kin: Kinematics):
-        """(Φ, γ, Ja, Jb) of every row; Ja, Jb (rows, 6) act on [v, ω^b] of bodies a and b."""
-        if not self.size:
-            e = np.zeros(0)
-            return e, e, np.zeros((0, 6)), np.zeros((0, 6))
-        a, b = self.a, self.b
-        Ra, Rb = kin.R[a], kin.R[b]
-        u1 = np.einsum("kij,kj->ki", kin.R[self.f], self.u1)
-        u2 = np.einsum("kij,kj->ki", Rb, self.u2)
-        rho_a = np.einsum("kij,kj->ki", Ra, self.sa)
-        rho_b = np.einsum("kij,kj->ki", Rb, self.sb)
-        wa, wb, wf = kin.w_inertial[a], kin.w_inertial[b], kin.w_inertial[self.f]
-        d = kin.r[b] + rho_b - kin.r[a] - rho_a
-        wa_rho, wb_rho = cross(wa, rho_a), cross(wb, rho_b)
-        dd = kin.v[b] + wb_rho - kin.v[a] - wa_rho
-        centripetal = cross(wb, wb_rho) - cross(wa, wa_rho)
-        wf_u1, wb_u2 = cross(wf, u1), cross(wb, u2)
-        p, d1, s3 = self._p3, self._d13, self._s3
-        u1_d = _rowdot(u1, d)
-        phi = self.plane * u1_d + self.dot1 * _rowdot(u1, u2) + self.dist * 0.5 * (
-            _rowdot(d, d) - self.length**2)
-        gamma = -(
-            self.plane * (_rowdot(cross(wf, wf_u1), d) + 2 * _rowdot(wf_u1, dd)
-                          + _rowdot(u1, centripetal))
-            + self.dot1 * (_rowdot(cross(wf, wf_u1), u2) + 2 * _rowdot(wf_u1, wb_u2)
-                           + _rowdot(u1, cross(wb, wb_u2)))
-            + self.dist * (_rowdot(dd, dd) + _rowdot(d, centripetal))
-        )
-        trans = p * u1 + s3 * d
-        u1_x_u2 = cross(u1, u2)
-        # Row vectors acting on inertial ω of a (incl. the rotation of u1 when f = a) and b.
-        w_a = (p * cross(u1, rho_a) - s3 * cross(rho_a, d)
-               + self.f_is_a * (p * cross(u1, d) + d1 * u1_x_u2))
-        w_b = p * cross(rho_b, u1) - d1 * u1_x_u2 + s3 * cross(rho_b, d)
-        ja = np.empty((self.size, 6))
-        jb = np.empty((self.size, 6))
-        ja[:, :3], jb[:, :3] = -trans, trans
-        ja[:, 3:] = _to_body(w_a, Ra)
-        jb[:, 3:] = _to_body(w_b, Rb)
-        return phi, gamma, ja, jb
+def _row_table(c: Constraints) -> RowTable:
+    """Every primitive row of `c` in one table: point (three rows each), dot1, dot2, dist,
+    then the drivers' auxiliary rows."""
+    rows = []  # (kind, a, b, f, u1, u2, sa, sb, length)
+    z = np.zeros(3)
+    g = c._point
+    for k in range(len(g)):
+        for comp in range(3):
+            rows.append((PLANE, g.a[k], g.b[k], 0, -np.eye(3)[comp], z, g.sa[k], g.sb[k], 0.0))
+    g = c._dot1
+    rows += [(DOT1, g.a[k], g.b[k], g.a[k], g.ua[k], g.ub[k], z, z, 0.0) for k in range(len(g))]
+    g = c._dot2
+    rows += [(PLANE, g.a[k], g.b[k], g.a[k], g.ua[k], z, g.sa[k], g.sb[k], 0.0)
+             for k in range(len(g))]
+    g = c._dist
+    rows += [(DIST, g.a[k], g.b[k], 0, z, z, g.sa[k], g.sb[k], g.length[k]) for k in range(len(g))]
+    n_main = len(rows)
+    aux1 = len(rows)
+    g = c._aux1
+    rows += [(DOT1, g.a[k], g.b[k], g.a[k], g.ua[k], g.ub[k], z, z, 0.0) for k in range(len(g))]
+    aux2 = len(rows)
+    g = c._aux2
+    rows += [(PLANE, g.a[k], g.b[k], g.a[k], g.ua[k], z, g.sa[k], g.sb[k], 0.0)
+             for k in range(len(g))]
+    cols = list(zip(*rows)) if rows else [()] * 9
+    index = np.array(cols[:4], dtype=np.int64).reshape(4, -1).T.copy()
+    vectors = np.array(cols[4:8], dtype=float).reshape(4, -1, 3).transpose(1, 0, 2).copy()
+    drivers, data = [], []
+    for _, idx, (target_kind, motion) in c._drivers:
+        rows_of = (aux1 + idx[0], aux1 + idx[1]) if target_kind == "revolute" else (
+            aux2 + idx[0], aux2 + idx[0])
+        kind, values = _motion_data(motion)
+        drivers.append((int(target_kind == "revolute"), *rows_of, kind))
+        data.append(values)
+    drivers = np.array(drivers, dtype=np.int64).reshape(-1, 4)
+    bodies = np.concatenate([index[:n_main, 1:3], index[drivers[:, 1], 1:3]])
+    return RowTable(
+        index=index, vectors=vectors, length=np.array(cols[8], dtype=float), n_main=n_main,
+        drivers=drivers, motion_start=np.cumsum([0] + [d.size for d in data]).astype(np.int64),
+        motion_data=np.concatenate([np.zeros(0)] + data), row_bodies=bodies.copy())
 
 
 def joint_coordinate(joint: Joint, kin: Kinematics) -> tuple[float, float]:

@@ -109,23 +109,26 @@ class RigidSimulation:
     def columns(self) -> list[str]:
         return ["t", *body_columns(self.model), "energy", "constraint_drift"]
 
-    def kinetic_energy(self, state: State) -> float:
-        s = self.system
-        return float(0.5 * np.sum(s.mass * np.sum(state.v**2, 1))
-                     + 0.5 * np.einsum("ni,nij,nj->", state.w, s.inertia, state.w))
-
     def observe(self, state: State | None = None) -> np.ndarray:
         """Update the diagnostics with `state` and return its results row."""
         state = self.state if state is None else state
         energy = self.system.energy(state)
         phi, phidot = self.system.drift(state)
-        self.diagnostics.update(energy, phi, phidot, self.kinetic_energy(state))
+        self.diagnostics.update(energy, phi, phidot, self.system.kinetic_energy(state))
         return np.concatenate([[state.t], state_row(state), [energy, phi]])
 
     def step(self, h: float) -> None:
         self.integrator.step(self.state, h)
         self.diagnostics.steps += 1
         self.diagnostics.quaternion_error = self.integrator.quaternion_error
+
+    def advance(self, times: np.ndarray, h: float) -> None:
+        """Steps of h s through every entry of `times` (times[0] = now), one compiled call."""
+        try:
+            self.integrator.advance(self.state, times, h)
+        finally:
+            self.diagnostics.steps += int(round((self.state.t - times[0]) / h))
+            self.diagnostics.quaternion_error = self.integrator.quaternion_error
 
 
 def simulate(model: Model, solver: SolverSettings, *, progress: bool = True,
@@ -145,10 +148,13 @@ def simulate(model: Model, solver: SolverSettings, *, progress: bool = True,
     if resume is not None:
         rows, first = _load_checkpoint(sim, Path(resume))
     start = time.perf_counter()
+    stops = _stops(first - 1, n_steps, solver.output_every,
+                   checkpoint_every if checkpoint is not None else 0)
     with Progress(n_steps, enabled=progress, label="run") as bar:
-        for k in range(first, n_steps + 1):
-            sim.step(solver.dt)
-            sim.state.t = k * solver.dt
+        k = first - 1
+        for stop in stops:
+            sim.advance(solver.dt * np.arange(k, stop + 1), solver.dt)
+            k = stop
             if k % solver.output_every == 0 or k == n_steps:
                 rows.append(sim.observe())
             if checkpoint is not None and checkpoint_every and k % checkpoint_every == 0:
@@ -161,6 +167,16 @@ def simulate(model: Model, solver: SolverSettings, *, progress: bool = True,
     diag.update(integrator=solver.integrator, dt=solver.dt, t_end=solver.t_end,
                 formulation="maximal", redundant_constraints=sim.system.redundant_rows)
     return Results(sim.columns, np.array(rows), diag)
+
+
+def _stops(done: int, n_steps: int, output_every: int, checkpoint_every: int) -> list[int]:
+    """Step indices after `done` at which a run writes a row or a checkpoint (and the last),
+    at least every 1000 steps so that the progress bar moves."""
+    marks = {n_steps}
+    for every in (output_every, checkpoint_every, 1000):
+        if every:
+            marks.update(range(every * (done // every + 1), n_steps, every))
+    return sorted(m for m in marks if m > done)
 
 
 def _save_checkpoint(sim: RigidSimulation, rows: list, k: int, path: Path) -> None:

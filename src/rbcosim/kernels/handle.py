@@ -1,0 +1,101 @@
+"""Entry points of the compiled maximal-coordinate core, called from Python with a handle.
+
+Calling compiled code with a namedtuple of ~80 arrays costs ~15 µs of argument unboxing; a
+numba typed List holding that namedtuple is unboxed in ~1 µs and shares the same buffers, so
+inputs written into `tables.points` from Python are seen by the next call. Every function
+here takes `handle` (from `make_handle`) and works on `handle[0]`.
+"""
+
+from __future__ import annotations
+
+from numba.typed import List
+
+from rbcosim.kernels import equations as eq
+from rbcosim.kernels import jit
+from rbcosim.kernels.frames import fill_frames
+from rbcosim.kernels.interface import point_accelerations, point_outputs, point_wrenches
+from rbcosim.kernels.stepping import rk4_steps, sdirk2_steps
+
+
+@jit
+def make_handle(tables, work):
+    """A typed List holding (tables, work): a MaximalTables and its Workspace."""
+    handle = List()
+    handle.append((tables, work))
+    return handle
+
+
+@jit
+def accelerations(handle, t, y, acc):
+    """[v̇, ω̇^b] (n, 6) of state y at time t into acc; multipliers in work.mu. Status."""
+    sys, w = handle[0]
+    status = eq.accelerations(sys, w, t, y)
+    for i in range(acc.shape[0]):
+        for c in range(6):
+            acc[i, c] = w.body[eq.ACC, i, c]
+    return status
+
+
+@jit
+def derivative(handle, t, y, out):
+    """ẏ (13n,) of y at time t into out. Status."""
+    sys, w = handle[0]
+    return eq.derivative(sys, w, t, y, out)
+
+
+@jit
+def project(handle, t, y, tol, max_iter):
+    """Positions then velocities of y (in place) onto the constraint manifold.
+    Returns (status, final max |Φ|)."""
+    sys, w = handle[0]
+    return eq.project(sys, w, t, y, tol, max_iter)
+
+
+@jit
+def drift(handle, t, y):
+    """(max |Φ|, max |Φ̇|) over every constraint row."""
+    sys, w = handle[0]
+    return eq.drift(sys, w, t, y)
+
+
+@jit
+def energy(handle, y):
+    """(total, kinetic) energy of y, J."""
+    sys, w = handle[0]
+    return eq.energy(sys, w, y)
+
+
+@jit
+def points_now(handle, t, y, outputs, accelerations_out, wrenches):
+    """Interface points at state y and time t: outputs (k, 13), accelerations (k, 6) under
+    the current inputs and input wrenches (k, 6), all inertial. Status."""
+    sys, w = handle[0]
+    status = eq.accelerations(sys, w, t, y)
+    fr = w.frames
+    point_outputs(sys.points, fr, outputs)
+    point_accelerations(sys.points, fr, w.body[eq.ACC], accelerations_out)
+    point_wrenches(sys.points, t, fr, wrenches)
+    return status
+
+
+@jit
+def point_outputs_of(handle, y, outputs):
+    """Interface-point outputs (k, 13) of state y."""
+    sys, w = handle[0]
+    fill_frames(y, w.frames)
+    point_outputs(sys.points, w.frames, outputs)
+
+
+@jit
+def rk4(handle, y, times, h, do_project, stats, failed):
+    """RK4 steps of h through `times`; see kernels.stepping.rk4_steps."""
+    sys, w = handle[0]
+    return rk4_steps(sys, w, y, times, h, do_project, stats, failed)
+
+
+@jit
+def sdirk2(handle, y, times, h, do_project, stats, failed, newton, tol, max_newton):
+    """SDIRK2 steps of h through `times`; see kernels.stepping.sdirk2_steps."""
+    sys, w = handle[0]
+    return sdirk2_steps(sys, w, y, times, h, do_project, stats, failed, newton, tol,
+                        max_newton)

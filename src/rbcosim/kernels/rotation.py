@@ -1,0 +1,140 @@
+"""Quaternion and 3-vector helpers for compiled code (scalar first, body -> inertial)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from rbcosim.kernels import jit
+
+
+@jit
+def matrix_of(q, out):
+    """Rotation matrix (3, 3) of quaternion q (4,) into `out`; q need not be unit."""
+    w, x, y, z = q[0], q[1], q[2], q[3]
+    s = 2.0 / (w * w + x * x + y * y + z * z)
+    xx, yy, zz = s * x * x, s * y * y, s * z * z
+    xy, xz, yz = s * x * y, s * x * z, s * y * z
+    wx, wy, wz = s * w * x, s * w * y, s * w * z
+    out[0, 0], out[0, 1], out[0, 2] = 1.0 - yy - zz, xy - wz, xz + wy
+    out[1, 0], out[1, 1], out[1, 2] = xy + wz, 1.0 - xx - zz, yz - wx
+    out[2, 0], out[2, 1], out[2, 2] = xz - wy, yz + wx, 1.0 - xx - yy
+
+
+@jit
+def rate_of(q, w, out):
+    """q̇ = ½ q ⊗ [0, ω^b] (4,) into `out`; ω^b (3,) rad/s in the body frame."""
+    q0, q1, q2, q3 = q[0], q[1], q[2], q[3]
+    wx, wy, wz = w[0], w[1], w[2]
+    out[0] = 0.5 * (-q1 * wx - q2 * wy - q3 * wz)
+    out[1] = 0.5 * (q0 * wx - q3 * wy + q2 * wz)
+    out[2] = 0.5 * (q3 * wx + q0 * wy - q1 * wz)
+    out[3] = 0.5 * (-q2 * wx + q1 * wy + q0 * wz)
+
+
+@jit
+def multiply(p, q, out):
+    """Hamilton product p ⊗ q (4,) into `out`."""
+    p0, p1, p2, p3 = p[0], p[1], p[2], p[3]
+    q0, q1, q2, q3 = q[0], q[1], q[2], q[3]
+    out[0] = p0 * q0 - p1 * q1 - p2 * q2 - p3 * q3
+    out[1] = p0 * q1 + p1 * q0 + p2 * q3 - p3 * q2
+    out[2] = p0 * q2 - p1 * q3 + p2 * q0 + p3 * q1
+    out[3] = p0 * q3 + p1 * q2 - p2 * q1 + p3 * q0
+
+
+@jit
+def normalize(q):
+    """Scale q (4,) to unit length in place; returns |‖q‖ − 1| before."""
+    norm = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
+    for i in range(4):
+        q[i] /= norm
+    return abs(norm - 1.0)
+
+
+@jit
+def rotate_by_vector(q, theta):
+    """q ← normalise(q ⊗ exp(θ/2)) for a small body-frame rotation vector θ (3,) rad."""
+    angle = math.sqrt(theta[0] ** 2 + theta[1] ** 2 + theta[2] ** 2)
+    half = 0.5 * angle
+    scale = math.sin(half) / angle if angle > 1e-12 else 0.5
+    d0, d1, d2, d3 = math.cos(half), scale * theta[0], scale * theta[1], scale * theta[2]
+    q0, q1, q2, q3 = q[0], q[1], q[2], q[3]
+    q[0] = q0 * d0 - q1 * d1 - q2 * d2 - q3 * d3
+    q[1] = q0 * d1 + q1 * d0 + q2 * d3 - q3 * d2
+    q[2] = q0 * d2 - q1 * d3 + q2 * d0 + q3 * d1
+    q[3] = q0 * d3 + q1 * d2 - q2 * d1 + q3 * d0
+    normalize(q)
+
+
+@jit
+def cross(a, b, out):
+    """a × b of 3-vectors into `out` (out must not alias a or b)."""
+    out[0] = a[1] * b[2] - a[2] * b[1]
+    out[1] = a[2] * b[0] - a[0] * b[2]
+    out[2] = a[0] * b[1] - a[1] * b[0]
+
+
+@jit
+def dot3(a, b):
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+@jit
+def matvec(R, x, out):
+    """R x for R (3, 3), x (3,) into `out`."""
+    for i in range(3):
+        out[i] = R[i, 0] * x[0] + R[i, 1] * x[1] + R[i, 2] * x[2]
+
+
+@jit
+def matvec_t(R, x, out):
+    """Rᵀ x for R (3, 3), x (3,) into `out`."""
+    for i in range(3):
+        out[i] = R[0, i] * x[0] + R[1, i] * x[1] + R[2, i] * x[2]
+
+
+# --- 3-vectors as tuples: register values, no allocation in compiled loops ----------------------
+
+@jit
+def vec(a):
+    """A 3-vector (array or tuple) as a tuple."""
+    return (a[0], a[1], a[2])
+
+
+@jit
+def mv(R, x):
+    """R x as a tuple, R (3, 3)."""
+    return (R[0, 0] * x[0] + R[0, 1] * x[1] + R[0, 2] * x[2],
+            R[1, 0] * x[0] + R[1, 1] * x[1] + R[1, 2] * x[2],
+            R[2, 0] * x[0] + R[2, 1] * x[1] + R[2, 2] * x[2])
+
+
+@jit
+def mtv(R, x):
+    """Rᵀ x as a tuple, R (3, 3)."""
+    return (R[0, 0] * x[0] + R[1, 0] * x[1] + R[2, 0] * x[2],
+            R[0, 1] * x[0] + R[1, 1] * x[1] + R[2, 1] * x[2],
+            R[0, 2] * x[0] + R[1, 2] * x[1] + R[2, 2] * x[2])
+
+
+@jit
+def cr(a, b):
+    """a × b as a tuple."""
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+
+
+@jit
+def add(a, b):
+    return (a[0] + b[0], a[1] + b[1], a[2] + b[2])
+
+
+@jit
+def sub(a, b):
+    return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
+
+
+@jit
+def scaled(s, a):
+    return (s * a[0], s * a[1], s * a[2])

@@ -1,0 +1,157 @@
+"""Constraint rows Φ(q, t) = 0, compiled: values, Φ_t, γ and Jacobian blocks.
+
+Three row kinds cover the four primitives of the joints:
+  plane (0)  Φ = u1 · (p_b − p_a), u1 fixed on body f (f = a for dot2 rows; f = ground with
+             u1 = −e_c for the three rows of a point coincidence, so Φ = (p_a − p_b)_c);
+  dot1  (1)  Φ = u1 · u2, u1 fixed on a, u2 on b;
+  dist  (2)  Φ = ½(|p_b − p_a|² − L²).
+Drivers combine auxiliary rows with a motion f(t): a revolute angle rotates two dot1 rows by
+f, a prismatic coordinate subtracts f from a plane row. Jacobian blocks ja, jb (6,) act on
+[v, ω^b] of bodies a and b, so Φ̇ = ja·ν_a + jb·ν_b + Φ_t and ja·ν̇_a + jb·ν̇_b = γ.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from rbcosim.kernels import jit
+from rbcosim.kernels.rotation import add, cr, dot3, mtv, mv, scaled, sub, vec
+
+PLANE, DOT1, DIST = 0, 1, 2
+POLYNOMIAL, HARMONIC, SPLINE = 0, 1, 2
+
+
+class RowTable(NamedTuple):
+    """Primitive rows (main rows first, then the drivers' auxiliary rows) and the drivers."""
+
+    index: np.ndarray    # (p, 4) per primitive row: kind, body a, body b, body f carrying u1
+    vectors: np.ndarray  # (p, 4, 3) u1 on f, u2 on b, point on a, point on b (body frames, m)
+    length: np.ndarray   # (p,) distance rows' L, m
+    n_main: int          # rows before the auxiliary ones
+    drivers: np.ndarray  # (d, 4) per driver: 1 if angle (0 slide), aux row 1, aux row 2, motion kind
+    motion_start: np.ndarray  # (d+1,) slices of motion_data
+    motion_data: np.ndarray   # coefficients; harmonic: offset, amplitude, Hz, phase;
+                              # spline: intervals k, breaks (k+1), coefficients (4, k)
+    row_bodies: np.ndarray    # (m, 2) bodies a, b of every constraint row (main, then drivers)
+
+
+@jit
+def motion_at(table, j, t):
+    """(f, ḟ, f̈) of driver j's motion at time t."""
+    data = table.motion_data[table.motion_start[j]:table.motion_start[j + 1]]
+    kind = table.drivers[j, 3]
+    if kind == POLYNOMIAL:
+        f = fd = fdd = 0.0
+        for k in range(data.size - 1, -1, -1):
+            fdd = fdd * t + 2.0 * fd
+            fd = fd * t + f
+            f = f * t + data[k]
+        return f, fd, fdd
+    if kind == HARMONIC:
+        offset, amplitude, frequency, phase = data[0], data[1], data[2], data[3]
+        w = 2.0 * math.pi * frequency
+        s, c = math.sin(w * t + phase), math.cos(w * t + phase)
+        return offset + amplitude * s, amplitude * w * c, -amplitude * w * w * s
+    k = int(data[0])
+    breaks = data[1:k + 2]
+    coef = data[k + 2:]  # (4, k) row-major
+    i = np.searchsorted(breaks, t, side="right") - 1
+    i = min(max(i, 0), k - 1)
+    x = t - breaks[i]
+    c0, c1, c2, c3 = coef[i], coef[k + i], coef[2 * k + i], coef[3 * k + i]
+    return (((c0 * x + c1) * x + c2) * x + c3, (3.0 * c0 * x + 2.0 * c1) * x + c2,
+            6.0 * c0 * x + 2.0 * c1)
+
+
+@jit
+def primitive_row(table, i, fr, ja, jb):
+    """(Φ, γ) of primitive row i at frames `fr`; Jacobian blocks into ja, jb (6,)."""
+    kind, a, b, f = table.index[i, 0], table.index[i, 1], table.index[i, 2], table.index[i, 3]
+    vectors = table.vectors[i]
+    u1, u2 = mv(fr.R[f], vectors[0]), mv(fr.R[b], vectors[1])
+    rho_a, rho_b = mv(fr.R[a], vectors[2]), mv(fr.R[b], vectors[3])
+    wa, wb, wf = vec(fr.wi[a]), vec(fr.wi[b]), vec(fr.wi[f])
+    wa_rho, wb_rho = cr(wa, rho_a), cr(wb, rho_b)
+    d = sub(add(vec(fr.r[b]), rho_b), add(vec(fr.r[a]), rho_a))
+    dd = sub(add(vec(fr.v[b]), wb_rho), add(vec(fr.v[a]), wa_rho))
+    zero = (0.0, 0.0, 0.0)
+    if kind == DIST:
+        phi = 0.5 * (dot3(d, d) - table.length[i] ** 2)
+        gamma = -(dot3(dd, dd) + dot3(d, sub(cr(wb, wb_rho), cr(wa, wa_rho))))
+        trans, w_a, w_b = d, scaled(-1.0, cr(rho_a, d)), cr(rho_b, d)
+    else:
+        wf_u1 = cr(wf, u1)
+        wf_wf_u1 = cr(wf, wf_u1)
+        if kind == PLANE:
+            phi = dot3(u1, d)
+            gamma = -(dot3(wf_wf_u1, d) + 2.0 * dot3(wf_u1, dd)
+                      + dot3(u1, sub(cr(wb, wb_rho), cr(wa, wa_rho))))
+            trans, w_a, w_b = u1, cr(u1, rho_a), cr(rho_b, u1)
+            if f == a:
+                w_a = add(w_a, cr(u1, d))
+        else:
+            phi = dot3(u1, u2)
+            wb_u2 = cr(wb, u2)
+            gamma = -(dot3(wf_wf_u1, u2) + 2.0 * dot3(wf_u1, wb_u2) + dot3(u1, cr(wb, wb_u2)))
+            u1_u2 = cr(u1, u2)
+            trans, w_a, w_b = zero, (u1_u2 if f == a else zero), scaled(-1.0, u1_u2)
+    wa_body, wb_body = mtv(fr.R[a], w_a), mtv(fr.R[b], w_b)
+    for k in range(3):
+        ja[k] = -trans[k]
+        jb[k] = trans[k]
+        ja[3 + k] = wa_body[k]
+        jb[3 + k] = wb_body[k]
+    return phi, gamma
+
+
+@jit
+def _rate(ja, jb, fr, a, b):
+    """ja·ν_a + jb·ν_b with ν = [v, ω^b]."""
+    s = 0.0
+    for k in range(3):
+        s += ja[k] * fr.v[a, k] + ja[3 + k] * fr.wb[a, k]
+        s += jb[k] * fr.v[b, k] + jb[3 + k] * fr.wb[b, k]
+    return s
+
+
+@jit
+def evaluate_rows(table, t, fr, phi, phi_t, gamma, ja, jb):
+    """Every constraint row (main rows, then one per driver) at time t and frames `fr`."""
+    n = table.n_main
+    for i in range(n):
+        phi[i], gamma[i] = primitive_row(table, i, fr, ja[i], jb[i])
+        phi_t[i] = 0.0
+    ja1, jb1, ja2, jb2 = np.empty(6), np.empty(6), np.empty(6), np.empty(6)
+    for j in range(table.drivers.shape[0]):
+        f, fd, fdd = motion_at(table, j, t)
+        i1, i2 = table.drivers[j, 1], table.drivers[j, 2]
+        a, b = table.index[i1, 1], table.index[i1, 2]
+        out = n + j
+        phi_a, gam_a = primitive_row(table, i1, fr, ja1, jb1)
+        if table.drivers[j, 0]:
+            phi_b, gam_b = primitive_row(table, i2, fr, ja2, jb2)
+            rate_a = _rate(ja1, jb1, fr, a, b)
+            rate_b = _rate(ja2, jb2, fr, a, b)
+            c, s = math.cos(f), math.sin(f)
+            phi[out] = phi_a * c - phi_b * s
+            phi_t[out] = -(phi_a * s + phi_b * c) * fd
+            gamma[out] = (c * gam_a - s * gam_b + 2.0 * (rate_a * s + rate_b * c) * fd
+                          + (phi_a * c - phi_b * s) * fd * fd + (phi_a * s + phi_b * c) * fdd)
+            for k in range(6):
+                ja[out, k] = c * ja1[k] - s * ja2[k]
+                jb[out, k] = c * jb1[k] - s * jb2[k]
+        else:
+            phi[out], phi_t[out], gamma[out] = phi_a - f, -fd, gam_a + fdd
+            for k in range(6):
+                ja[out, k] = ja1[k]
+                jb[out, k] = jb1[k]
+
+
+@jit
+def velocity_errors(table, fr, phi_t, ja, jb, out):
+    """Φ̇ = ja·ν_a + jb·ν_b + Φ_t of every row into `out`."""
+    for i in range(out.size):
+        out[i] = _rate(ja[i], jb[i], fr, table.row_bodies[i, 0], table.row_bodies[i, 1]) + phi_t[i]
