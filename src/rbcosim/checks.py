@@ -8,6 +8,7 @@ import numpy as np
 
 from rbcosim.constraints import JacobianAssembler
 from rbcosim.dynamics import MaximalSystem, independent_rows
+from rbcosim.errors import SimulationError
 from rbcosim.kinematics import Kinematics
 from rbcosim.model import Model
 from rbcosim.state import State
@@ -56,9 +57,10 @@ def check_model(model: Model) -> CheckReport:
         rank, redundant = 0, []
     phi0, phidot0 = system.drift(state)
     assembled = state.copy()
-    solver = MaximalSystem(model)
-    solver.project_positions(assembled, tol=1e-13, max_iter=50)
-    solver.project_velocities(assembled)
+    try:
+        MaximalSystem(model).project(assembled, tol=1e-13, max_iter=50)
+    except SimulationError:
+        assembled.r[:] = np.nan  # J M⁻¹ Jᵀ singular: no assembly
     # judge the assembly on every row: the solver's kept rows can be satisfied while a row it
     # dropped as redundant (rank lost at a singular or inconsistent start) is not
     phi_after, _ = system.drift(assembled)

@@ -23,22 +23,6 @@ from rbcosim.kinematics import Kinematics
 from rbcosim.linalg3 import cross
 from rbcosim.model import Joint, Model, Motion
 
-_EYE = np.eye(3)
-
-
-def skew(v: np.ndarray) -> np.ndarray:
-    """Cross-product matrices [v]× of vectors (k,3) -> (k,3,3)."""
-    m = np.zeros((v.shape[0], 3, 3))
-    m[:, 0, 1], m[:, 0, 2], m[:, 1, 2] = -v[:, 2], v[:, 1], -v[:, 0]
-    m[:, 1, 0], m[:, 2, 0], m[:, 2, 1] = v[:, 2], -v[:, 1], v[:, 0]
-    return m
-
-
-def _to_body(c: np.ndarray, R: np.ndarray) -> np.ndarray:
-    """Row vectors c (k,3) acting on inertial ω, re-expressed on body-frame ω^b: c R."""
-    return np.einsum("ki,kij->kj", c, R)
-
-
 def _rowdot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.einsum("ki,ki->k", a, b)
 

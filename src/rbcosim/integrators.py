@@ -35,7 +35,12 @@ class FixedStepIntegrator:
 
     @property
     def quaternion_error(self) -> float:
+        """Largest |‖q‖ − 1| before renormalisation so far."""
         return float(self._stats[0])
+
+    @quaternion_error.setter
+    def quaternion_error(self, value: float) -> None:
+        self._stats[0] = value
 
     def step(self, state: State, h: float) -> State:
         return self.advance(state, np.array([state.t, state.t + h]), h)

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from rbcosim import quaternion as quat
-from rbcosim.linalg3 import cross
 from rbcosim.state import State
 
 
@@ -37,10 +36,3 @@ class Kinematics:
         r[1:], v[1:], w_body[1:] = state.r, state.v, state.w
         return cls(t=state.t, q=q, R=R, r=r, v=v, w_inertial=np.einsum("kij,kj->ki", R, w_body),
                    w_body=w_body)
-
-    def point(self, body: np.ndarray, local: np.ndarray):
-        """Lever arms ρ = R s (k,3), positions, velocities of body-fixed points (k,3)."""
-        rho = np.einsum("kij,kj->ki", self.R[body], local)
-        pos = self.r[body] + rho
-        vel = self.v[body] + cross(self.w_inertial[body], rho)
-        return rho, pos, vel

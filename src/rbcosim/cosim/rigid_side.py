@@ -20,18 +20,15 @@ from rbcosim.cosim.interface import (
     OUTPUT_FIELDS,
     WRENCH_FIELDS,
     InterfacePoints,
-    added_mass_blocks,
     inertial_added_mass,
-    rotation_difference,
 )
 from rbcosim.errors import ScenarioError, SimulationError
-from rbcosim.kinematics import Kinematics
+from rbcosim.kernels import handle as kernel
+from rbcosim.kernels.interface import MAX_POLY_ORDER
 from rbcosim.results import body_columns
 from rbcosim.scenario import Scenario, load_scenario, load_scenario_text, scalar_parameters
 from rbcosim.simulate import RigidSimulation, state_row
 from rbcosim.state import State
-
-MAX_POLY_ORDER = 3
 
 
 class RigidSide:
@@ -42,18 +39,12 @@ class RigidSide:
         self.sim = RigidSimulation(scenario.model, scenario.solver)
         self.points = InterfacePoints(scenario.model)
         self.couplings = {c.name: c for c in scenario.couplings}
-        k = len(self.points.names)
-        self._poly = np.zeros((k, MAX_POLY_ORDER + 1, 6))
-        self._t0 = self.sim.state.t
-        self._kx = np.zeros((k, 6, 6))
-        self._kv = np.zeros((k, 6, 6))
-        self._feedback = False
-        self._added = np.zeros((k, 6, 6))
-        self._added_in_point_frame = np.ones(k, dtype=bool)
-        self._reference = self.point_outputs_array()
-        self._body_frame = np.array(
-            [any(c.point == n and c.wrench_frame == "body" for c in scenario.couplings)
-             for n in self.points.names], dtype=bool)
+        #: the compiled core's interface inputs: wrench polynomials, gains, added masses
+        self.inputs = self.sim.system.points
+        self.inputs.flags[:, 0] = [
+            any(c.point == n and c.wrench_frame == "body" for c in scenario.couplings)
+            for n in self.points.names]
+        self.inputs.t0[0] = self.sim.state.t
         self._flex = {name: None for name in self.couplings}
         self.energy_rigid = {name: 0.0 for name in self.couplings}
         self.energy_flex = {name: 0.0 for name in self.couplings}
@@ -61,7 +52,6 @@ class RigidSide:
         self.gap_max = {name: np.zeros(4) for name in self.couplings}
         self.violations: list[str] = []
         self.violation_counts = {name: 0 for name in self.couplings}
-        self.sim.system.external = self._loads if k else None
 
     # --- construction ---------------------------------------------------------------------
     @classmethod
@@ -110,21 +100,32 @@ class RigidSide:
     def point_outputs_array(self, state: State | None = None) -> np.ndarray:
         """(k, 13) outputs of all points, in point_names order."""
         state = self.sim.state if state is None else state
-        return self.points.outputs(Kinematics.of(state))
+        out = np.empty((len(self.points.names), 13))
+        kernel.point_outputs_of(self.sim.system.handle, state.to_vector(), out)
+        return out
 
     def point_outputs(self) -> dict[str, np.ndarray]:
         """point -> (13,) [x y z q0 q1 q2 q3 vx vy vz wx wy wz], inertial."""
         return dict(zip(self.points.names, self.point_outputs_array()))
 
+    def _points_now(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(outputs (k, 13), accelerations (k, 6), input wrenches (k, 6)) now, inertial."""
+        k = len(self.points.names)
+        outputs, acc, wrenches = np.empty((k, 13)), np.empty((k, 6)), np.empty((k, 6))
+        state = self.sim.state
+        status = kernel.points_now(self.sim.system.handle, state.t, state.to_vector(), outputs,
+                                   acc, wrenches)
+        self.sim.system._raise(status, state.t)
+        return outputs, acc, wrenches
+
     def motions_array(self) -> np.ndarray:
         """(k, 19) outputs and accelerations of all points (what a flexible side needs)."""
-        return np.hstack([self.point_outputs_array(), self.point_accelerations()])
+        outputs, acc, _ = self._points_now()
+        return np.hstack([outputs, acc])
 
     def point_accelerations(self) -> np.ndarray:
         """(k, 6) linear and angular accelerations of the points under the current inputs."""
-        state = self.sim.state
-        vdot, wdot, _ = self.sim.system.accelerations(state)
-        return self.points.accelerations(Kinematics.of(state), vdot, wdot)
+        return self._points_now()[1]
 
     # --- inputs ---------------------------------------------------------------------------
     def _check(self, name: str, values, size: int) -> np.ndarray:
@@ -148,18 +149,17 @@ class RigidSide:
                              f"got shape {c.shape}")
         if not np.isfinite(c).all():
             raise ValueError(f"{point}: non-finite wrench {c.tolist()}")
-        self._poly[i] = 0.0
-        self._poly[i, : c.shape[0]] = c
-        self._t0 = self.time
-        self.sim.system.inputs_changed()
+        self.inputs.poly[i] = 0.0
+        self.inputs.poly[i, : c.shape[0]] = c
+        self.inputs.t0[0] = self.time
 
     def set_interface_jacobian(self, point: str, d_dx, d_dv) -> None:
         """The flexible side's ∂W/∂x and ∂W/∂v (6, 6) at `point`, used over the next step."""
         i = self.points.index(point)
-        self._kx[i] = self._check(f"{point} dW/dx", np.ravel(d_dx), 36).reshape(6, 6)
-        self._kv[i] = self._check(f"{point} dW/dv", np.ravel(d_dv), 36).reshape(6, 6)
-        self._feedback = True
-        self.sim.system.inputs_changed()
+        kx = self._check(f"{point} dW/dx", np.ravel(d_dx), 36).reshape(6, 6)
+        kv = self._check(f"{point} dW/dv", np.ravel(d_dv), 36).reshape(6, 6)
+        self.inputs.gains[i, 0], self.inputs.gains[i, 1] = kx, kv
+        self.inputs.switches[0] = 1
 
     def set_added_mass(self, point: str, mass, frame: str = "point") -> None:
         """The flexible side's instantaneous added mass M_a (6, 6) at `point` (its wrench
@@ -171,13 +171,9 @@ class RigidSide:
         m = self._check(f"{point} added mass", np.ravel(mass), 36).reshape(6, 6)
         if not np.allclose(m, m.T, atol=1e-9 * max(1.0, np.abs(m).max())):
             raise ValueError(f"{point} added mass: expected a symmetric 6x6 matrix")
-        self._added[i] = 0.5 * (m + m.T)
-        self._added_in_point_frame[i] = frame == "point"
-        self.sim.system.added_mass = self._added_mass if self._added.any() else None
-        self.sim.system.inputs_changed()
-
-    def _added_mass(self, kin: Kinematics):
-        return added_mass_blocks(self.points, kin, self._added, self._added_in_point_frame)
+        self.inputs.added[i] = 0.5 * (m + m.T)
+        self.inputs.flags[i, 1] = frame == "point"
+        self.inputs.switches[1] = int(self.inputs.added.any())
 
     def set_flex_kinematics(self, joint: str, kinematics) -> None:
         """The flexible side's view of the joint (13,) for the continuity check."""
@@ -197,37 +193,15 @@ class RigidSide:
         of the wrench on the rigid side minus the work the flexible side reports."""
         return self.energy_rigid[joint] - self.energy_flex[joint]
 
-    def _loads(self, t: float, kin: Kinematics):
-        tau = t - self._t0
-        wrench = self._poly[:, -1]
-        for k in range(MAX_POLY_ORDER - 1, -1, -1):
-            wrench = self._poly[:, k] + tau * wrench
-        if self._feedback:
-            now = self.points.outputs(kin)
-            ref = self._reference
-            dx = np.hstack([now[:, :3] - ref[:, :3],
-                            np.array([rotation_difference(a, b) for a, b in zip(now[:, 3:7], ref[:, 3:7])])])
-            dv = now[:, 7:] - ref[:, 7:]
-            wrench = wrench + np.einsum("kij,kj->ki", self._kx, dx) + np.einsum("kij,kj->ki", self._kv, dv)
-        if self._body_frame.any():
-            R = kin.R[self.points.body]
-            rotated = np.hstack([np.einsum("kij,kj->ki", R, wrench[:, :3]),
-                                 np.einsum("kij,kj->ki", R, wrench[:, 3:])])
-            wrench = np.where(self._body_frame[:, None], rotated, wrench)
-        self._last_wrench = wrench
-        return self.points.body_loads(kin, wrench)
-
     def applied_wrenches(self) -> np.ndarray:
         """(k, 6) wrenches at the points at the current time and state, inertial; with an
         added mass, the total wrench −M_a [a_p; α_p] + input."""
         if not self.points.names:
             return np.zeros((0, 6))
-        kin = Kinematics.of(self.sim.state)
-        self._loads(self.time, kin)
-        wrench = self._last_wrench.copy()
-        if self.sim.system.added_mass is not None:
-            mass = inertial_added_mass(self.points, kin, self._added, self._added_in_point_frame)
-            wrench -= np.einsum("kij,kj->ki", mass, self.point_accelerations())
+        outputs, acc, wrench = self._points_now()
+        if self.inputs.switches[1]:
+            mass = inertial_added_mass(outputs, self.inputs.added, self.inputs.flags[:, 1] == 1)
+            wrench -= np.einsum("kij,kj->ki", mass, acc)
         return wrench
 
     # --- stepping -------------------------------------------------------------------------
@@ -237,22 +211,18 @@ class RigidSide:
             raise ValueError(f"macro step H must be a positive finite number, got {H!r}")
         n = micro_steps or self.scenario.cosim.micro_steps
         t_start = self.time
-        self._reference = self.point_outputs_array()
-        self.sim.system.inputs_changed()
-        self.start_wrenches = self.applied_wrenches().copy()
-        for k in range(1, n + 1):
-            self.sim.step(H / n)
-            self.sim.state.t = t_start + H * k / n
-        self.end_wrenches = self.applied_wrenches().copy()
+        start = self.point_outputs_array()
+        self.inputs.reference[:] = start
+        self.start_wrenches = self.applied_wrenches()
+        self.sim.advance(t_start + H * np.arange(n + 1) / n, H / n)
+        self.end_wrenches = self.applied_wrenches()
         end = self.point_outputs_array()
         for name, c in self.couplings.items():
             i = self.points.index(c.point)
-            self.energy_rigid[name] += 0.5 * H * (self.start_wrenches[i] @ self._reference[i, 7:13]
+            self.energy_rigid[name] += 0.5 * H * (self.start_wrenches[i] @ start[i, 7:13]
                                                   + self.end_wrenches[i] @ end[i, 7:13])
-        self._feedback = False
-        self._kx[:] = 0.0
-        self._kv[:] = 0.0
-        self.sim.system.inputs_changed()
+        self.inputs.switches[0] = 0
+        self.inputs.gains[:] = 0.0
 
     def gaps(self) -> dict[str, np.ndarray]:
         """joint -> (4,) [gap_pos m, gap_rot rad, gap_vel m/s, gap_angvel rad/s]; zeros until
@@ -312,10 +282,11 @@ class RigidSide:
         """Everything that determines the next steps, as bytes (exact round trip)."""
         s = self.sim.state
         flex = {k: v for k, v in self._flex.items() if v is not None}
+        p = self.inputs
         return pack_state({
-            "t": s.t, "r": s.r, "q": s.q, "v": s.v, "w": s.w, "poly": self._poly, "t0": self._t0,
-            "kx": self._kx, "kv": self._kv, "feedback": self._feedback, "flex": flex,
-            "added": self._added, "added_point_frame": self._added_in_point_frame.astype(float),
+            "t": s.t, "r": s.r, "q": s.q, "v": s.v, "w": s.w, "poly": p.poly, "t0": p.t0[0],
+            "kx": p.gains[:, 0], "kv": p.gains[:, 1], "feedback": bool(p.switches[0]),
+            "flex": flex, "added": p.added, "added_point_frame": p.flags[:, 1].astype(float),
             "joints": {name: np.concatenate([[self.energy_rigid[name], self.energy_flex[name]],
                                              self.last_gaps[name], self.gap_max[name]])
                        for name in self.couplings},
@@ -328,25 +299,26 @@ class RigidSide:
         try:
             d = unpack_state(blob)
             state = State(float(d["t"]), d["r"], d["q"], d["v"], d["w"])
-            if state.r.shape != self.sim.state.r.shape or d["poly"].shape != self._poly.shape:
+            if (state.r.shape != self.sim.state.r.shape
+                    or d["poly"].shape != self.inputs.poly.shape):
                 raise ValueError("the saved state belongs to a different scenario")
         except (KeyError, TypeError, AttributeError) as exc:
             raise SimulationError(f"not a saved rigid-side state: {exc}") from None
         except ValueError as exc:
             raise SimulationError(str(exc)) from None
         self.sim.state = state
-        self._poly, self._t0 = d["poly"], float(d["t0"])
-        self._kx, self._kv, self._feedback = d["kx"], d["kv"], bool(d["feedback"])
+        p = self.inputs
+        p.poly[:], p.t0[0] = d["poly"], float(d["t0"])
+        p.gains[:, 0], p.gains[:, 1], p.switches[0] = d["kx"], d["kv"], int(bool(d["feedback"]))
         self._flex = {name: d["flex"].get(name) for name in self.couplings}
         for name in self.couplings:
             j = d["joints"][name]
             self.energy_rigid[name], self.energy_flex[name] = float(j[0]), float(j[1])
             self.last_gaps[name], self.gap_max[name] = j[2:6].copy(), j[6:10].copy()
         self.sim.diagnostics.restore(d["diagnostics"])
-        self._added = d["added"]
-        self._added_in_point_frame = d["added_point_frame"].astype(bool)
-        self.sim.system.added_mass = self._added_mass if self._added.any() else None
-        self.sim.system.inputs_changed()
+        p.added[:] = d["added"]
+        p.flags[:, 1] = d["added_point_frame"].astype(bool)
+        p.switches[1] = int(p.added.any())
         self.sim.integrator.quaternion_error = float(d["quaternion_error"])
 
     def save(self, path) -> None:
