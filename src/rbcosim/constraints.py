@@ -18,7 +18,19 @@ import scipy.sparse as sp
 from scipy.interpolate import CubicSpline
 
 from rbcosim.kernels.frames import Frames
-from rbcosim.kernels.rows import DIST, DOT1, HARMONIC, PLANE, POLYNOMIAL, SPLINE, RowTable, evaluate_rows
+from rbcosim.kernels.rows import (
+    DIST,
+    DOT1,
+    GAMMA,
+    HARMONIC,
+    PHI,
+    PHI_T,
+    PLANE,
+    POLYNOMIAL,
+    SPLINE,
+    RowTable,
+    evaluate_rows,
+)
 from rbcosim.kinematics import Kinematics
 from rbcosim.linalg3 import cross
 from rbcosim.model import Joint, Model, Motion
@@ -151,13 +163,12 @@ class Constraints:
 
     def evaluate(self, kin: Kinematics) -> ConstraintValues:
         """Φ, Φ_t, γ and Jacobian blocks of every row at the kinematic state `kin`."""
-        m = self.n_rows
-        phi, phi_t, gamma = np.zeros(m), np.zeros(m), np.zeros(m)
-        ja, jb = np.zeros((m, 6)), np.zeros((m, 6))
+        values, jac = np.zeros((4, self.n_rows)), np.zeros((2, self.n_rows, 6))
         frames = Frames(kin.q, kin.R, kin.r, kin.v, kin.w_inertial, kin.w_body)
-        evaluate_rows(self.table, kin.t, frames, phi, phi_t, gamma, ja, jb)
-        return ConstraintValues(phi, phi_t, gamma, self.table.row_bodies[:, 0],
-                                self.table.row_bodies[:, 1], ja, jb)
+        evaluate_rows(self.table, kin.t, frames, values, jac, np.zeros((2, 2, 6)))
+        return ConstraintValues(values[PHI], values[PHI_T], values[GAMMA],
+                                self.table.row_bodies[:, 0], self.table.row_bodies[:, 1],
+                                jac[0], jac[1])
 
 
 def _motion_data(motion: Motion) -> tuple[int, np.ndarray]:

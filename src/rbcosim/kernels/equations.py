@@ -26,15 +26,20 @@ from rbcosim.kernels.interface import (
     spd_inverse,
 )
 from rbcosim.kernels.multipliers import SchurPattern, apply_correction, factor, solve
-from rbcosim.kernels.rotation import cr, mtv, mv, rate_of, rotate_by_vector, sub, vec
-from rbcosim.kernels.rows import RowTable, evaluate_rows, velocity_errors
+from rbcosim.kernels.rotation import at2, cr, mat, mtt, mtt_t, rotate_by_vector, sub
+from rbcosim.kernels.rows import (
+    GAMMA,
+    PHI,
+    PHIDOT,
+    RowTable,
+    evaluate_rows,
+    velocity_errors,
+)
 
 #: Status codes of the compiled routines.
 OK, NOT_FINITE, SINGULAR, NO_CONVERGENCE = 0, 1, 2, 3
 #: Rows of Workspace.body: force and torque, accelerations, bias, projection step.
 LOADS, ACC, BIAS, STEP = 0, 1, 2, 3
-#: Rows of Workspace.rows: Φ, Φ_t, γ, Φ̇ of every constraint row.
-PHI, PHI_T, GAMMA, PHIDOT = 0, 1, 2, 3
 
 
 class MaximalTables(NamedTuple):
@@ -59,23 +64,34 @@ class Workspace(NamedTuple):
     rows: np.ndarray      # (4, rows) PHI, PHI_T, GAMMA, PHIDOT
     jac: np.ndarray       # (2, rows, 6) Jacobian blocks ja, jb of every row
     kept: np.ndarray      # (2, m, 6) ja, jb of the kept rows in band order
-    solve: np.ndarray     # (2, m) right-hand side, multipliers μ (band order)
+    solve: np.ndarray     # (3, m) right-hand side, multipliers μ (band order), row scaling
     mj: np.ndarray        # (m, 2, 6) M⁻¹ jaᵀ, M⁻¹ jbᵀ
-    band: np.ndarray      # (m, w + 1) Cholesky factor
+    band: np.ndarray      # (m, w + 1) LDLᵀ factor
     wrench: np.ndarray    # (k, 6) input wrenches at the points
+    scratch: np.ndarray   # (4, 6, 6) added-mass products and inverse
+    aux: np.ndarray       # (2, 2, 6) drivers' auxiliary rows
 
 
 def workspace(n: int, n_rows: int, pattern: SchurPattern, n_points: int) -> Workspace:
     m = pattern.rows.shape[0]
     return Workspace(empty_frames(n), np.zeros((4, n, 6)), np.zeros((2, n + 1, 6, 6)),
                      np.zeros((4, n_rows)), np.zeros((2, n_rows, 6)), np.zeros((2, m, 6)),
-                     np.zeros((2, m)), np.zeros((m, 2, 6)), np.zeros((m, pattern.width + 1)),
-                     np.zeros((n_points, 6)))
+                     np.zeros((3, m)), np.zeros((m, 2, 6)), np.zeros((m, pattern.width + 1)),
+                     np.zeros((n_points, 6)), np.zeros((4, 6, 6)), np.zeros((2, 2, 6)))
+
+
+@jit
+def _inertia(mass_blocks, b):
+    """Body b's inertia (kg·m², body axes) as a tuple matrix."""
+    return ((mass_blocks[b, 3, 3], mass_blocks[b, 3, 4], mass_blocks[b, 3, 5]),
+            (mass_blocks[b, 4, 3], mass_blocks[b, 4, 4], mass_blocks[b, 4, 5]),
+            (mass_blocks[b, 5, 3], mass_blocks[b, 5, 4], mass_blocks[b, 5, 5]))
 
 
 @jit
 def _free_accelerations(sys, w, t):
-    """Unconstrained [v̇, ω̇^b] of every body into w.body[ACC]; returns the M⁻¹ blocks used."""
+    """Unconstrained [v̇, ω̇^b] of every body into w.body[ACC]; returns True when added masses
+    are in use (their M⁻¹ blocks then in w.blocks[1], else sys.minv)."""
     fr = w.frames
     n = sys.mass_blocks.shape[0] - 1
     loads = w.body[LOADS]
@@ -96,40 +112,39 @@ def _free_accelerations(sys, w, t):
         for i in range(n):
             for c in range(6):
                 w.body[BIAS, i, c] = 0.0
-        add_added_mass(pts, fr, blocks, w.body[BIAS])
+        add_added_mass(pts, fr, blocks, w.body[BIAS], w.scratch)
         for k in range(pts.body.size):
-            spd_inverse(blocks[pts.body[k]], minv[pts.body[k]])
+            spd_inverse(blocks[pts.body[k]], minv[pts.body[k]], w.scratch[3])
     acc = w.body[ACC]
     for i in range(n):
-        wb = vec(fr.wb[i + 1])
-        iw = mv(sys.mass_blocks[i + 1, 3:, 3:], wb)
-        tb = sub(mtv(fr.R[i + 1], loads[i, 3:]), cr(wb, iw))
+        b = i + 1
+        wb = at2(fr.wb, b)
+        iw = mtt(_inertia(sys.mass_blocks, b), wb)
+        tb = sub(mtt_t(mat(fr.R, b), (loads[i, 3], loads[i, 4], loads[i, 5])), cr(wb, iw))
         gen = (loads[i, 0], loads[i, 1], loads[i, 2], tb[0], tb[1], tb[2])
-        m = minv[i + 1]
         for r in range(6):
             s = 0.0
             for c in range(6):
-                s += m[r, c] * gen[c]
+                s += minv[b, r, c] * gen[c]
             if added:
                 for c in range(6):
-                    s += m[r, c] * w.body[BIAS, i, c]
+                    s += minv[b, r, c] * w.body[BIAS, i, c]
             acc[i, r] = s
-    return minv
+    return added
 
 
 @jit
 def _rows_and_factor(sys, w, t, minv):
     """Every constraint row at w.frames, the kept rows gathered in band order and J M⁻¹ Jᵀ
     factorised with the blocks minv; False when it is singular."""
-    evaluate_rows(sys.rows, t, w.frames, w.rows[PHI], w.rows[PHI_T], w.rows[GAMMA], w.jac[0],
-                  w.jac[1])
+    evaluate_rows(sys.rows, t, w.frames, w.rows, w.jac, w.aux)
     order = sys.pattern.rows
     for i in range(order.shape[0]):
         r = order[i, 0]
         for c in range(6):
             w.kept[0, i, c] = w.jac[0, r, c]
             w.kept[1, i, c] = w.jac[1, r, c]
-    return factor(sys.pattern, w.kept[0], w.kept[1], minv, w.mj, w.band)
+    return factor(sys.pattern, w.kept, minv, w.mj, w.band, w.solve[2])
 
 
 @jit
@@ -138,14 +153,14 @@ def accelerations(sys, w, t, y):
     (band order). Returns OK or SINGULAR."""
     fr = w.frames
     fill_frames(y, fr)
-    minv = _free_accelerations(sys, w, t)
+    added = _free_accelerations(sys, w, t)
     pat = sys.pattern
     m = pat.rows.shape[0]
     if m == 0:
         return OK
-    if not _rows_and_factor(sys, w, t, minv):
+    if not _rows_and_factor(sys, w, t, w.blocks[1] if added else sys.minv):
         return SINGULAR
-    velocity_errors(sys.rows, fr, w.rows[PHI_T], w.jac[0], w.jac[1], w.rows[PHIDOT])
+    velocity_errors(sys.rows, fr, w.rows, w.jac)
     acc, rhs = w.body[ACC], w.solve[0]
     for i in range(m):
         r, a, b = pat.rows[i, 0], pat.rows[i, 1], pat.rows[i, 2]
@@ -157,7 +172,7 @@ def accelerations(sys, w, t, y):
                 s += w.kept[1, i, c] * acc[b - 1, c]
         rhs[i] = s - (w.rows[GAMMA, r] - 2.0 * sys.alpha * w.rows[PHIDOT, r]
                       - sys.beta ** 2 * w.rows[PHI, r])
-    solve(pat, w.band, rhs, w.solve[1])
+    solve(pat, w.band, w.solve[2], rhs, w.solve[1])
     apply_correction(pat, w.mj, w.solve[1], acc)
     return OK
 
@@ -175,7 +190,13 @@ def derivative(sys, w, t, y, out):
             out[3 * i + c] = fr.v[b, c]
             out[7 * n + 3 * i + c] = acc[i, c]
             out[10 * n + 3 * i + c] = acc[i, 3 + c]
-        rate_of(fr.q[b], fr.wb[b], out[3 * n + 4 * i: 3 * n + 4 * i + 4])
+        q0, q1, q2, q3 = fr.q[b, 0], fr.q[b, 1], fr.q[b, 2], fr.q[b, 3]
+        wx, wy, wz = fr.wb[b, 0], fr.wb[b, 1], fr.wb[b, 2]
+        o = 3 * n + 4 * i  # q̇ = ½ q ⊗ [0, ω^b]
+        out[o] = 0.5 * (-q1 * wx - q2 * wy - q3 * wz)
+        out[o + 1] = 0.5 * (q0 * wx - q3 * wy + q2 * wz)
+        out[o + 2] = 0.5 * (q3 * wx + q0 * wy - q1 * wz)
+        out[o + 3] = 0.5 * (-q2 * wx + q1 * wy + q0 * wz)
     return status
 
 
@@ -208,7 +229,7 @@ def project(sys, w, t, y, tol, max_iter):
             break
         for i in range(m):
             rhs[i] = w.rows[PHI, pat.rows[i, 0]]
-        solve(pat, w.band, rhs, mu)
+        solve(pat, w.band, w.solve[2], rhs, mu)
         for i in range(n):
             for c in range(6):
                 step[i, c] = 0.0
@@ -221,10 +242,10 @@ def project(sys, w, t, y, tol, max_iter):
         if not _rows_and_factor(sys, w, t, sys.minv):
             return SINGULAR, np.nan
         worst = _kept_violation(sys, w)
-    velocity_errors(sys.rows, fr, w.rows[PHI_T], w.jac[0], w.jac[1], w.rows[PHIDOT])
+    velocity_errors(sys.rows, fr, w.rows, w.jac)
     for i in range(m):
         rhs[i] = w.rows[PHIDOT, pat.rows[i, 0]]
-    solve(pat, w.band, rhs, mu)
+    solve(pat, w.band, w.solve[2], rhs, mu)
     for i in range(n):
         for c in range(3):
             step[i, c] = fr.v[i + 1, c]
@@ -242,9 +263,8 @@ def drift(sys, w, t, y):
     """(max |Φ|, max |Φ̇|) over every constraint row, redundant ones included."""
     fr = w.frames
     fill_frames(y, fr)
-    evaluate_rows(sys.rows, t, fr, w.rows[PHI], w.rows[PHI_T], w.rows[GAMMA], w.jac[0],
-                  w.jac[1])
-    velocity_errors(sys.rows, fr, w.rows[PHI_T], w.jac[0], w.jac[1], w.rows[PHIDOT])
+    evaluate_rows(sys.rows, t, fr, w.rows, w.jac, w.aux)
+    velocity_errors(sys.rows, fr, w.rows, w.jac)
     a = b = 0.0
     for i in range(w.rows.shape[1]):
         a = max(a, abs(w.rows[PHI, i]))
@@ -260,8 +280,8 @@ def energy(sys, w, y):
     kinetic = 0.0
     for i in range(sys.mass_blocks.shape[0] - 1):
         b = i + 1
-        v, wb = vec(fr.v[b]), vec(fr.wb[b])
-        iw = mv(sys.mass_blocks[b, 3:, 3:], wb)
+        v, wb = at2(fr.v, b), at2(fr.wb, b)
+        iw = mtt(_inertia(sys.mass_blocks, b), wb)
         kinetic += 0.5 * sys.mass_blocks[b, 0, 0] * (v[0] ** 2 + v[1] ** 2 + v[2] ** 2)
         kinetic += 0.5 * (wb[0] * iw[0] + wb[1] * iw[1] + wb[2] * iw[2])
     return kinetic + potential_energy(sys.forces, fr.r, fr.R, fr.v, fr.wi), kinetic

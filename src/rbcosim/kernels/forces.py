@@ -105,11 +105,24 @@ def _spring_geometry(table, i, r, R, v, w):
 
 @jit
 def applied_forces(table, t, r, R, v, w, force, torque):
-    """Gravity, loads, springs and torsion springs into force, torque (n, 3), overwritten."""
+    """Gravity, loads, springs and torsion springs into force, torque (n, 3), overwritten.
+    Each kind of force is its own function, called only when the model has one: the code of
+    an absent kind would still cost its set-up on every call."""
     for i in range(force.shape[0]):
         for k in range(3):
             force[i, k] = table.gravity_force[i, k]
             torque[i, k] = 0.0
+    if table.load_point.shape[0]:
+        _add_loads(table, t, R, force, torque)
+    if table.spring_body.shape[0]:
+        _add_springs(table, r, R, v, w, force, torque)
+    if table.torsion_body.shape[0]:
+        _add_torsion_springs(table, R, w, torque)
+
+
+@jit
+def _add_loads(table, t, R, force, torque):
+    """Body loads (tables linear in time) at their points."""
     for i in range(table.load_point.shape[0]):
         body = table.load_index[i, 0]
         rows = table.load_table[table.load_index[i, 1]:table.load_index[i + 1, 1]]
@@ -119,6 +132,12 @@ def applied_forces(table, t, r, R, v, w, force, torque):
         for k in range(3):
             force[body - 1, k] += f[k]
             torque[body - 1, k] += tq[k]
+
+
+@jit
+def _add_springs(table, r, R, v, w, force, torque):
+    """Translational spring–dampers: tension k (ℓ − ℓ0) + c ℓ̇ along the line between the
+    markers, pulling marker 1 towards marker 2 and back."""
     for i in range(table.spring_body.shape[0]):
         rho1, rho2, e, length, rate = _spring_geometry(table, i, r, R, v, w)
         k_s, c_s, free = table.spring_constants[i, 0], table.spring_constants[i, 1], \
@@ -133,6 +152,11 @@ def applied_forces(table, t, r, R, v, w, force, torque):
             if b2 > 0:
                 force[b2 - 1, k] -= pull[k]
                 torque[b2 - 1, k] -= t2[k]
+
+
+@jit
+def _add_torsion_springs(table, R, w, torque):
+    """Torsion spring–dampers on revolute joints: −k (θ − θ0) − c θ̇ about the joint axis."""
     for i in range(table.torsion_body.shape[0]):
         b1, b2 = table.torsion_body[i, 0], table.torsion_body[i, 1]
         angle, rate, axis = revolute_angle(table.torsion_axes[i, 0], table.torsion_axes[i, 1],

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
 
 from rbcosim.kernels import jit
-from rbcosim.kernels.rotation import matrix_of, matvec
 
 
 class Frames(NamedTuple):
@@ -37,19 +37,20 @@ def empty_frames(n_bodies: int) -> Frames:
 def fill_frames(y, frames):
     """Frames of y = [r (n,3), q (n,4), v (n,3), ω^b (n,3)] flat; quaternions normalised."""
     n = frames.r.shape[0] - 1
+    q, R = frames.q, frames.R
     for i in range(n):
         b = i + 1
-        q = frames.q[b]
-        norm2 = 0.0
-        for k in range(4):
-            q[k] = y[3 * n + 4 * i + k]
-            norm2 += q[k] * q[k]
-        norm = np.sqrt(norm2)
-        for k in range(4):
-            q[k] /= norm
-        matrix_of(q, frames.R[b])
+        o = 3 * n + 4 * i
+        norm = math.sqrt(y[o] ** 2 + y[o + 1] ** 2 + y[o + 2] ** 2 + y[o + 3] ** 2)
+        w, x, yy, z = y[o] / norm, y[o + 1] / norm, y[o + 2] / norm, y[o + 3] / norm
+        q[b, 0], q[b, 1], q[b, 2], q[b, 3] = w, x, yy, z
+        R[b, 0, 0], R[b, 0, 1], R[b, 0, 2] = 1.0 - 2.0 * (yy * yy + z * z), 2.0 * (x * yy - w * z), 2.0 * (x * z + w * yy)
+        R[b, 1, 0], R[b, 1, 1], R[b, 1, 2] = 2.0 * (x * yy + w * z), 1.0 - 2.0 * (x * x + z * z), 2.0 * (yy * z - w * x)
+        R[b, 2, 0], R[b, 2, 1], R[b, 2, 2] = 2.0 * (x * z - w * yy), 2.0 * (yy * z + w * x), 1.0 - 2.0 * (x * x + yy * yy)
         for k in range(3):
             frames.r[b, k] = y[3 * i + k]
             frames.v[b, k] = y[7 * n + 3 * i + k]
             frames.wb[b, k] = y[10 * n + 3 * i + k]
-        matvec(frames.R[b], frames.wb[b], frames.wi[b])
+        for k in range(3):
+            frames.wi[b, k] = (R[b, k, 0] * frames.wb[b, 0] + R[b, k, 1] * frames.wb[b, 1]
+                               + R[b, k, 2] * frames.wb[b, 2])

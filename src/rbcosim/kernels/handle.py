@@ -11,13 +11,13 @@ from __future__ import annotations
 from numba.typed import List
 
 from rbcosim.kernels import equations as eq
-from rbcosim.kernels import jit
+from rbcosim.kernels import jit_alloc
 from rbcosim.kernels.frames import fill_frames
 from rbcosim.kernels.interface import point_accelerations, point_outputs, point_wrenches
 from rbcosim.kernels.stepping import rk4_steps, sdirk2_steps
 
 
-@jit
+@jit_alloc
 def make_handle(tables, work):
     """A typed List holding (tables, work): a MaximalTables and its Workspace."""
     handle = List()
@@ -25,7 +25,7 @@ def make_handle(tables, work):
     return handle
 
 
-@jit
+@jit_alloc
 def accelerations(handle, t, y, acc):
     """[v̇, ω̇^b] (n, 6) of state y at time t into acc; multipliers in work.mu. Status."""
     sys, w = handle[0]
@@ -36,14 +36,14 @@ def accelerations(handle, t, y, acc):
     return status
 
 
-@jit
+@jit_alloc
 def derivative(handle, t, y, out):
     """ẏ (13n,) of y at time t into out. Status."""
     sys, w = handle[0]
     return eq.derivative(sys, w, t, y, out)
 
 
-@jit
+@jit_alloc
 def project(handle, t, y, tol, max_iter):
     """Positions then velocities of y (in place) onto the constraint manifold.
     Returns (status, final max |Φ|)."""
@@ -51,21 +51,21 @@ def project(handle, t, y, tol, max_iter):
     return eq.project(sys, w, t, y, tol, max_iter)
 
 
-@jit
+@jit_alloc
 def drift(handle, t, y):
     """(max |Φ|, max |Φ̇|) over every constraint row."""
     sys, w = handle[0]
     return eq.drift(sys, w, t, y)
 
 
-@jit
+@jit_alloc
 def energy(handle, y):
     """(total, kinetic) energy of y, J."""
     sys, w = handle[0]
     return eq.energy(sys, w, y)
 
 
-@jit
+@jit_alloc
 def points_now(handle, t, y, outputs, accelerations_out, wrenches):
     """Interface points at state y and time t: outputs (k, 13), accelerations (k, 6) under
     the current inputs and input wrenches (k, 6), all inertial. Status."""
@@ -78,7 +78,7 @@ def points_now(handle, t, y, outputs, accelerations_out, wrenches):
     return status
 
 
-@jit
+@jit_alloc
 def point_outputs_of(handle, y, outputs):
     """Interface-point outputs (k, 13) of state y."""
     sys, w = handle[0]
@@ -86,14 +86,14 @@ def point_outputs_of(handle, y, outputs):
     point_outputs(sys.points, w.frames, outputs)
 
 
-@jit
+@jit_alloc
 def rk4(handle, y, times, h, do_project, stats, failed):
     """RK4 steps of h through `times`; see kernels.stepping.rk4_steps."""
     sys, w = handle[0]
     return rk4_steps(sys, w, y, times, h, do_project, stats, failed)
 
 
-@jit
+@jit_alloc
 def sdirk2(handle, y, times, h, do_project, stats, failed, newton, tol, max_newton):
     """SDIRK2 steps of h through `times`; see kernels.stepping.sdirk2_steps."""
     sys, w = handle[0]

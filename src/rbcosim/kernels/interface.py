@@ -9,12 +9,13 @@ turned by the body's attitude when given in the body frame. It enters Newton–E
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
 
 from rbcosim.kernels import jit
-from rbcosim.kernels.rotation import add, cr, matrix_of, multiply, mv, normalize, vec
+from rbcosim.kernels.rotation import add, at2, cr, mat, mtt, multiply, mv, normalize, qmul, tuple_matrix, vec
 
 #: Highest power of (t − t0) in a wrench polynomial.
 MAX_POLY_ORDER = 3
@@ -95,33 +96,42 @@ def point_wrenches(pts, t, fr, out):
                 s = pts.poly[k, j, c] + tau * s
             out[k, c] = s
     if pts.switches[0]:
-        now = np.empty((pts.body.size, 13))
-        point_outputs(pts, fr, now)
-        conj, d, delta = np.empty(4), np.empty(4), np.empty(12)
-        for k in range(pts.body.size):
-            ref = pts.reference[k]
-            conj[0] = ref[3]
-            for c in range(3):
-                conj[1 + c] = -ref[4 + c]
-            multiply(now[k, 3:7], conj, d)
-            sign = -2.0 if d[0] < 0 else 2.0
-            for c in range(3):
-                delta[c] = now[k, c] - ref[c]
-                delta[3 + c] = sign * d[1 + c]
-            for c in range(6):
-                delta[6 + c] = now[k, 7 + c] - ref[7 + c]
-            for r in range(6):
-                s = 0.0
-                for c in range(6):
-                    s += pts.gains[k, 0, r, c] * delta[c] + pts.gains[k, 1, r, c] * delta[6 + c]
-                out[k, r] += s
+        _add_feedback(pts, fr, out)
     for k in range(pts.body.size):
         if pts.flags[k, 0]:
-            R = fr.R[pts.body[k]]
-            f, m = mv(R, out[k, :3]), mv(R, out[k, 3:])
+            R = mat(fr.R, pts.body[k])
+            f = mtt(R, (out[k, 0], out[k, 1], out[k, 2]))
+            m = mtt(R, (out[k, 3], out[k, 4], out[k, 5]))
             for c in range(3):
                 out[k, c] = f[c]
                 out[k, 3 + c] = m[c]
+
+
+@jit
+def _add_feedback(pts, fr, out):
+    """K_x Δx + K_v Δv into the wrenches out (k, 6): Δ of the point outputs since t0, the
+    rotation as the small inertial rotation vector 2 vec(q ⊗ q_ref*) (sign of q0 ≥ 0)."""
+    for k in range(pts.body.size):
+        b = pts.body[k]
+        ref = pts.reference[k]
+        rho = mtt(mat(fr.R, b), (pts.geometry[k, 0], pts.geometry[k, 1], pts.geometry[k, 2]))
+        wi = at2(fr.wi, b)
+        pos = add(at2(fr.r, b), rho)
+        vel = add(at2(fr.v, b), cr(wi, rho))
+        q = qmul((fr.q[b, 0], fr.q[b, 1], fr.q[b, 2], fr.q[b, 3]),
+                 (pts.geometry[k, 3], pts.geometry[k, 4], pts.geometry[k, 5], pts.geometry[k, 6]))
+        nq = math.sqrt(q[0] ** 2 + q[1] ** 2 + q[2] ** 2 + q[3] ** 2)
+        d = qmul((q[0] / nq, q[1] / nq, q[2] / nq, q[3] / nq), (ref[3], -ref[4], -ref[5], -ref[6]))
+        sign = -2.0 if d[0] < 0 else 2.0
+        delta = (pos[0] - ref[0], pos[1] - ref[1], pos[2] - ref[2],
+                 sign * d[1], sign * d[2], sign * d[3],
+                 vel[0] - ref[7], vel[1] - ref[8], vel[2] - ref[9],
+                 wi[0] - ref[10], wi[1] - ref[11], wi[2] - ref[12])
+        for r in range(6):
+            s = 0.0
+            for c in range(6):
+                s += pts.gains[k, 0, r, c] * delta[c] + pts.gains[k, 1, r, c] * delta[6 + c]
+            out[k, r] += s
 
 
 @jit
@@ -145,25 +155,29 @@ def inertial_added_mass(pts, fr, k, out):
             for c in range(6):
                 out[r, c] = ma[r, c]
         return
-    qp, Rp = np.empty(4), np.empty((3, 3))
-    point_attitude(pts, fr, k, qp)
-    matrix_of(qp, Rp)
+    b = pts.body[k]
+    q = qmul((fr.q[b, 0], fr.q[b, 1], fr.q[b, 2], fr.q[b, 3]),
+             (pts.geometry[k, 3], pts.geometry[k, 4], pts.geometry[k, 5], pts.geometry[k, 6]))
+    Rp = tuple_matrix(q)
     for r in range(6):
         for c in range(6):
             s = 0.0
             for i in range(3):
                 for j in range(3):
-                    s += Rp[r % 3, i] * ma[3 * (r // 3) + i, 3 * (c // 3) + j] * Rp[c % 3, j]
+                    s += Rp[r % 3][i] * ma[3 * (r // 3) + i, 3 * (c // 3) + j] * Rp[c % 3][j]
             out[r, c] = s
 
 
 @jit
-def add_added_mass(pts, fr, blocks, bias):
+def add_added_mass(pts, fr, blocks, bias, scratch):
     """Gᵀ M_a G into the bodies' mass blocks (n+1, 6, 6) and −Gᵀ M_a [ω×(ω×ρ); 0] into their
     generalized forces bias (n, 6), with [a_p; α_p] = G [v̇; ω̇^b] + [ω×(ω×ρ); 0] and
-    G = [[I, −[ρ]× R], [0, R]]."""
-    G, ma, gt_ma = np.zeros((6, 6)), np.empty((6, 6)), np.empty((6, 6))
+    G = [[I, −[ρ]× R], [0, R]]; scratch (3, 6, 6)."""
+    G, ma, gt_ma = scratch[0], scratch[1], scratch[2]
     for k in range(pts.body.size):
+        for r in range(6):
+            for c in range(6):
+                G[r, c] = 0.0
         b = pts.body[k]
         R = fr.R[b]
         rho = mv(R, pts.geometry[k, :3])
@@ -193,10 +207,13 @@ def add_added_mass(pts, fr, blocks, bias):
 
 
 @jit
-def spd_inverse(a, out):
-    """Inverse of a symmetric positive definite matrix a (k, k) into out (Gauss–Jordan)."""
+def spd_inverse(a, out, m):
+    """Inverse of a symmetric positive definite matrix a (k, k) into out (Gauss–Jordan);
+    m (k, k) is scratch."""
     k = a.shape[0]
-    m = a.copy()
+    for r in range(k):
+        for c in range(k):
+            m[r, c] = a[r, c]
     for r in range(k):
         for c in range(k):
             out[r, c] = 1.0 if r == c else 0.0

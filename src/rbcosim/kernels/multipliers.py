@@ -1,4 +1,4 @@
-"""The multiplier system (J M⁻¹ Jᵀ) μ = rhs, compiled, as a banded Cholesky factorisation.
+"""The multiplier system (J M⁻¹ Jᵀ) μ = rhs, compiled, as a banded LDLᵀ factorisation.
 
 Rows i and j of J M⁻¹ Jᵀ couple only when they share a moving body, so with the rows ordered
 by reverse Cuthill–McKee the matrix is banded: a chain's bandwidth stays about ten rows for
@@ -16,7 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
-from rbcosim.kernels import jit
+from rbcosim.kernels import jit, jit_alloc
 
 
 class SchurPattern(NamedTuple):
@@ -28,7 +28,7 @@ class SchurPattern(NamedTuple):
     width: int          # bandwidth w: J M⁻¹ Jᵀ[i, j] = 0 for |i − j| > w
 
 
-@jit
+@jit_alloc
 def _pairs(a, b, n_bodies):
     """All (i, side_i, j, side_j), i >= j, of rows sharing a moving body."""
     m = a.size
@@ -85,61 +85,72 @@ def schur_pattern(row_bodies: np.ndarray, kept: np.ndarray, n_bodies: int) -> Sc
 
 
 @jit
-def factor(pattern, ja, jb, minv, mj, band):
-    """Cholesky factor of J M⁻¹ Jᵀ into `band` (m, w+1), band[i, k] = L[i, i − k];
-    mj (m, 2, 6) receives M⁻¹ jaᵀ, M⁻¹ jbᵀ of each row. Returns False when the matrix is not
-    positive definite (dependent rows: a kinematic singularity)."""
+def factor(pattern, kept, minv, mj, band, scale):
+    """LDLᵀ factor of the Jacobi-scaled J M⁻¹ Jᵀ into `band` (m, w+1): band[i, 0] = D_i,
+    band[i, k] = L[i, i − k], from the rows' Jacobian blocks kept (2, m, 6) in band order;
+    scale (m,) receives 1/√diag; mj (m, 2, 6) receives M⁻¹ jaᵀ, M⁻¹ jbᵀ of each row. The scaling matters: a thin rod's axial inertia puts 1e10 next to 1 on
+    the diagonal. Returns False when a pivot vanishes (dependent rows: a singularity)."""
     m = pattern.rows.shape[0]
     w = pattern.width
     for i in range(m):
         for side in range(2):
             body = pattern.rows[i, 1 + side]
-            jrow = ja[i] if side == 0 else jb[i]
             for r in range(6):
                 s = 0.0
-                for c in range(6):
-                    s += minv[body, r, c] * jrow[c]
+                if body > 0:
+                    for c in range(6):
+                        s += minv[body, r, c] * kept[side, i, c]
                 mj[i, side, r] = s
     for i in range(m):
         for k in range(w + 1):
             band[i, k] = 0.0
     for p in range(pattern.pairs.shape[0]):
-        i, j = pattern.pairs[p, 0], pattern.pairs[p, 2]
-        jrow = ja[i] if pattern.pairs[p, 1] == 0 else jb[i]
-        col = mj[j, pattern.pairs[p, 3]]
+        i, side_i, j, side_j = pattern.pairs[p, 0], pattern.pairs[p, 1], pattern.pairs[p, 2], \
+            pattern.pairs[p, 3]
         s = 0.0
         for c in range(6):
-            s += jrow[c] * col[c]
+            s += kept[side_i, i, c] * mj[j, side_j, c]
         band[i, i - j] += s
+    for i in range(m):
+        if not band[i, 0] > 0.0:
+            return False
+        scale[i] = 1.0 / math.sqrt(band[i, 0])
+    for i in range(m):
+        for k in range(min(w, i) + 1):
+            band[i, k] *= scale[i] * scale[i - k]
     for i in range(m):
         for j in range(max(0, i - w), i + 1):
             s = band[i, i - j]
             for k in range(max(0, i - w), j):
-                s -= band[i, i - k] * band[j, j - k]
+                s -= band[i, i - k] * band[k, 0] * band[j, j - k]
             if i == j:
-                if not s > 0.0:
+                if s == 0.0 or not math.isfinite(s):
                     return False
-                band[i, 0] = math.sqrt(s)
+                band[i, 0] = s
             else:
                 band[i, i - j] = s / band[j, 0]
     return True
 
 
 @jit
-def solve(pattern, band, rhs, out):
-    """μ with L Lᵀ μ = rhs from the factor of `factor` (rhs and out may be the same array)."""
+def solve(pattern, band, scale, rhs, out):
+    """μ with (J M⁻¹ Jᵀ) μ = rhs from the factor of `factor` (rhs and out may be the same)."""
     m = rhs.size
     w = pattern.width
     for i in range(m):
-        s = rhs[i]
+        s = rhs[i] * scale[i]
         for k in range(max(0, i - w), i):
             s -= band[i, i - k] * out[k]
-        out[i] = s / band[i, 0]
+        out[i] = s
+    for i in range(m):
+        out[i] /= band[i, 0]
     for i in range(m - 1, -1, -1):
         s = out[i]
         for k in range(i + 1, min(m, i + w + 1)):
             s -= band[k, k - i] * out[k]
-        out[i] = s / band[i, 0]
+        out[i] = s
+    for i in range(m):
+        out[i] *= scale[i]
 
 
 @jit

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from rbcosim.kernels import jit
 
 
@@ -104,6 +102,41 @@ def vec(a):
 
 
 @jit
+def at2(a, i):
+    """Row i of an (n, 3) array as a tuple."""
+    return (a[i, 0], a[i, 1], a[i, 2])
+
+
+@jit
+def at3(a, i, j):
+    """a[i, j] of an (n, k, 3) array as a tuple."""
+    return (a[i, j, 0], a[i, j, 1], a[i, j, 2])
+
+
+@jit
+def mat(R, i):
+    """R[i] of an (n, 3, 3) array as a tuple of rows."""
+    return ((R[i, 0, 0], R[i, 0, 1], R[i, 0, 2]), (R[i, 1, 0], R[i, 1, 1], R[i, 1, 2]),
+            (R[i, 2, 0], R[i, 2, 1], R[i, 2, 2]))
+
+
+@jit
+def mtt(R, x):
+    """R x for a tuple matrix R (rows) and a tuple x."""
+    return (R[0][0] * x[0] + R[0][1] * x[1] + R[0][2] * x[2],
+            R[1][0] * x[0] + R[1][1] * x[1] + R[1][2] * x[2],
+            R[2][0] * x[0] + R[2][1] * x[1] + R[2][2] * x[2])
+
+
+@jit
+def mtt_t(R, x):
+    """Rᵀ x for a tuple matrix R (rows) and a tuple x."""
+    return (R[0][0] * x[0] + R[1][0] * x[1] + R[2][0] * x[2],
+            R[0][1] * x[0] + R[1][1] * x[1] + R[2][1] * x[2],
+            R[0][2] * x[0] + R[1][2] * x[1] + R[2][2] * x[2])
+
+
+@jit
 def mv(R, x):
     """R x as a tuple, R (3, 3)."""
     return (R[0, 0] * x[0] + R[0, 1] * x[1] + R[0, 2] * x[2],
@@ -138,3 +171,24 @@ def sub(a, b):
 @jit
 def scaled(s, a):
     return (s * a[0], s * a[1], s * a[2])
+
+
+@jit
+def qmul(p, q):
+    """Hamilton product p ⊗ q of tuple quaternions."""
+    return (p[0] * q[0] - p[1] * q[1] - p[2] * q[2] - p[3] * q[3],
+            p[0] * q[1] + p[1] * q[0] + p[2] * q[3] - p[3] * q[2],
+            p[0] * q[2] - p[1] * q[3] + p[2] * q[0] + p[3] * q[1],
+            p[0] * q[3] + p[1] * q[2] - p[2] * q[1] + p[3] * q[0])
+
+
+@jit
+def tuple_matrix(q):
+    """Rotation matrix (tuple of rows) of a tuple quaternion q (need not be unit)."""
+    w, x, y, z = q
+    s = 2.0 / (w * w + x * x + y * y + z * z)
+    xx, yy, zz = s * x * x, s * y * y, s * z * z
+    xy, xz, yz = s * x * y, s * x * z, s * y * z
+    wx, wy, wz = s * w * x, s * w * y, s * w * z
+    return ((1.0 - yy - zz, xy - wz, xz + wy), (xy + wz, 1.0 - xx - zz, yz - wx),
+            (xz - wy, yz + wx, 1.0 - xx - yy))

@@ -18,10 +18,12 @@ from typing import NamedTuple
 import numpy as np
 
 from rbcosim.kernels import jit
-from rbcosim.kernels.rotation import add, cr, dot3, mtv, mv, scaled, sub, vec
+from rbcosim.kernels.rotation import add, at2, at3, cr, dot3, mat, mtt, mtt_t, scaled, sub
 
 PLANE, DOT1, DIST = 0, 1, 2
 POLYNOMIAL, HARMONIC, SPLINE = 0, 1, 2
+#: Rows of a values array (4, rows): Φ, Φ_t, γ, Φ̇ of every constraint row.
+PHI, PHI_T, GAMMA, PHIDOT = 0, 1, 2, 3
 
 
 class RowTable(NamedTuple):
@@ -67,19 +69,22 @@ def motion_at(table, j, t):
 
 
 @jit
-def primitive_row(table, i, fr, ja, jb):
-    """(Φ, γ) of primitive row i at frames `fr`; Jacobian blocks into ja, jb (6,)."""
-    kind, a, b, f = table.index[i, 0], table.index[i, 1], table.index[i, 2], table.index[i, 3]
-    vectors = table.vectors[i]
-    u1, u2 = mv(fr.R[f], vectors[0]), mv(fr.R[b], vectors[1])
-    rho_a, rho_b = mv(fr.R[a], vectors[2]), mv(fr.R[b], vectors[3])
-    wa, wb, wf = vec(fr.wi[a]), vec(fr.wi[b]), vec(fr.wi[f])
+def primitive_row(index, vectors, length, R, r, v, wi, i, jac, slot):
+    """(Φ, γ) of primitive row i (RowTable index, vectors, length) at the bodies' R, r, v, wi
+    (Frames); Jacobian blocks ja, jb into jac[0, slot], jac[1, slot] (jac (2, rows, 6)).
+    Arrays come in as arguments and are read element by element into tuples: taking fields
+    of namedtuples or views of arrays in a hot loop costs atomic reference counting."""
+    kind, a, b, f = index[i, 0], index[i, 1], index[i, 2], index[i, 3]
+    Ra, Rb = mat(R, a), mat(R, b)
+    u1, u2 = mtt(mat(R, f), at3(vectors, i, 0)), mtt(Rb, at3(vectors, i, 1))
+    rho_a, rho_b = mtt(Ra, at3(vectors, i, 2)), mtt(Rb, at3(vectors, i, 3))
+    wa, wb, wf = at2(wi, a), at2(wi, b), at2(wi, f)
     wa_rho, wb_rho = cr(wa, rho_a), cr(wb, rho_b)
-    d = sub(add(vec(fr.r[b]), rho_b), add(vec(fr.r[a]), rho_a))
-    dd = sub(add(vec(fr.v[b]), wb_rho), add(vec(fr.v[a]), wa_rho))
+    d = sub(add(at2(r, b), rho_b), add(at2(r, a), rho_a))
+    dd = sub(add(at2(v, b), wb_rho), add(at2(v, a), wa_rho))
     zero = (0.0, 0.0, 0.0)
     if kind == DIST:
-        phi = 0.5 * (dot3(d, d) - table.length[i] ** 2)
+        phi = 0.5 * (dot3(d, d) - length[i] ** 2)
         gamma = -(dot3(dd, dd) + dot3(d, sub(cr(wb, wb_rho), cr(wa, wa_rho))))
         trans, w_a, w_b = d, scaled(-1.0, cr(rho_a, d)), cr(rho_b, d)
     else:
@@ -98,60 +103,77 @@ def primitive_row(table, i, fr, ja, jb):
             gamma = -(dot3(wf_wf_u1, u2) + 2.0 * dot3(wf_u1, wb_u2) + dot3(u1, cr(wb, wb_u2)))
             u1_u2 = cr(u1, u2)
             trans, w_a, w_b = zero, (u1_u2 if f == a else zero), scaled(-1.0, u1_u2)
-    wa_body, wb_body = mtv(fr.R[a], w_a), mtv(fr.R[b], w_b)
+    wa_body, wb_body = mtt_t(Ra, w_a), mtt_t(Rb, w_b)
     for k in range(3):
-        ja[k] = -trans[k]
-        jb[k] = trans[k]
-        ja[3 + k] = wa_body[k]
-        jb[3 + k] = wb_body[k]
+        jac[0, slot, k] = -trans[k]
+        jac[1, slot, k] = trans[k]
+        jac[0, slot, 3 + k] = wa_body[k]
+        jac[1, slot, 3 + k] = wb_body[k]
     return phi, gamma
 
 
 @jit
-def _rate(ja, jb, fr, a, b):
-    """ja·ν_a + jb·ν_b with ν = [v, ω^b]."""
+def _rate(jac, slot, v, wb, a, b):
+    """ja·ν_a + jb·ν_b of jac[:, slot] with ν = [v, ω^b]."""
     s = 0.0
     for k in range(3):
-        s += ja[k] * fr.v[a, k] + ja[3 + k] * fr.wb[a, k]
-        s += jb[k] * fr.v[b, k] + jb[3 + k] * fr.wb[b, k]
+        s += jac[0, slot, k] * v[a, k] + jac[0, slot, 3 + k] * wb[a, k]
+        s += jac[1, slot, k] * v[b, k] + jac[1, slot, 3 + k] * wb[b, k]
     return s
 
 
 @jit
-def evaluate_rows(table, t, fr, phi, phi_t, gamma, ja, jb):
-    """Every constraint row (main rows, then one per driver) at time t and frames `fr`."""
+def evaluate_rows(table, t, fr, values, jac, aux):
+    """Φ, Φ_t, γ (values[PHI], values[PHI_T], values[GAMMA]) and Jacobian blocks jac (2, rows,
+    6) of every constraint row (main rows, then one per driver) at time t and frames `fr`;
+    aux (2, 2, 6) is scratch for the drivers' auxiliary rows."""
     n = table.n_main
+    index, vectors, length = table.index, table.vectors, table.length
+    R, r, v, wi = fr.R, fr.r, fr.v, fr.wi
     for i in range(n):
-        phi[i], gamma[i] = primitive_row(table, i, fr, ja[i], jb[i])
-        phi_t[i] = 0.0
-    ja1, jb1, ja2, jb2 = np.empty(6), np.empty(6), np.empty(6), np.empty(6)
+        values[PHI, i], values[GAMMA, i] = primitive_row(index, vectors, length, R, r, v, wi, i,
+                                                         jac, i)
+        values[PHI_T, i] = 0.0
+    if table.drivers.shape[0]:
+        _driver_rows(table, t, fr, values, jac, aux)
+
+
+@jit
+def _driver_rows(table, t, fr, values, jac, aux):
+    """The drivers' rows, after the main rows, from their auxiliary rows and motions."""
+    n = table.n_main
+    index, vectors, length = table.index, table.vectors, table.length
+    R, r, v, wi, wb = fr.R, fr.r, fr.v, fr.wi, fr.wb
     for j in range(table.drivers.shape[0]):
         f, fd, fdd = motion_at(table, j, t)
         i1, i2 = table.drivers[j, 1], table.drivers[j, 2]
         a, b = table.index[i1, 1], table.index[i1, 2]
         out = n + j
-        phi_a, gam_a = primitive_row(table, i1, fr, ja1, jb1)
+        phi_a, gam_a = primitive_row(index, vectors, length, R, r, v, wi, i1, aux, 0)
         if table.drivers[j, 0]:
-            phi_b, gam_b = primitive_row(table, i2, fr, ja2, jb2)
-            rate_a = _rate(ja1, jb1, fr, a, b)
-            rate_b = _rate(ja2, jb2, fr, a, b)
+            phi_b, gam_b = primitive_row(index, vectors, length, R, r, v, wi, i2, aux, 1)
+            rate_a = _rate(aux, 0, v, wb, a, b)
+            rate_b = _rate(aux, 1, v, wb, a, b)
             c, s = math.cos(f), math.sin(f)
-            phi[out] = phi_a * c - phi_b * s
-            phi_t[out] = -(phi_a * s + phi_b * c) * fd
-            gamma[out] = (c * gam_a - s * gam_b + 2.0 * (rate_a * s + rate_b * c) * fd
-                          + (phi_a * c - phi_b * s) * fd * fd + (phi_a * s + phi_b * c) * fdd)
-            for k in range(6):
-                ja[out, k] = c * ja1[k] - s * ja2[k]
-                jb[out, k] = c * jb1[k] - s * jb2[k]
+            values[PHI, out] = phi_a * c - phi_b * s
+            values[PHI_T, out] = -(phi_a * s + phi_b * c) * fd
+            values[GAMMA, out] = (c * gam_a - s * gam_b + 2.0 * (rate_a * s + rate_b * c) * fd
+                                  + (phi_a * c - phi_b * s) * fd * fd
+                                  + (phi_a * s + phi_b * c) * fdd)
+            for side in range(2):
+                for k in range(6):
+                    jac[side, out, k] = c * aux[side, 0, k] - s * aux[side, 1, k]
         else:
-            phi[out], phi_t[out], gamma[out] = phi_a - f, -fd, gam_a + fdd
-            for k in range(6):
-                ja[out, k] = ja1[k]
-                jb[out, k] = jb1[k]
+            values[PHI, out], values[PHI_T, out] = phi_a - f, -fd
+            values[GAMMA, out] = gam_a + fdd
+            for side in range(2):
+                for k in range(6):
+                    jac[side, out, k] = aux[side, 0, k]
 
 
 @jit
-def velocity_errors(table, fr, phi_t, ja, jb, out):
-    """Φ̇ = ja·ν_a + jb·ν_b + Φ_t of every row into `out`."""
-    for i in range(out.size):
-        out[i] = _rate(ja[i], jb[i], fr, table.row_bodies[i, 0], table.row_bodies[i, 1]) + phi_t[i]
+def velocity_errors(table, fr, values, jac):
+    """Φ̇ = ja·ν_a + jb·ν_b + Φ_t of every row into values[PHIDOT]."""
+    bodies, v, wb = table.row_bodies, fr.v, fr.wb
+    for i in range(values.shape[1]):
+        values[PHIDOT, i] = _rate(jac, i, v, wb, bodies[i, 0], bodies[i, 1]) + values[PHI_T, i]

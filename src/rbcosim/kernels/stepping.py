@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from rbcosim.kernels import jit
+from rbcosim.kernels import jit, jit_alloc
 from rbcosim.kernels.equations import NO_CONVERGENCE, NOT_FINITE, OK, derivative, project
 from rbcosim.kernels.rotation import normalize
 
@@ -60,7 +60,7 @@ def _all_finite(y):
     return True
 
 
-@jit
+@jit_alloc
 def rk4_steps(sys, w, y, times, h, do_project, stats, failed):
     """Classic RK4 from times[0] through each later entry of `times` (s), step h s, y in
     place. Returns (status, steps done)."""
@@ -87,7 +87,7 @@ def rk4_steps(sys, w, y, times, h, do_project, stats, failed):
     return OK, times.size - 1
 
 
-@jit
+@jit_alloc
 def _fd_jacobian(sys, w, t, z, jac):
     """∂f/∂y by forward differences into jac; returns a status."""
     size = z.size
@@ -102,7 +102,7 @@ def _fd_jacobian(sys, w, t, z, jac):
     return status
 
 
-@jit
+@jit_alloc
 def _stage(sys, w, t, base, gh, guess, newton, fz, tol, max_newton):
     """Solve z = base + γh f(t, z); f(t, z) into fz. newton: (matrix I − γh ∂f/∂y, valid
     flag (1,)), reused from earlier stages while it converges. Returns a status."""
@@ -129,7 +129,7 @@ def _stage(sys, w, t, base, gh, guess, newton, fz, tol, max_newton):
     return NO_CONVERGENCE
 
 
-@jit
+@jit_alloc
 def sdirk2_steps(sys, w, y, times, h, do_project, stats, failed, newton, tol, max_newton):
     """Alexander's two-stage L-stable SDIRK (γ = 1 − 1/√2) from times[0] through `times`,
     step h s, y in place. Returns (status, steps done)."""
