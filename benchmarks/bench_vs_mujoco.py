@@ -22,8 +22,8 @@ to MuJoCo's. An engine whose warm-up step takes longer than 3 s is not timed (th
 chain10000 first measures, in one child process per engine, the peak resident memory of building
 the model and taking two steps (MB; the child's memory after its imports is subtracted), with the
 address space capped at 60 % of the available memory and 60 s at most: an engine whose build
-needs more memory (its MemoryError is printed), whose child does not finish in time or whose
-step takes over 3 s is not timed in the main process. MJCF nests one <body> per link and MuJoCo's XML parser stops at
+fails (e.g. a MemoryError, or a limit of MuJoCo's model compiler; the error is printed), whose
+child does not finish in time or whose step takes over 3 s is not timed in the main process. MJCF nests one <body> per link and MuJoCo's XML parser stops at
 500 nested elements, so chains deeper than that are given to MuJoCo through mujoco.MjSpec with
 the same elements and attributes (checked against the parsed MJCF on chain10 at start-up).
 
@@ -236,19 +236,20 @@ CASES = {
 
 # --- measurement -----------------------------------------------------------------------------
 def probe(case_name: str, engine: str, cap_bytes: int, conn) -> None:
-    """Child process: build and two steps under an address-space cap; sends a Row-like dict
-    (peak RSS above the imports, MB; build and step seconds) or the MemoryError."""
+    """Child process: build, then two steps, under an address-space cap. Sends the build's
+    seconds, then peak RSS above the imports (MB) and the slower step's seconds; or the
+    exception that stopped it."""
     resource.setrlimit(resource.RLIMIT_AS, (cap_bytes, cap_bytes))
     baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     try:
         built = CASES[case_name].build(engine)
+        conn.send({"build_s": built.build_s})
         step_s = max(per_step(built, 1) for _ in range(2))
-    except MemoryError as exc:
-        conn.send({"error": f"MemoryError: {exc}"})
+    except Exception as exc:  # reported to the parent: MemoryError, MuJoCo's model limits
+        conn.send({"error": f"{type(exc).__name__}: {' '.join(str(exc).split())}"})
         return
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    conn.send({"peak_MB": peak - baseline, "imports_MB": baseline, "build_s": built.build_s,
-               "step_s": step_s})
+    conn.send({"peak_MB": peak - baseline, "imports_MB": baseline, "step_s": step_s})
 
 
 def available_bytes() -> int:
@@ -272,21 +273,26 @@ def memory_report(case: Case) -> dict[str, str]:
         receive, send = context.Pipe(duplex=False)
         child = context.Process(target=probe, args=(case.name, engine, cap, send))
         child.start()
-        result = receive.recv() if receive.poll(PROBE_SECONDS) else None
-        if result is None:
-            child.terminate()
-            excluded[engine] = f"not timed: build + 2 steps took over {PROBE_SECONDS:.0f} s"
-            text = excluded[engine]
-        elif "error" in result:
-            excluded[engine] = "not built: " + result["error"][:80]
-            text = result["error"]
+        deadline = time.perf_counter() + PROBE_SECONDS
+        result: dict = {}
+        while "error" not in result and "step_s" not in result:
+            if not receive.poll(max(0.0, deadline - time.perf_counter())):
+                result["error"] = (f"{'steps' if 'build_s' in result else 'build'} not "
+                                   f"finished within {PROBE_SECONDS:.0f} s")
+                child.terminate()
+                break
+            result.update(receive.recv())
+        child.join()
+        build = f"build {result['build_s']:.1f} s; " if "build_s" in result else ""
+        if "error" in result:
+            excluded[engine] = "not timed: " + result["error"][:90]
+            text = build + result["error"]
         else:
-            text = (f"{result['peak_MB']:8.0f} MB (imports {result['imports_MB']:.0f} MB); "
-                    f"build {result['build_s']:.1f} s, slower step {result['step_s']:.2f} s")
+            text = (f"{result['peak_MB']:6.0f} MB (imports {result['imports_MB']:.0f} MB); "
+                    f"{build}slower step {result['step_s']:.2f} s")
             if result["step_s"] > SKIP_SECONDS:
                 excluded[engine] = (f"not timed: one step took {result['step_s']:.1f} s "
                                     f"(> {SKIP_SECONDS:.0f} s)")
-        child.join()
         print(f"  {engine:26s} {text}", flush=True)
     return excluded
 
