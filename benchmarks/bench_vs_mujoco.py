@@ -393,9 +393,13 @@ def main(argv: list[str] | None = None) -> int:
     check_spec_builder()
     print(f"RK4, dt = {DT} s; median of {rounds} interleaved rounds of ~{chunk_s} s per engine; "
           f"MuJoCo {mujoco.__version__}, Python {sys.version.split()[0]}")
+    measured = {}
     for name in names:
-        case = CASES[name]
-        print_table(case, run_case(case, rounds, chunk_s))
+        measured[name] = run_case(CASES[name], rounds, chunk_s)
+        print_table(CASES[name], measured[name])
+    if "chain100" in measured and "chain1000" in measured:  # ~10 for O(n), ~100 for O(n²)
+        for small, large in zip(measured["chain100"], measured["chain1000"]):
+            print(f"growth chain1000 / chain100, {small.engine}: {large.us / small.us:.1f}")
     return 0
 
 
