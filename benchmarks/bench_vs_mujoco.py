@@ -10,7 +10,7 @@ as MJCF with the scenario's masses, inertias, lengths, hinge axes, gravity and i
 integrator RK4, timestep 1e-3 s, no contacts, no joint damping or armature. The double pendulum
 also gets the plain-Python RK4 of its two-angle Lagrange equations that the seed compared with.
 
-Everything is measured in this one process. After building (from the text description to a
+All timing happens in this one process. After building (from the text description to a
 steppable state: TOML loading plus route construction for rbcosim, MJCF parsing plus MjData for
 MuJoCo; seconds), every engine takes the same few warm-up steps from the same initial state and
 the column |Δ| MuJoCo reports the largest difference of a centre of mass (m) or of an attitude
@@ -21,11 +21,15 @@ to MuJoCo's. An engine whose warm-up step takes longer than 3 s is not timed (th
 
 chain10000 first measures, in one child process per engine, the peak resident memory of building
 the model and taking two steps (MB; the child's memory after its imports is subtracted), with the
-address space capped at 60 % of the available memory and 60 s at most: an engine whose build
-fails (e.g. a MemoryError, or a limit of MuJoCo's model compiler; the error is printed), whose
-child does not finish in time or whose step takes over 3 s is not timed in the main process. MJCF nests one <body> per link and MuJoCo's XML parser stops at
-500 nested elements, so chains deeper than that are given to MuJoCo through mujoco.MjSpec with
-the same elements and attributes (checked against the parsed MJCF on chain10 at start-up).
+address space capped at 60 % of the available memory and 60 s at most. An engine whose build
+fails (the error is printed), whose child does not finish in time or whose step takes over 3 s
+is not timed in the main process.
+
+MJCF nests one <body> per link and MuJoCo's XML parser stops at 500 nested elements, so deeper
+chains are given to MuJoCo through mujoco.MjSpec with the same elements and attributes (checked
+against the parsed MJCF on chain10 at start-up). MuJoCo 4.0's compiler itself rejects trees
+deeper than 1024 bodies ("depth limit exceeded in signature computation", after 4 s of compiling
+1100 links); at 10,000 links its compile does not end within the 60 s.
 
 --quick runs 3 rounds of ~0.05 s chunks and leaves chain10000 out unless --only names it.
 Benchmarks print figures; they are not tests.
@@ -159,7 +163,8 @@ def rbcosim_engine(route: str, path: Path, overrides: dict) -> Engine:
 # --- the seed's reference: plain-Python RK4 of the double pendulum's two angles --------------
 def two_angle_engine(length: float = 0.5, g: float = 9.81) -> Engine:
     """θ1 = 60°, θ2 = 30° from the downward vertical, at rest; uniform rods of equal mass:
-    T = ½ m l² [4/3 θ̇1² + θ̇1 θ̇2 cos(θ1 − θ2) + 1/3 θ̇2²], V = −m g l [3/2 cos θ1 + 1/2 cos θ2]."""
+    T = ½ m l² [4/3 θ̇1² + θ̇1 θ̇2 cos(θ1 − θ2) + 1/3 θ̇2²],
+    V = −m g l [3/2 cos θ1 + 1/2 cos θ2]."""
 
     def rates(t1, t2, w1, w2):
         c, s = math.cos(t1 - t2), math.sin(t1 - t2)
