@@ -245,7 +245,7 @@ def probe(case_name: str, engine: str, cap_bytes: int, conn) -> None:
     seconds, then peak RSS above the imports (MB) and the slower step's seconds; or the
     exception that stopped it."""
     resource.setrlimit(resource.RLIMIT_AS, (cap_bytes, cap_bytes))
-    baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    baseline = peak_rss_mb()
     try:
         built = CASES[case_name].build(engine)
         conn.send({"build_s": built.build_s})
@@ -253,16 +253,27 @@ def probe(case_name: str, engine: str, cap_bytes: int, conn) -> None:
     except Exception as exc:  # reported to the parent: MemoryError, MuJoCo's model limits
         conn.send({"error": f"{type(exc).__name__}: {' '.join(str(exc).split())}"})
         return
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = peak_rss_mb()
     conn.send({"peak_MB": peak - baseline, "imports_MB": baseline, "step_s": step_s})
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident memory, MB: VmHWM of /proc/self/status (unlike ru_maxrss,
+    it does not carry the parent's peak over a fork and exec)."""
+    return _proc_field("/proc/self/status", "VmHWM:") / 2**20
 
 
 def available_bytes() -> int:
     """MemAvailable from /proc/meminfo, bytes."""
-    for line in Path("/proc/meminfo").read_text().splitlines():
-        if line.startswith("MemAvailable:"):
+    return _proc_field("/proc/meminfo", "MemAvailable:")
+
+
+def _proc_field(path: str, key: str) -> int:
+    """A `key: N kB` line of a /proc file, bytes."""
+    for line in Path(path).read_text().splitlines():
+        if line.startswith(key):
             return int(line.split()[1]) * 1024
-    raise RuntimeError("no MemAvailable in /proc/meminfo")
+    raise RuntimeError(f"no {key} in {path}")
 
 
 def memory_report(case: Case) -> dict[str, str]:
@@ -290,7 +301,7 @@ def memory_report(case: Case) -> dict[str, str]:
         child.join()
         build = f"build {result['build_s']:.1f} s; " if "build_s" in result else ""
         if "error" in result:
-            excluded[engine] = "not timed: " + result["error"][:90]
+            excluded[engine] = "not timed: " + result["error"]
             text = build + result["error"]
         else:
             text = (f"{result['peak_MB']:6.0f} MB (imports {result['imports_MB']:.0f} MB); "
