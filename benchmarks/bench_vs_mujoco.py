@@ -17,7 +17,8 @@ the column |Δ| MuJoCo reports the largest difference of a centre of mass (m) or
 matrix entry against MuJoCo at that point: the models are the same. Then R rounds each time a
 chunk of ~0.2 s of steps per engine, the order rotating between rounds so that load from other
 processes hits all alike; the table gives the median over the rounds, µs per step, and its ratio
-to MuJoCo's. An engine whose warm-up step takes longer than 3 s is not timed (the table says so).
+to MuJoCo's. An engine whose last warm-up step takes longer than 3 s is not timed, one that
+raises an exception is left out (the table says which and why).
 
 chain10000 first measures, in one child process per engine, the peak resident memory of building
 the model and taking two steps (MB; the child's memory after its imports is subtracted), with the
@@ -242,14 +243,14 @@ CASES = {
 # --- measurement -----------------------------------------------------------------------------
 def probe(case_name: str, engine: str, cap_bytes: int, conn) -> None:
     """Child process: build, then two steps, under an address-space cap. Sends the build's
-    seconds, then peak RSS above the imports (MB) and the slower step's seconds; or the
+    seconds, then peak RSS above the imports (MB) and the second step's seconds; or the
     exception that stopped it."""
     resource.setrlimit(resource.RLIMIT_AS, (cap_bytes, cap_bytes))
     baseline = peak_rss_mb()
     try:
         built = CASES[case_name].build(engine)
         conn.send({"build_s": built.build_s})
-        step_s = max(per_step(built, 1) for _ in range(2))
+        step_s = [per_step(built, 1) for _ in range(2)][-1]  # the first may compile
     except Exception as exc:  # reported to the parent: MemoryError, MuJoCo's model limits
         conn.send({"error": f"{type(exc).__name__}: {' '.join(str(exc).split())}"})
         return
@@ -305,7 +306,7 @@ def memory_report(case: Case) -> dict[str, str]:
             text = build + result["error"]
         else:
             text = (f"{result['peak_MB']:6.0f} MB (imports {result['imports_MB']:.0f} MB); "
-                    f"{build}slower step {result['step_s']:.2f} s")
+                    f"{build}second step {result['step_s']:.2f} s")
             if result["step_s"] > SKIP_SECONDS:
                 excluded[engine] = (f"not timed: one step took {result['step_s']:.1f} s "
                                     f"(> {SKIP_SECONDS:.0f} s)")
@@ -344,10 +345,12 @@ def run_case(case: Case, rounds: int, chunk_s: float) -> list[Row]:
         if name in excluded:
             rows.append(Row(name, note=excluded[name]))
             continue
-        engine = case.build(name)
-        last = math.inf
-        for _ in range(case.warmup):
-            last = per_step(engine, 1)
+        try:
+            engine = case.build(name)
+            last = [per_step(engine, 1) for _ in range(case.warmup)][-1]  # after any JIT
+        except Exception as exc:  # an engine that cannot run this model: say why, go on
+            rows.append(Row(name, note=f"failed: {type(exc).__name__}: {exc}"))
+            continue
         row = Row(name, engine.build_s)
         rows.append(row)
         if last > SKIP_SECONDS:
@@ -415,7 +418,8 @@ def main(argv: list[str] | None = None) -> int:
         print_table(CASES[name], measured[name])
     if "chain100" in measured and "chain1000" in measured:  # ~10 for O(n), ~100 for O(n²)
         for small, large in zip(measured["chain100"], measured["chain1000"]):
-            print(f"growth chain1000 / chain100, {small.engine}: {large.us / small.us:.1f}")
+            if math.isfinite(large.us / small.us):
+                print(f"growth chain1000 / chain100, {small.engine}: {large.us / small.us:.1f}")
     return 0
 
 
