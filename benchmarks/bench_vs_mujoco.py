@@ -363,7 +363,7 @@ def run_case(case: Case, rounds: int, chunk_s: float) -> list[Row]:
             row.diff = difference(engine, anchor[0])
     times = {name: [] for name in built}
     order = list(built)
-    for r in range(rounds):
+    for r in range(rounds if order else 0):
         for name in order[r % len(order):] + order[:r % len(order)]:
             engine, _, steps = built[name]
             times[name].append(per_step(engine, steps))
