@@ -57,7 +57,7 @@ import numpy as np
 
 from rbcosim.errors import SimulationError
 from rbcosim.flex.floating import floating_step, floating_wrench
-from rbcosim.flex.frame import acceleration_polynomial, set_frame
+from rbcosim.flex.frame import set_frame
 from rbcosim.flex.grounded import (
     boundary,
     grounded_step,
@@ -74,6 +74,7 @@ from rbcosim.flex.kinematics import (
 from rbcosim.flex.layout import AL, ETA, INIT, PREF, QREF, A, Q, R, T, V, W
 from rbcosim.flex.model import FlexModel
 
+_NO_TAUS, _NO_ROWS = np.zeros(0), np.zeros((0, 19))
 _PROPAGATORS_KEPT = 4  # step sizes whose grounded propagator is kept (H, H/2 in practice)
 
 
@@ -222,27 +223,31 @@ class FlexBody:
                 f"step: time {t!r} does not match the flexible body's time {s[T]!r}"
             )
         past = extrapolation or ()
-        if len(past) > 2:
-            raise ValueError(f"extrapolation: expected at most 2 past motions, got {len(past)}")
-        taus = np.array([-(i + 1) * H if m.time is None else float(m.time) - t
-                         for i, m in enumerate(past)])
-        rows = np.array([m.as_array() for m in past]).reshape(len(past), 19)
-        if len(past) and min(abs(d) for d in np.diff(np.sort([0.0, *taus]))) <= 1e-12 * H:
-            raise ValueError(f"extrapolation: past motions at coincident times {[0.0, *taus]}")
-        self.set_motion(motion)
-        coeff = acceleration_polynomial(motion.as_array(), taus, rows)
-        if self._grounded:
-            ok = grounded_step(s, H, self.micro_steps, coeff, self._r0, self._comps,
-                               self._propagator(H))
+        if past:
+            if len(past) > 2:
+                raise ValueError(
+                    f"extrapolation: expected at most 2 past motions, got {len(past)}")
+            taus = [-(i + 1) * H if m.time is None else float(m.time) - t
+                    for i, m in enumerate(past)]
+            ordered = sorted([0.0, *taus])
+            if any(b - a <= 1e-12 * H for a, b in zip(ordered, ordered[1:])):
+                raise ValueError(f"extrapolation: past motions at coincident times {[0.0, *taus]}")
+            past_taus, rows = np.array(taus), np.array([m.as_array() for m in past])
         else:
-            ok = floating_step(s, H, self.micro_steps, coeff, self.gravity,
+            past_taus, rows = _NO_TAUS, _NO_ROWS
+        arr = motion.as_array()
+        if self._grounded:
+            ok = grounded_step(s, arr, past_taus, rows, H, self.micro_steps, self._r0,
+                               self._comps, self._interior_shift, self._propagator(H))
+        else:
+            ok = floating_step(s, arr, past_taus, rows, H, self.micro_steps, self.gravity,
                                self.model.axis_rotation, self._w)
+        self._changed()
         if not ok:
             raise SimulationError(
                 f"flexible body: non-finite modal state after the step from t={t!r} (H={H!r})"
             )
         s[T] = t + H
-        self._changed()
 
     def _propagator(self, H: float) -> np.ndarray:
         """The grounded modes' exact propagator for step H (computed once per H)."""

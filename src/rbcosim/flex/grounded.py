@@ -23,7 +23,7 @@ import numpy as np
 import scipy.linalg
 from numba import njit
 
-from rbcosim.flex.frame import end_of_step, set_frame, write_end_frame
+from rbcosim.flex.frame import acceleration_polynomial, end_of_step, set_frame, write_end_frame
 from rbcosim.flex.kinematics import relative_rotation_vector
 from rbcosim.flex.layout import A, AL, ETA, PREF, Q, QREF, R, V, W
 
@@ -105,13 +105,17 @@ def regrounded_frame(s: np.ndarray, motion: np.ndarray, r0: np.ndarray, comps: n
 
 
 @njit(cache=True)
-def grounded_step(s: np.ndarray, H: float, n: int, coeff: np.ndarray, r0: np.ndarray,
-                  comps: np.ndarray, p: np.ndarray) -> bool:
-    """Advance the state s in place over tau in [0, H] (time left to the caller): the modes
-    exactly, y <- P @ [y; u] (P from :func:`propagator` for this H; u from the frame at
-    tau = 0 and the acceleration polynomial ``coeff``, m <= 3 rows), the frame as
-    :mod:`rbcosim.flex.frame` (n RK4 micro steps for the orientation). False if the result is
-    not finite (s is then left unchanged)."""
+def grounded_step(s: np.ndarray, motion: np.ndarray, past_taus: np.ndarray, past: np.ndarray,
+                  H: float, n: int, r0: np.ndarray, comps: np.ndarray, shift: np.ndarray,
+                  p: np.ndarray) -> bool:
+    """One macro step of the state s, in place (time left to the caller): the frame moves to
+    the rigid side's ``motion`` (19,) (:func:`regrounded_frame`), the accelerations follow the
+    polynomial through it and the ``past`` motions (m, 19) at ``past_taus``
+    (:mod:`rbcosim.flex.frame`); the modes advance exactly, y <- P @ [y; u] (P from
+    :func:`propagator` for this H), the frame's orientation by n RK4 steps. False if the
+    result is not finite (s then holds the re-synchronised frame and the old modes)."""
+    regrounded_frame(s, motion, r0, comps, shift)
+    coeff = acceleration_polynomial(motion, past_taus, past)
     k = (s.size - ETA) // 2
     q = end_of_step(s, coeff, H, n)
     y = s[ETA:].copy()

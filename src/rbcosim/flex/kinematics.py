@@ -48,7 +48,7 @@ class InterfaceMotion:
         """From the flat (19,) layout of :meth:`as_array` (copied once; the attributes are
         read-only views of the copy)."""
         a = np.array(values, dtype=np.float64).reshape(-1)
-        if a.shape != (19,) or not np.isfinite(a).all():
+        if a.shape != (19,) or not _all_finite(a):
             # the per-attribute checks name what is wrong
             InterfaceMotion(a[:3], a[3:7], a[7:10], a[10:13], a[13:16], a[16:19]).as_array()
             raise ValueError(f"motion: expected 19 values, got shape {np.shape(values)}")
@@ -75,6 +75,14 @@ class InterfaceMotion:
             a.setflags(write=False)
             object.__setattr__(self, "_array", a)
         return self._array
+
+
+@njit(cache=True)
+def _all_finite(a: np.ndarray) -> bool:
+    for x in a:
+        if not math.isfinite(x):
+            return False
+    return True
 
 
 def _vec(a, n: int, name: str) -> np.ndarray:
