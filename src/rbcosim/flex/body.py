@@ -309,8 +309,8 @@ class FlexBody:
     def boundary_state(self) -> tuple[np.ndarray, np.ndarray]:
         """Grounded: the boundary DOFs' displacement (m, rad) and velocity (m/s, rad/s), each
         (n_b,), structure-frame components, at the current frame."""
-        ub, ubd, _ = boundary(self._state, self._r0, self._comps)
-        return ub, ubd
+        rows = boundary(self._state, self._r0, self._comps)
+        return rows[0].copy(), rows[1].copy()
 
     def node_kinematics(self) -> np.ndarray:
         """The flexible side's joint node: position (3), quaternion (4), velocity (3), ω (3)."""

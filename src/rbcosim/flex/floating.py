@@ -24,6 +24,7 @@ from rbcosim.flex.frame import (
     write_end_frame,
 )
 from rbcosim.flex.kinematics import rotation_matrix_of
+from rbcosim.flex.linalg import matvec
 from rbcosim.flex.layout import AL, ETA, A, Q, W
 
 
@@ -160,7 +161,7 @@ def floating_wrench(s: np.ndarray, gravity: np.ndarray, axis_rotation: np.ndarra
     if k:
         etadd = np.empty(k)
         modal_acceleration(wmat, ws, als, bs, eta, etad, etadd)
-        u, ud, udd = modes @ eta, modes @ etad, modes @ etadd
+        u, ud, udd = matvec(modes, eta), matvec(modes, etad), matvec(modes, etadd)
     else:
         u = ud = udd = np.zeros(6 * n_nodes)
     lever = np.empty((n_nodes, 3))
@@ -183,11 +184,11 @@ def floating_wrench(s: np.ndarray, gravity: np.ndarray, axis_rotation: np.ndarra
     f = mass @ acc
     force = np.empty(3)
     moment = np.empty(3)
-    jw = spin_inertia @ ws
+    jw = matvec(spin_inertia, ws)
     # F = -(m b + A m r_cm + S eta'' + 2 w x S eta' + A S eta)
     se, sed, sedd = np.zeros(3), np.zeros(3), np.zeros(3)
     if k:
-        se, sed, sedd = s_e @ eta, s_e @ etad, s_e @ etadd
+        se, sed, sedd = matvec(s_e, eta), matvec(s_e, etad), matvec(s_e, etadd)
     first = first_moment + se
     for j in range(3):
         force[j] = -(total_mass * bs[j] + big_a[j, 0] * first[0] + big_a[j, 1] * first[1]

@@ -25,6 +25,7 @@ from numba import njit
 
 from rbcosim.flex.frame import acceleration_polynomial, end_of_step, set_frame, write_end_frame
 from rbcosim.flex.kinematics import relative_rotation_vector
+from rbcosim.flex.linalg import matvec
 from rbcosim.flex.layout import A, AL, ETA, PREF, Q, QREF, R, V, W
 
 _DEGREE = 4  # of u_b(tau): position through twice-integrated quadratic accelerations
@@ -73,21 +74,26 @@ def propagator(ode_matrix: np.ndarray, nb: int, H: float) -> np.ndarray:
 
 
 @njit(cache=True)
-def _structure(r0: np.ndarray, x: np.ndarray, rx: np.ndarray, comps: np.ndarray) -> np.ndarray:
-    """(r0^T [x; rx])[comps]: a translation-rotation pair in selected structure components."""
-    six = np.empty(6)
-    six[:3] = r0.T @ x
-    six[3:] = r0.T @ rx
-    return six[comps]
+def _structure(r0: np.ndarray, x: np.ndarray, rx: np.ndarray, comps: np.ndarray,
+               out: np.ndarray) -> None:
+    """out (n_b,) = (r0^T [x; rx])[comps]: a translation-rotation pair (3 + 3) in the selected
+    structure-frame components."""
+    for i in range(comps.size):
+        c = comps[i]
+        v = x if c < 3 else rx
+        j = c % 3
+        out[i] = r0[0, j] * v[0] + r0[1, j] * v[1] + r0[2, j] * v[2]
 
 
 @njit(cache=True)
-def boundary(s: np.ndarray, r0: np.ndarray, comps: np.ndarray) -> tuple:
-    """(u_b, u_b', u_b''), each (n_b,), at the state's frame."""
+def boundary(s: np.ndarray, r0: np.ndarray, comps: np.ndarray) -> np.ndarray:
+    """Rows (u_b, u_b', u_b''), shape (3, n_b), at the state's frame."""
     theta = relative_rotation_vector(s[Q:Q + 4], s[QREF:QREF + 4])
-    return (_structure(r0, s[R:R + 3] - s[PREF:PREF + 3], theta, comps),
-            _structure(r0, s[V:V + 3], s[W:W + 3], comps),
-            _structure(r0, s[A:A + 3], s[AL:AL + 3], comps))
+    out = np.empty((3, comps.size))
+    _structure(r0, s[R:R + 3] - s[PREF:PREF + 3], theta, comps, out[0])
+    _structure(r0, s[V:V + 3], s[W:W + 3], comps, out[1])
+    _structure(r0, s[A:A + 3], s[AL:AL + 3], comps, out[2])
+    return out
 
 
 @njit(cache=True)
@@ -96,12 +102,12 @@ def regrounded_frame(s: np.ndarray, motion: np.ndarray, r0: np.ndarray, comps: n
     """Move the frame to ``motion`` (19,) keeping the interior's physical position and
     velocity: eta -= S du_b, eta' -= S du_b', S = M_ee^-1 M_eb (``shift``, (k, n_b))."""
     k = (s.size - ETA) // 2
-    ub0, ubd0, _ = boundary(s, r0, comps)
+    before = boundary(s, r0, comps)
     set_frame(s, motion)
     if k:
-        ub1, ubd1, _ = boundary(s, r0, comps)
-        s[ETA:ETA + k] -= shift @ (ub1 - ub0)
-        s[ETA + k:] -= shift @ (ubd1 - ubd0)
+        du = boundary(s, r0, comps) - before
+        s[ETA:ETA + k] -= matvec(shift, du[0])
+        s[ETA + k:] -= matvec(shift, du[1])
 
 
 @njit(cache=True)
@@ -123,13 +129,11 @@ def grounded_step(s: np.ndarray, motion: np.ndarray, past_taus: np.ndarray, past
         nb = comps.size
         x = np.zeros(2 * k + 5 * nb)
         x[:2 * k] = y
-        ub, ubd, _ = boundary(s, r0, comps)
-        x[2 * k:2 * k + nb] = ub
-        x[2 * k + nb:2 * k + 2 * nb] = ubd
+        x[2 * k:2 * k + 2 * nb] = boundary(s, r0, comps)[:2].ravel()
         for j in range(coeff.shape[0]):
             o = 2 * k + (2 + j) * nb
-            x[o:o + nb] = _structure(r0, coeff[j, :3].copy(), coeff[j, 3:].copy(), comps)
-        y = p @ x
+            _structure(r0, coeff[j, :3], coeff[j, 3:], comps, x[o:o + nb])
+        y = matvec(p, x)
     if not (np.all(np.isfinite(q)) and np.all(np.isfinite(y))):
         return False
     write_end_frame(s, coeff, H, q)
@@ -144,20 +148,21 @@ def grounded_wrench(s: np.ndarray, r0: np.ndarray, comps: np.ndarray, wmat: np.n
     the reduced equations, f_b = FB @ [u_b, u_b', u_b'', eta, eta', eta''], at the state."""
     k = (s.size - ETA) // 2
     nb = comps.size
-    ub, ubd, ubdd = boundary(s, r0, comps)
     x = np.empty(3 * nb + 3 * k)
-    x[:nb] = ub
-    x[nb:2 * nb] = ubd
-    x[2 * nb:3 * nb] = ubdd
+    x[:3 * nb] = boundary(s, r0, comps).ravel()
     x[3 * nb:3 * nb + 2 * k] = s[ETA:]
     if k:
         z = np.empty(2 * k + 3 * nb)
         z[:2 * k] = s[ETA:]
         z[2 * k:] = x[:3 * nb]
-        x[3 * nb + 2 * k:] = wmat @ z
+        x[3 * nb + 2 * k:] = matvec(wmat, z)
+    fb = matvec(fb_matrix, x)
     six = np.zeros(6)
-    six[comps] = -(fb_matrix @ x)
-    out = np.empty(6)
-    out[:3] = r0 @ six[:3]
-    out[3:] = r0 @ six[3:]
+    for i in range(nb):
+        six[comps[i]] = -fb[i]
+    out = np.zeros(6)
+    for i in range(3):
+        for j in range(3):
+            out[i] += r0[i, j] * six[j]
+            out[3 + i] += r0[i, j] * six[3 + j]
     return out
