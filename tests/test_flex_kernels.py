@@ -66,7 +66,7 @@ def test_grounded_propagator_matches_the_reduced_equations_solved_by_dop853():
     # Boundary at the start, as the body re-synchronises to it (interior held physically).
     r0 = rotation_matrix(q0) @ model.axis_rotation
     comps = list(model.boundary_components)
-    ref_ub = lambda x6: x6[comps]  # noqa: E731
+    ref_ub = lambda x6: x6[comps]
 
     def rotvec(qa, qb):  # rotation vector of qa * conj(qb)
         qr = np.array([qa[0] * qb[0] + qa[1:] @ qb[1:],

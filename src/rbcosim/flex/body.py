@@ -51,6 +51,7 @@ Two integration routes, by attachment (each a compiled kernel, one call per step
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -71,7 +72,7 @@ from rbcosim.flex.kinematics import (
     quat_multiply,
     rotation_matrix,
 )
-from rbcosim.flex.layout import AL, ETA, INIT, PREF, QREF, A, Q, R, T, V, W
+from rbcosim.flex.layout import AL, ETA, INIT, PREF, QREF, A, Q, R, T, W
 from rbcosim.flex.model import FlexModel
 
 _NO_TAUS, _NO_ROWS = np.zeros(0), np.zeros((0, 19))
@@ -230,7 +231,7 @@ class FlexBody:
             taus = [-(i + 1) * H if m.time is None else float(m.time) - t
                     for i, m in enumerate(past)]
             ordered = sorted([0.0, *taus])
-            if any(b - a <= 1e-12 * H for a, b in zip(ordered, ordered[1:])):
+            if any(b - a <= 1e-12 * H for a, b in itertools.pairwise(ordered)):
                 raise ValueError(f"extrapolation: past motions at coincident times {[0.0, *taus]}")
             past_taus, rows = np.array(taus), np.array([m.as_array() for m in past])
         else:

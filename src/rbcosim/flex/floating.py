@@ -24,8 +24,8 @@ from rbcosim.flex.frame import (
     write_end_frame,
 )
 from rbcosim.flex.kinematics import rotation_matrix_of
-from rbcosim.flex.linalg import matvec
 from rbcosim.flex.layout import AL, ETA, A, Q, W
+from rbcosim.flex.linalg import matvec
 
 
 @njit(cache=True)

@@ -15,7 +15,7 @@ import numpy as np
 from numba import njit
 
 from rbcosim.flex.kinematics import add_quat_rate
-from rbcosim.flex.layout import A, AL, Q, R, V, W
+from rbcosim.flex.layout import AL, A, Q, R, V, W
 from rbcosim.flex.polynomial import polynomial_through
 
 

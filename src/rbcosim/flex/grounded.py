@@ -25,8 +25,8 @@ from numba import njit
 
 from rbcosim.flex.frame import acceleration_polynomial, end_of_step, set_frame, write_end_frame
 from rbcosim.flex.kinematics import relative_rotation_vector
+from rbcosim.flex.layout import AL, ETA, PREF, QREF, A, Q, R, V, W
 from rbcosim.flex.linalg import matvec
-from rbcosim.flex.layout import A, AL, ETA, PREF, Q, QREF, R, V, W
 
 _DEGREE = 4  # of u_b(tau): position through twice-integrated quadratic accelerations
 
