@@ -23,6 +23,9 @@ class InterfaceMotion:
         acceleration: (3,) m/s². angular_acceleration: (3,) rad/s², inertial components.
         time: s, optional; only used to place past motions given for extrapolation (when None,
             past motions are taken at t - H, t - 2H, most recent first).
+
+    A motion is a value: :meth:`as_array` validates and flattens it once, so its arrays are not
+    to be modified afterwards (:meth:`from_array` gives read-only ones).
     """
 
     position: np.ndarray
