@@ -93,6 +93,7 @@ class FlexEndpoint:
         if not np.any(np.abs(mass) > 1e-12 * max(1.0, np.abs(mass).max())):
             return None
         self.implicit_mass = True
+        self._input = (-1, self._input[1])  # the rigid input changes meaning
         if self._floating:
             self._handed_mass = _point_frame_mass(mass, motion.as_array()[3:7], False)
             return self._handed_mass, "point"
@@ -252,6 +253,7 @@ class FlexEndpoint:
         self.energy, self._pending_power = float(d["energy"]), float(d["pending"])
         self.implicit_mass = bool(d["implicit_mass"])
         self._handed_mass = d["handed_mass"]
+        self._input = (-1, self._input[1])
 
 
 def _start_unstressed_interior(body: FlexBody) -> None:
