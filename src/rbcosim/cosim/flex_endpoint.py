@@ -11,19 +11,35 @@ The same object runs in process (CosimMaster) and in a separate flexible-solver 
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
-from rbcosim import quaternion as quat
 from rbcosim.cosim.codec import pack_state, unpack_state
-from rbcosim.cosim.signals import polynomial_through
 from rbcosim.flex.body import FlexBody
-from rbcosim.flex.kinematics import InterfaceMotion
+from rbcosim.flex.kinematics import InterfaceMotion, rotation_matrix_of
+from rbcosim.flex.polynomial import exchange_polynomial
 from rbcosim.settings import CosimSettings, Coupling
+
+_HISTORY = 4  # exchanged wrenches kept (cubic iteration polynomial)
+_NO_TIMES = np.zeros(0)
+_NO_VALUES = np.zeros((0, 6))
 
 
 def motion_of(values: np.ndarray, t: float) -> InterfaceMotion:
-    """InterfaceMotion from a point's outputs + accelerations (19,) at time t."""
-    return InterfaceMotion(values[:3], values[3:7], values[7:10], values[10:13], values[13:16],
-                           values[16:19], time=t)
+    """InterfaceMotion from a point's outputs + accelerations (19,) at time t (copied)."""
+    return InterfaceMotion.from_array(values, t)
+
+
+@njit(cache=True)
+def _point_frame_mass(mass: np.ndarray, q: np.ndarray, inverse: bool) -> np.ndarray:
+    """T^T M T (inverse: T M T^T), T = diag(R(q), R(q)): a (6, 6) mass between inertial and
+    point-frame axes (R(q): point frame -> inertial)."""
+    rot = rotation_matrix_of(q)
+    t6 = np.zeros((6, 6))
+    t6[:3, :3] = rot
+    t6[3:, 3:] = rot
+    if inverse:
+        return t6 @ mass @ t6.T
+    return t6.T @ mass @ t6
 
 
 class FlexEndpoint:
@@ -34,12 +50,19 @@ class FlexEndpoint:
         self.body = body
         self.settings = settings
         self.H = H
-        self.wrench_history: list[tuple[float, np.ndarray]] = []  # newest first
-        self.motion_history: list[InterfaceMotion] = []  # newest first
+        # Exchanged wrenches (the rigid side's inputs) and their times, newest first.
+        self._times = np.zeros(_HISTORY)
+        self._wrenches = np.zeros((_HISTORY, 6))
+        self._count = 0
+        self._motions: list[InterfaceMotion] = []  # rigid motions stepped from, newest first
         self.energy = 0.0
         self.implicit_mass = False
         self._handed_mass = np.zeros((6, 6))  # what the rigid side applies, point frame if floating
         self._pending_power = 0.0
+        self._floating = body.model.attachment == "floating"
+        self._end_tau = np.array([H])
+        self._mid_end_taus = np.array([0.5 * H, H])
+        self._input: tuple[int, np.ndarray] = (-1, np.zeros(6))  # (body revision, rigid_input)
 
     @property
     def joint(self) -> str:
@@ -59,7 +82,7 @@ class FlexEndpoint:
         handover = None
         if self.settings.added_mass:
             handover = self._added_mass(motion)
-        self.wrench_history = [(t, self.rigid_input())]
+        self._times[0], self._wrenches[0], self._count = t, self.rigid_input(), 1
         return handover
 
     def _added_mass(self, motion: InterfaceMotion):
@@ -70,9 +93,9 @@ class FlexEndpoint:
         if not np.any(np.abs(mass) > 1e-12 * max(1.0, np.abs(mass).max())):
             return None
         self.implicit_mass = True
-        if self.body.model.attachment == "floating":
-            T = np.kron(np.eye(2), quat.to_matrix(motion.quaternion))
-            self._handed_mass = T.T @ mass @ T
+        self._input = (-1, self._input[1])  # the rigid input changes meaning
+        if self._floating:
+            self._handed_mass = _point_frame_mass(mass, motion.as_array()[3:7], False)
             return self._handed_mass, "point"
         self._handed_mass = mass
         return mass, "inertial"
@@ -82,15 +105,17 @@ class FlexEndpoint:
         """The wrench (6,) the rigid side takes now: the whole wrench W, or, when the added
         mass M_a was handed over, W + M_a [a; α] (the rigid side applies −M_a [a_p; α_p] itself).
         Not the wrench at zero accelerations: the body's own added mass drifts from M_a as it
-        deforms, and that part must stay in the explicit input."""
-        wrench = self.body.wrench()
-        if not self.implicit_mass:
-            return wrench
-        mass = self._handed_mass
-        if self.body.model.attachment == "floating":
-            T = np.kron(np.eye(2), quat.to_matrix(self.body.node_kinematics()[3:7]))
-            mass = T @ mass @ T.T
-        return wrench + mass @ self.body.frame_accelerations()
+        deforms, and that part must stay in the explicit input. Computed once per body state."""
+        body = self.body
+        if self._input[0] != body.revision:
+            value = body.wrench()
+            if self.implicit_mass:
+                mass = self._handed_mass
+                if self._floating:
+                    mass = _point_frame_mass(mass, body.node_kinematics()[3:7], True)
+                value += mass @ body.frame_accelerations()
+            self._input = (body.revision, value)
+        return self._input[1].copy()
 
     def report(self) -> tuple[np.ndarray, float]:
         """(node kinematics (13,), energy delivered so far J) for the continuity check."""
@@ -101,11 +126,10 @@ class FlexEndpoint:
         values (extrapolation), or through an end value and past values (interpolation)."""
         order = self.settings.extrapolation
         if end is None:
-            points = [(tn - t, w) for tn, w in self.wrench_history[: order + 1]]
-        else:
-            points = [(self.H, end)] + [(tn - t, w) for tn, w in self.wrench_history[: max(order, 1)]]
-        taus, values = zip(*points)
-        return polynomial_through(taus, np.array(values))
+            return exchange_polynomial(t, self._times, self._wrenches,
+                                       min(order + 1, self._count), _NO_TIMES, _NO_VALUES)
+        return exchange_polynomial(t, self._times, self._wrenches, min(max(order, 1), self._count),
+                                   self._end_tau, np.asarray(end, dtype=float).reshape(1, 6))
 
     def resync(self, t: float, motion: InterfaceMotion) -> None:
         """Move the body to the rigid point's motion at t (now) and take the wrench there as
@@ -114,15 +138,14 @@ class FlexEndpoint:
         wrench at x_n, not at the body's own end-of-step estimate of the joint (on a stiff
         joint the difference times the stiffness is a large force error)."""
         self.body.set_motion(motion)
-        self.wrench_history[0] = (t, self.rigid_input())
+        self._times[0], self._wrenches[0] = t, self.rigid_input()
 
     def iteration_polynomial(self, t: float, mid: np.ndarray, end: np.ndarray) -> np.ndarray:
         """Iterative coupling: wrench coefficients in τ = time − t through the current guesses
         at mid-step and end and the last two exchanged values (cubic; quadratic at the start)."""
-        known = [(0.5 * self.H, mid), (self.H, end)]
-        known += [(tn - t, w) for tn, w in self.wrench_history[:2]]
-        taus, values = zip(*known)
-        return polynomial_through(taus, np.array(values))
+        known = np.array([mid, end], dtype=float).reshape(2, 6)
+        return exchange_polynomial(t, self._times, self._wrenches, min(2, self._count),
+                                   self._mid_end_taus, known)
 
     def jacobian(self) -> tuple[np.ndarray, np.ndarray]:
         """(∂W/∂x, ∂W/∂v), each (6, 6), for interface-Jacobian coupling."""
@@ -165,8 +188,8 @@ class FlexEndpoint:
                 future: InterfaceMotion | None = None) -> None:
         """Step the body over [t, t + H] from the rigid point's motion at t (and, for
         Gauss–Seidel and iterations, its motion at t + H); call commit() once accepted."""
-        self._pending_power = float(self.body.wrench() @ self.body.node_kinematics()[7:13])
-        past = self.motion_history[: self.settings.extrapolation]
+        self._pending_power = self._power()
+        past = self._motions[: self.settings.extrapolation]
         if future is not None:
             past = [future] + past[:1]
         self.body.step(t, self.H, motion, extrapolation=past)
@@ -176,7 +199,7 @@ class FlexEndpoint:
         """Iterative coupling: step over [t, t + H/2] and [t + H/2, t + H], re-synchronised to
         the rigid motion at t and at `mid`, the interface accelerations quadratic through the
         three motions; returns the wrench the rigid side takes at mid-step (call commit())."""
-        self._pending_power = float(self.body.wrench() @ self.body.node_kinematics()[7:13])
+        self._pending_power = self._power()
         half = 0.5 * self.H
         self.body.step(t, half, motion, extrapolation=[mid, end])
         mid_wrench = self.rigid_input()
@@ -186,11 +209,16 @@ class FlexEndpoint:
     def commit(self, motion: InterfaceMotion) -> None:
         """Accept the step taken from `motion`: power integrated over the step (trapezoid),
         the new wrench and motion in the histories."""
-        body = self.body
-        end_power = float(body.wrench() @ body.node_kinematics()[7:13])
-        self.energy += 0.5 * self.H * (self._pending_power + end_power)
-        self.wrench_history = [(body.time, self.rigid_input())] + self.wrench_history[:3]
-        self.motion_history = [motion] + self.motion_history[:1]
+        self.energy += 0.5 * self.H * (self._pending_power + self._power())
+        self._times[1:] = self._times[:-1]
+        self._wrenches[1:] = self._wrenches[:-1]
+        self._times[0], self._wrenches[0] = self.body.time, self.rigid_input()
+        self._count = min(self._count + 1, _HISTORY)
+        self._motions = [motion, *self._motions[:1]]
+
+    def _power(self) -> float:
+        """Power (W) the body's wrench delivers to the rigid side at the joint node now."""
+        return float(self.body.wrench() @ self.body.node_kinematics()[7:13])
 
     # --- results ----------------------------------------------------------------------------
     def columns(self, name: str) -> list[str]:
@@ -206,9 +234,9 @@ class FlexEndpoint:
     def get_state(self) -> bytes:
         return pack_state({
             "body": self.body.get_state(),
-            "wt": np.array([t for t, _ in self.wrench_history]),
-            "w": np.array([w for _, w in self.wrench_history]).reshape(-1, 6),
-            "m": np.array([np.append(m.as_array(), m.time) for m in self.motion_history]).reshape(-1, 20),
+            "wt": self._times[:self._count].copy(),
+            "w": self._wrenches[:self._count].copy(),
+            "m": np.array([np.append(m.as_array(), m.time) for m in self._motions]).reshape(-1, 20),
             "energy": self.energy, "pending": self._pending_power,
             "implicit_mass": self.implicit_mass, "handed_mass": self._handed_mass,
         })
@@ -216,11 +244,16 @@ class FlexEndpoint:
     def set_state(self, blob: bytes) -> None:
         d = unpack_state(blob)
         self.body.set_state(d["body"])
-        self.wrench_history = list(zip(d["wt"].tolist(), list(d["w"])))
-        self.motion_history = [motion_of(m[:19], float(m[19])) for m in d["m"]]
+        n = d["wt"].size
+        if n > _HISTORY or d["w"].shape != (n, 6):
+            raise ValueError(f"endpoint state: expected at most {_HISTORY} wrenches (n, 6), got "
+                             f"{d['w'].shape}")
+        self._times[:n], self._wrenches[:n], self._count = d["wt"], d["w"], n
+        self._motions = [motion_of(m[:19], float(m[19])) for m in d["m"]]
         self.energy, self._pending_power = float(d["energy"]), float(d["pending"])
         self.implicit_mass = bool(d["implicit_mass"])
         self._handed_mass = d["handed_mass"]
+        self._input = (-1, self._input[1])
 
 
 def _start_unstressed_interior(body: FlexBody) -> None:
@@ -231,6 +264,6 @@ def _start_unstressed_interior(body: FlexBody) -> None:
     if rows.size == 0 or body.model.n_modes == 0:
         return
     nb = body.model.n_boundary
-    boundary = body._boundary_state()[0]
+    boundary = body.boundary_state()[0]
     eta = np.linalg.lstsq(rows[:, nb:], -rows[:, :nb] @ boundary, rcond=None)[0]
     body.set_modal_state(eta, np.zeros_like(eta))

@@ -213,15 +213,19 @@ def run_flex_solver(
         r = client.report([kin], [energy], wrench_polynomial=[ep.polynomial(t)])
         m = r.motions[0]
 
+    # The step loop: per macro step, one exchange in each direction. Arrays go to the client
+    # already shaped per point / joint (leading axis of 1).
+    saving = ckpt is not None and checkpoint_every
+    energies = np.zeros(1)
     while k < n_steps:
-        if ckpt is not None and checkpoint_every and k % checkpoint_every == 0:
+        if saving and k % checkpoint_every == 0:
             _save_checkpoint(ckpt, ep, results, k)
         motion = motion_of(m, t)
-        kin, energy = ep.report()
+        kin, energies[0] = ep.report()
         polynomial, jacobian = ep.inputs_for_rigid(t, motion)
-        msg_id = client.start_step(wrench_polynomial=[polynomial], flex_kinematics=[kin],
-                                   flex_energy=[energy],
-                                   interface_jacobian=None if jacobian is None else [jacobian])
+        msg_id = client.start_step(
+            wrench_polynomial=polynomial[None], flex_kinematics=kin[None], flex_energy=energies,
+            interface_jacobian=None if jacobian is None else [jacobian])
         if ep.needs_end_motion:
             r = client.finish_step(msg_id)
             ep.finish(t, motion, motion_of(r.motions[0], r.time))

@@ -7,9 +7,10 @@ own frame to the inertial frame: ``v_inertial = R(q) @ v_point``.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
+from numba import njit
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,9 @@ class InterfaceMotion:
         acceleration: (3,) m/s². angular_acceleration: (3,) rad/s², inertial components.
         time: s, optional; only used to place past motions given for extrapolation (when None,
             past motions are taken at t - H, t - 2H, most recent first).
+
+    A motion is a value: :meth:`as_array` validates and flattens it once, so its arrays are not
+    to be modified afterwards (:meth:`from_array` gives read-only ones).
     """
 
     position: np.ndarray
@@ -32,6 +36,8 @@ class InterfaceMotion:
     angular_acceleration: np.ndarray
     time: float | None = None
 
+    _array: np.ndarray | None = field(default=None, init=False, repr=False, compare=False)
+
     @staticmethod
     def at_rest(position=(0.0, 0.0, 0.0), quaternion=(1.0, 0.0, 0.0, 0.0)) -> InterfaceMotion:
         """A point at rest (zero velocities and accelerations)."""
@@ -40,18 +46,46 @@ class InterfaceMotion:
             np.asarray(position, float), np.asarray(quaternion, float), z, z, z, z
         )
 
+    @staticmethod
+    def from_array(values, time: float | None = None) -> InterfaceMotion:
+        """From the flat (19,) layout of :meth:`as_array` (copied once; the attributes are
+        read-only views of the copy)."""
+        a = np.array(values, dtype=np.float64).reshape(-1)
+        if a.shape != (19,) or not _all_finite(a):
+            # the per-attribute checks name what is wrong
+            InterfaceMotion(a[:3], a[3:7], a[7:10], a[10:13], a[13:16], a[16:19]).as_array()
+            raise ValueError(f"motion: expected 19 values, got shape {np.shape(values)}")
+        a.setflags(write=False)
+        m = InterfaceMotion(a[:3], a[3:7], a[7:10], a[10:13], a[13:16], a[16:19], time)
+        object.__setattr__(m, "_array", a)
+        return m
+
     def as_array(self) -> np.ndarray:
-        """Flat (19,) float64: position, quaternion, velocity, ω, acceleration, α."""
-        return np.concatenate(
-            [
-                _vec(self.position, 3, "position"),
-                _vec(self.quaternion, 4, "quaternion"),
-                _vec(self.velocity, 3, "velocity"),
-                _vec(self.angular_velocity, 3, "angular_velocity"),
-                _vec(self.acceleration, 3, "acceleration"),
-                _vec(self.angular_acceleration, 3, "angular_acceleration"),
-            ]
-        )
+        """Flat (19,) float64, read-only: position, quaternion, velocity, ω, acceleration, α.
+
+        Validated and built once per motion."""
+        if self._array is None:
+            a = np.concatenate(
+                [
+                    _vec(self.position, 3, "position"),
+                    _vec(self.quaternion, 4, "quaternion"),
+                    _vec(self.velocity, 3, "velocity"),
+                    _vec(self.angular_velocity, 3, "angular_velocity"),
+                    _vec(self.acceleration, 3, "acceleration"),
+                    _vec(self.angular_acceleration, 3, "angular_acceleration"),
+                ]
+            )
+            a.setflags(write=False)
+            object.__setattr__(self, "_array", a)
+        return self._array
+
+
+@njit(cache=True)
+def _all_finite(a: np.ndarray) -> bool:
+    for x in a:
+        if not math.isfinite(x):
+            return False
+    return True
 
 
 def _vec(a, n: int, name: str) -> np.ndarray:
@@ -63,48 +97,76 @@ def _vec(a, n: int, name: str) -> np.ndarray:
     return v
 
 
+# --- compiled cores (unit quaternions, float64 arrays), shared by the flexible-body kernels ---
+
+
+@njit(cache=True)
+def rotation_matrix_of(q: np.ndarray) -> np.ndarray:
+    """R(q), shape (3, 3), from a quaternion (4,) (normalised here)."""
+    n = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
+    w, x, y, z = q[0] / n, q[1] / n, q[2] / n, q[3] / n
+    out = np.empty((3, 3))
+    out[0, 0] = 1 - 2 * (y * y + z * z)
+    out[0, 1] = 2 * (x * y - w * z)
+    out[0, 2] = 2 * (x * z + w * y)
+    out[1, 0] = 2 * (x * y + w * z)
+    out[1, 1] = 1 - 2 * (x * x + z * z)
+    out[1, 2] = 2 * (y * z - w * x)
+    out[2, 0] = 2 * (x * z - w * y)
+    out[2, 1] = 2 * (y * z + w * x)
+    out[2, 2] = 1 - 2 * (x * x + y * y)
+    return out
+
+
+@njit(cache=True)
+def quat_product(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Hamilton product p ⊗ q, shape (4,)."""
+    pw, px, py, pz = p[0], p[1], p[2], p[3]
+    qw, qx, qy, qz = q[0], q[1], q[2], q[3]
+    out = np.empty(4)
+    out[0] = pw * qw - px * qx - py * qy - pz * qz
+    out[1] = pw * qx + px * qw + py * qz - pz * qy
+    out[2] = pw * qy - px * qz + py * qw + pz * qx
+    out[3] = pw * qz + px * qy - py * qx + pz * qw
+    return out
+
+
+@njit(cache=True)
+def relative_rotation_vector(q: np.ndarray, q_ref: np.ndarray) -> np.ndarray:
+    """Rotation vector (rad, angle in [0, pi]) of the unit quaternion q ⊗ conj(q_ref), (3,)."""
+    conj = np.empty(4)
+    conj[0] = q_ref[0]
+    conj[1:] = -q_ref[1:]
+    r = quat_product(q, conj)
+    if r[0] < 0:
+        r = -r
+    s = math.sqrt(r[1] * r[1] + r[2] * r[2] + r[3] * r[3])
+    if s < 1e-12:
+        return 2.0 * r[1:]
+    return r[1:] * (2.0 * math.atan2(s, r[0]) / s)
+
+
+@njit(cache=True)
+def add_quat_rate(w: np.ndarray, q: np.ndarray, scale: float, out: np.ndarray) -> None:
+    """out += scale * q', q' = [0, w] ⊗ q / 2 (w inertial angular velocity, rad/s)."""
+    c = 0.5 * scale
+    out[0] += c * (-w[0] * q[1] - w[1] * q[2] - w[2] * q[3])
+    out[1] += c * (w[0] * q[0] - w[2] * q[2] + w[1] * q[3])
+    out[2] += c * (w[1] * q[0] + w[2] * q[1] - w[0] * q[3])
+    out[3] += c * (w[2] * q[0] - w[1] * q[1] + w[0] * q[2])
+
+
+# --- the same operations on any array-like, for model building, tests and Jacobians ---------
+
+
 def rotation_matrix(q) -> np.ndarray:
     """R(q), shape (3, 3), from a quaternion (normalised here)."""
-    w, x, y, z = (float(c) for c in q)
-    n = math.sqrt(w * w + x * x + y * y + z * z)
-    w, x, y, z = w / n, x / n, y / n, z / n
-    return np.array(
-        [
-            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-        ]
-    )
+    return rotation_matrix_of(np.asarray(q, dtype=np.float64))
 
 
 def quat_multiply(p, q) -> np.ndarray:
     """Hamilton product p ⊗ q, shape (4,)."""
-    pw, px, py, pz = p
-    qw, qx, qy, qz = q
-    return np.array(
-        [
-            pw * qw - px * qx - py * qy - pz * qz,
-            pw * qx + px * qw + py * qz - pz * qy,
-            pw * qy - px * qz + py * qw + pz * qx,
-            pw * qz + px * qy - py * qx + pz * qw,
-        ]
-    )
-
-
-def quat_conjugate(q) -> np.ndarray:
-    return np.array([q[0], -q[1], -q[2], -q[3]], dtype=float)
-
-
-def rotation_vector(q) -> np.ndarray:
-    """Rotation vector (axis * angle, rad, angle in [0, pi]) of a unit quaternion, shape (3,)."""
-    q = np.asarray(q, dtype=float)
-    if q[0] < 0:
-        q = -q
-    s = float(np.linalg.norm(q[1:]))
-    if s < 1e-12:
-        return 2.0 * q[1:]
-    angle = 2.0 * math.atan2(s, q[0])
-    return q[1:] * (angle / s)
+    return quat_product(np.asarray(p, dtype=np.float64), np.asarray(q, dtype=np.float64))
 
 
 def quat_from_rotation_vector(v) -> np.ndarray:

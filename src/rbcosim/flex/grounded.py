@@ -1,0 +1,168 @@
+"""The grounded body: its exact discrete propagator and compiled kernels.
+
+Coordinates ``[u_b; eta]`` (see :mod:`rbcosim.flex.model`); the boundary DOFs ``u_b`` follow
+the interface point from the reference pose (p_ref, q_ref) in structure-frame components
+``r0^T x`` (r0: structure -> inertial): translations in m, small rotations (rotation vector of
+``q ⊗ conj(q_ref)``) in rad, selected by the model's ``boundary_components``.
+
+The interior obeys the linear ODE ``y' = A y + B [u_b; u_b'; u_b'']``, ``y = [eta; eta']``,
+``A = [[0, I], [W_eta, W_eta']]``, ``B = [0; W_b]`` with ``W = -M_ee^-1 [K_ee, C_ee, K_eb, C_eb,
+M_eb]``. Inside a macro step the interface accelerations are a polynomial of degree <= 2 in
+tau (:mod:`rbcosim.flex.frame`), so ``u_b(tau)`` is a polynomial of degree <= 4 whose
+coefficients are linear in ``u = [d, v, c_0, c_1, c_2]`` (each n_b: the boundary displacement
+and velocity at tau = 0 and the acceleration coefficients). The step is then exact:
+``y(H) = Phi y(0) + Psi u`` with ``Phi = e^{AH}`` and ``Psi`` from the matrix exponential of
+the ODE augmented with the polynomial input (Van Loan), precomputed once per step size H.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.linalg
+from numba import njit
+
+from rbcosim.flex.frame import acceleration_polynomial, end_of_step, set_frame, write_end_frame
+from rbcosim.flex.kinematics import relative_rotation_vector
+from rbcosim.flex.layout import AL, ETA, PREF, QREF, A, Q, R, V, W
+from rbcosim.flex.linalg import matvec
+
+_DEGREE = 4  # of u_b(tau): position through twice-integrated quadratic accelerations
+
+
+def _input_maps(nb: int) -> list[np.ndarray]:
+    """L_j (3 n_b, 5 n_b): u = [d, v, c0, c1, c2] -> the tau^j coefficient of [u_b; u_b'; u_b'']:
+    u_b = d + v tau + c0 tau²/2 + c1 tau³/6 + c2 tau⁴/12, and its two derivatives."""
+    eye = np.eye(nb)
+    blocks = {  # (j, row block: 0 u_b, 1 u_b', 2 u_b'') -> (column block, factor)
+        (0, 0): (0, 1.0), (0, 1): (1, 1.0), (0, 2): (2, 1.0),
+        (1, 0): (1, 1.0), (1, 1): (2, 1.0), (1, 2): (3, 1.0),
+        (2, 0): (2, 0.5), (2, 1): (3, 0.5), (2, 2): (4, 1.0),
+        (3, 0): (3, 1.0 / 6.0), (3, 1): (4, 1.0 / 3.0),
+        (4, 0): (4, 1.0 / 12.0),
+    }
+    maps = [np.zeros((3 * nb, 5 * nb)) for _ in range(_DEGREE + 1)]
+    for (j, row), (col, factor) in blocks.items():
+        maps[j][row * nb:(row + 1) * nb, col * nb:(col + 1) * nb] = factor * eye
+    return maps
+
+
+def propagator(ode_matrix: np.ndarray, nb: int, H: float) -> np.ndarray:
+    """P = [Phi, Psi], shape (2k, 2k + 5 n_b): y(H) = P @ [y(0); u] (module docstring).
+
+    ode_matrix: W (k, 2k + 3 n_b); H: step, s."""
+    k = ode_matrix.shape[0]
+    d = 2 * k
+    a = np.zeros((d, d))
+    a[:k, k:] = np.eye(k)
+    a[k:] = ode_matrix[:, :d]
+    b = np.zeros((d, 3 * nb))
+    b[k:] = ode_matrix[:, d:]
+    # y' = A y + w_0, w_j' = w_{j+1}, w_4' = 0: w_0(tau) = sum_j w_j(0) tau^j / j!, and the top
+    # row of expm(M H) holds Phi and the integrals Phi_j of e^{A(H-s)} s^j / j!.
+    n_blocks = _DEGREE + 2
+    m = np.zeros((n_blocks * d, n_blocks * d))
+    m[:d, :d] = a
+    for j in range(n_blocks - 1):
+        m[j * d:(j + 1) * d, (j + 1) * d:(j + 2) * d] = np.eye(d)
+    top = scipy.linalg.expm(m * H)[:d]
+    psi = np.zeros((d, 5 * nb))
+    for j, lj in enumerate(_input_maps(nb)):
+        psi += math.factorial(j) * top[:, (j + 1) * d:(j + 2) * d] @ b @ lj
+    return np.hstack([top[:, :d], psi])
+
+
+@njit(cache=True)
+def _structure(r0: np.ndarray, x: np.ndarray, rx: np.ndarray, comps: np.ndarray,
+               out: np.ndarray) -> None:
+    """out (n_b,) = (r0^T [x; rx])[comps]: a translation-rotation pair (3 + 3) in the selected
+    structure-frame components."""
+    for i in range(comps.size):
+        c = comps[i]
+        v = x if c < 3 else rx
+        j = c % 3
+        out[i] = r0[0, j] * v[0] + r0[1, j] * v[1] + r0[2, j] * v[2]
+
+
+@njit(cache=True)
+def boundary(s: np.ndarray, r0: np.ndarray, comps: np.ndarray) -> np.ndarray:
+    """Rows (u_b, u_b', u_b''), shape (3, n_b), at the state's frame."""
+    theta = relative_rotation_vector(s[Q:Q + 4], s[QREF:QREF + 4])
+    out = np.empty((3, comps.size))
+    _structure(r0, s[R:R + 3] - s[PREF:PREF + 3], theta, comps, out[0])
+    _structure(r0, s[V:V + 3], s[W:W + 3], comps, out[1])
+    _structure(r0, s[A:A + 3], s[AL:AL + 3], comps, out[2])
+    return out
+
+
+@njit(cache=True)
+def regrounded_frame(s: np.ndarray, motion: np.ndarray, r0: np.ndarray, comps: np.ndarray,
+                     shift: np.ndarray) -> None:
+    """Move the frame to ``motion`` (19,) keeping the interior's physical position and
+    velocity: eta -= S du_b, eta' -= S du_b', S = M_ee^-1 M_eb (``shift``, (k, n_b))."""
+    k = (s.size - ETA) // 2
+    before = boundary(s, r0, comps)
+    set_frame(s, motion)
+    if k:
+        du = boundary(s, r0, comps) - before
+        s[ETA:ETA + k] -= matvec(shift, du[0])
+        s[ETA + k:] -= matvec(shift, du[1])
+
+
+@njit(cache=True)
+def grounded_step(s: np.ndarray, motion: np.ndarray, past_taus: np.ndarray, past: np.ndarray,
+                  H: float, n: int, r0: np.ndarray, comps: np.ndarray, shift: np.ndarray,
+                  p: np.ndarray) -> bool:
+    """One macro step of the state s, in place (time left to the caller): the frame moves to
+    the rigid side's ``motion`` (19,) (:func:`regrounded_frame`), the accelerations follow the
+    polynomial through it and the ``past`` motions (m, 19) at ``past_taus``
+    (:mod:`rbcosim.flex.frame`); the modes advance exactly, y <- P @ [y; u] (P from
+    :func:`propagator` for this H), the frame's orientation by n RK4 steps. False if the
+    result is not finite (s then holds the re-synchronised frame and the old modes)."""
+    regrounded_frame(s, motion, r0, comps, shift)
+    coeff = acceleration_polynomial(motion, past_taus, past)
+    k = (s.size - ETA) // 2
+    q = end_of_step(s, coeff, H, n)
+    y = s[ETA:].copy()
+    if k:
+        nb = comps.size
+        x = np.zeros(2 * k + 5 * nb)
+        x[:2 * k] = y
+        x[2 * k:2 * k + 2 * nb] = boundary(s, r0, comps)[:2].ravel()
+        for j in range(coeff.shape[0]):
+            o = 2 * k + (2 + j) * nb
+            _structure(r0, coeff[j, :3], coeff[j, 3:], comps, x[o:o + nb])
+        y = matvec(p, x)
+    if not (np.all(np.isfinite(q)) and np.all(np.isfinite(y))):
+        return False
+    write_end_frame(s, coeff, H, q)
+    s[ETA:] = y
+    return True
+
+
+@njit(cache=True)
+def grounded_wrench(s: np.ndarray, r0: np.ndarray, comps: np.ndarray, wmat: np.ndarray,
+                    fb_matrix: np.ndarray) -> np.ndarray:
+    """[force (3) N, moment (3) N·m] on the rigid body, inertial: minus the boundary rows of
+    the reduced equations, f_b = FB @ [u_b, u_b', u_b'', eta, eta', eta''], at the state."""
+    k = (s.size - ETA) // 2
+    nb = comps.size
+    x = np.empty(3 * nb + 3 * k)
+    x[:3 * nb] = boundary(s, r0, comps).ravel()
+    x[3 * nb:3 * nb + 2 * k] = s[ETA:]
+    if k:
+        z = np.empty(2 * k + 3 * nb)
+        z[:2 * k] = s[ETA:]
+        z[2 * k:] = x[:3 * nb]
+        x[3 * nb + 2 * k:] = matvec(wmat, z)
+    fb = matvec(fb_matrix, x)
+    six = np.zeros(6)
+    for i in range(nb):
+        six[comps[i]] = -fb[i]
+    out = np.zeros(6)
+    for i in range(3):
+        for j in range(3):
+            out[i] += r0[i, j] * six[j]
+            out[3 + i] += r0[i, j] * six[3 + j]
+    return out
