@@ -11,7 +11,7 @@ The same object runs in process (CosimMaster) and in a separate flexible-solver 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from rbcosim.kernels import jit_alloc
 
 from rbcosim.cosim.codec import pack_state, unpack_state
 from rbcosim.flex.body import FlexBody
@@ -29,7 +29,7 @@ def motion_of(values: np.ndarray, t: float) -> InterfaceMotion:
     return InterfaceMotion.from_array(values, t)
 
 
-@njit(cache=True)
+@jit_alloc
 def _point_frame_mass(mass: np.ndarray, q: np.ndarray, inverse: bool) -> np.ndarray:
     """T^T M T (inverse: T M T^T), T = diag(R(q), R(q)): a (6, 6) mass between inertial and
     point-frame axes (R(q): point frame -> inertial)."""

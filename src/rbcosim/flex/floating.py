@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from rbcosim.kernels import jit_alloc
 
 from rbcosim.flex.frame import (
     acceleration_polynomial,
@@ -28,7 +28,7 @@ from rbcosim.flex.layout import AL, ETA, A, Q, W
 from rbcosim.flex.linalg import matvec
 
 
-@njit(cache=True)
+@jit_alloc
 def modal_acceleration(wmat: np.ndarray, ws: np.ndarray, als: np.ndarray, bs: np.ndarray,
                        eta: np.ndarray, etad: np.ndarray, out: np.ndarray) -> None:
     """out (k,) = eta'' = W @ z for structure-frame w (rad/s), alpha (rad/s²), b (m/s²)."""
@@ -54,7 +54,7 @@ def modal_acceleration(wmat: np.ndarray, ws: np.ndarray, als: np.ndarray, bs: np
         out[r] = acc
 
 
-@njit(cache=True)
+@jit_alloc
 def _frame_inputs(q, axis_rotation, w, al, a, gravity, rs, ws, als, bs):
     """Fill R_s (3, 3) and the structure-frame components of w, alpha and b = a - g (3,)."""
     rq = rotation_matrix_of(q)
@@ -69,7 +69,7 @@ def _frame_inputs(q, axis_rotation, w, al, a, gravity, rs, ws, als, bs):
                  + rs[2, j] * (a[2] - gravity[2]))
 
 
-@njit(cache=True)
+@jit_alloc
 def floating_step(s: np.ndarray, motion: np.ndarray, past_taus: np.ndarray, past: np.ndarray,
                   H: float, n: int, gravity: np.ndarray, axis_rotation: np.ndarray,
                   wmat: np.ndarray) -> bool:
@@ -116,7 +116,7 @@ def floating_step(s: np.ndarray, motion: np.ndarray, past_taus: np.ndarray, past
     return True
 
 
-@njit(cache=True)
+@jit_alloc
 def _add_rotation_dofs_of_product(b: np.ndarray, v: np.ndarray, scale: float,
                                   out: np.ndarray) -> None:
     """out += scale * rotation_dofs(b @ [v]x) (:func:`rbcosim.flex.model.rotation_dofs`)."""
@@ -130,7 +130,7 @@ def _add_rotation_dofs_of_product(b: np.ndarray, v: np.ndarray, scale: float,
     out[2] += scale * p10
 
 
-@njit(cache=True)
+@jit_alloc
 def floating_wrench(s: np.ndarray, gravity: np.ndarray, axis_rotation: np.ndarray, wmat: np.ndarray,
                     nodes: np.ndarray, modes: np.ndarray, mass: np.ndarray, total_mass: float,
                     first_moment: np.ndarray, s_e: np.ndarray,

@@ -12,14 +12,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from rbcosim.kernels import jit_alloc
 
 from rbcosim.flex.kinematics import add_quat_rate
 from rbcosim.flex.layout import AL, A, Q, R, V, W
 from rbcosim.flex.polynomial import polynomial_through
 
 
-@njit(cache=True)
+@jit_alloc
 def acceleration_polynomial(motion: np.ndarray, past_taus: np.ndarray,
                             past: np.ndarray) -> np.ndarray:
     """coeff (m + 1, 6) through the accelerations of ``motion`` (19,) at tau = 0 and of the
@@ -35,7 +35,7 @@ def acceleration_polynomial(motion: np.ndarray, past_taus: np.ndarray,
     return polynomial_through(taus, values)
 
 
-@njit(cache=True)
+@jit_alloc
 def frame_at(s: np.ndarray, coeff: np.ndarray, tau: float, out: np.ndarray) -> None:
     """out (18,) = [r, v, a, theta, w, alpha] at tau: position m, velocity m/s, acceleration
     m/s², the rotation vector turned since tau = 0 (small-rotation model, theta' = w) rad,
@@ -62,7 +62,7 @@ def frame_at(s: np.ndarray, coeff: np.ndarray, tau: float, out: np.ndarray) -> N
         p *= tau
 
 
-@njit(cache=True)
+@jit_alloc
 def quaternion_stages(q: np.ndarray, w0: np.ndarray, wm: np.ndarray, w1: np.ndarray, h: float,
                       stages: np.ndarray) -> np.ndarray:
     """One classic RK4 step of q' = [0, w] ⊗ q / 2 with w at the step's start, middle and
@@ -79,7 +79,7 @@ def quaternion_stages(q: np.ndarray, w0: np.ndarray, wm: np.ndarray, w1: np.ndar
     return q + (h / 6.0) * (rates[0] + 2.0 * (rates[1] + rates[2]) + rates[3])
 
 
-@njit(cache=True)
+@jit_alloc
 def end_of_step(s: np.ndarray, coeff: np.ndarray, H: float, n: int) -> np.ndarray:
     """The frame's orientation at tau = H, integrated with n RK4 steps and normalised, (4,)."""
     h = H / n
@@ -94,7 +94,7 @@ def end_of_step(s: np.ndarray, coeff: np.ndarray, H: float, n: int) -> np.ndarra
     return q / math.sqrt(np.sum(q * q))
 
 
-@njit(cache=True)
+@jit_alloc
 def write_end_frame(s: np.ndarray, coeff: np.ndarray, H: float, q: np.ndarray) -> None:
     """Store the frame at tau = H (orientation q) in the state; time is left to the caller."""
     end = np.empty(18)
@@ -107,7 +107,7 @@ def write_end_frame(s: np.ndarray, coeff: np.ndarray, H: float, q: np.ndarray) -
     s[AL:AL + 3] = end[15:18]
 
 
-@njit(cache=True)
+@jit_alloc
 def set_frame(s: np.ndarray, motion: np.ndarray) -> None:
     """Put the state's frame at ``motion`` (19,), quaternion normalised."""
     s[R:R + 19] = motion

@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 import scipy.linalg
-from numba import njit
+from rbcosim.kernels import jit_alloc
 
 from rbcosim.flex.frame import acceleration_polynomial, end_of_step, set_frame, write_end_frame
 from rbcosim.flex.kinematics import relative_rotation_vector
@@ -73,7 +73,7 @@ def propagator(ode_matrix: np.ndarray, nb: int, H: float) -> np.ndarray:
     return np.hstack([top[:, :d], psi])
 
 
-@njit(cache=True)
+@jit_alloc
 def _structure(r0: np.ndarray, x: np.ndarray, rx: np.ndarray, comps: np.ndarray,
                out: np.ndarray) -> None:
     """out (n_b,) = (r0^T [x; rx])[comps]: a translation-rotation pair (3 + 3) in the selected
@@ -85,7 +85,7 @@ def _structure(r0: np.ndarray, x: np.ndarray, rx: np.ndarray, comps: np.ndarray,
         out[i] = r0[0, j] * v[0] + r0[1, j] * v[1] + r0[2, j] * v[2]
 
 
-@njit(cache=True)
+@jit_alloc
 def boundary(s: np.ndarray, r0: np.ndarray, comps: np.ndarray) -> np.ndarray:
     """Rows (u_b, u_b', u_b''), shape (3, n_b), at the state's frame."""
     theta = relative_rotation_vector(s[Q:Q + 4], s[QREF:QREF + 4])
@@ -96,7 +96,7 @@ def boundary(s: np.ndarray, r0: np.ndarray, comps: np.ndarray) -> np.ndarray:
     return out
 
 
-@njit(cache=True)
+@jit_alloc
 def regrounded_frame(s: np.ndarray, motion: np.ndarray, r0: np.ndarray, comps: np.ndarray,
                      shift: np.ndarray) -> None:
     """Move the frame to ``motion`` (19,) keeping the interior's physical position and
@@ -110,7 +110,7 @@ def regrounded_frame(s: np.ndarray, motion: np.ndarray, r0: np.ndarray, comps: n
         s[ETA + k:] -= matvec(shift, du[1])
 
 
-@njit(cache=True)
+@jit_alloc
 def grounded_step(s: np.ndarray, motion: np.ndarray, past_taus: np.ndarray, past: np.ndarray,
                   H: float, n: int, r0: np.ndarray, comps: np.ndarray, shift: np.ndarray,
                   p: np.ndarray) -> bool:
@@ -141,7 +141,7 @@ def grounded_step(s: np.ndarray, motion: np.ndarray, past_taus: np.ndarray, past
     return True
 
 
-@njit(cache=True)
+@jit_alloc
 def grounded_wrench(s: np.ndarray, r0: np.ndarray, comps: np.ndarray, wmat: np.ndarray,
                     fb_matrix: np.ndarray) -> np.ndarray:
     """[force (3) N, moment (3) N·m] on the rigid body, inertial: minus the boundary rows of

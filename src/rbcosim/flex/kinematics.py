@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from numba import njit
+from rbcosim.kernels import jit_alloc
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,7 @@ class InterfaceMotion:
         return self._array
 
 
-@njit(cache=True)
+@jit_alloc
 def _all_finite(a: np.ndarray) -> bool:
     for x in a:
         if not math.isfinite(x):
@@ -100,7 +100,7 @@ def _vec(a, n: int, name: str) -> np.ndarray:
 # --- compiled cores (unit quaternions, float64 arrays), shared by the flexible-body kernels ---
 
 
-@njit(cache=True)
+@jit_alloc
 def rotation_matrix_of(q: np.ndarray) -> np.ndarray:
     """R(q), shape (3, 3), from a quaternion (4,) (normalised here)."""
     n = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
@@ -118,7 +118,7 @@ def rotation_matrix_of(q: np.ndarray) -> np.ndarray:
     return out
 
 
-@njit(cache=True)
+@jit_alloc
 def quat_product(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     """Hamilton product p ⊗ q, shape (4,)."""
     pw, px, py, pz = p[0], p[1], p[2], p[3]
@@ -131,7 +131,7 @@ def quat_product(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     return out
 
 
-@njit(cache=True)
+@jit_alloc
 def relative_rotation_vector(q: np.ndarray, q_ref: np.ndarray) -> np.ndarray:
     """Rotation vector (rad, angle in [0, pi]) of the unit quaternion q ⊗ conj(q_ref), (3,)."""
     conj = np.empty(4)
@@ -146,7 +146,7 @@ def relative_rotation_vector(q: np.ndarray, q_ref: np.ndarray) -> np.ndarray:
     return r[1:] * (2.0 * math.atan2(s, r[0]) / s)
 
 
-@njit(cache=True)
+@jit_alloc
 def add_quat_rate(w: np.ndarray, q: np.ndarray, scale: float, out: np.ndarray) -> None:
     """out += scale * q', q' = [0, w] ⊗ q / 2 (w inertial angular velocity, rad/s)."""
     c = 0.5 * scale

@@ -4,10 +4,10 @@ cheaper than a BLAS call)."""
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from rbcosim.kernels import jit_alloc
 
 
-@njit(cache=True)
+@jit_alloc
 def matvec(m: np.ndarray, x: np.ndarray) -> np.ndarray:
     """m @ x, m (r, c), x (c,) -> (r,)."""
     out = np.zeros(m.shape[0])

@@ -7,10 +7,10 @@ Times are relative (tau, s); values are rows of any width (m/s², N, ...); at mo
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from rbcosim.kernels import jit_alloc
 
 
-@njit(cache=True)
+@jit_alloc
 def polynomial_through(taus: np.ndarray, values: np.ndarray) -> np.ndarray:
     """Coefficients c, shape (m, n), of p(tau) = sum_j c_j tau^j with p(taus[i]) = values[i].
 
@@ -32,7 +32,7 @@ def polynomial_through(taus: np.ndarray, values: np.ndarray) -> np.ndarray:
     return c
 
 
-@njit(cache=True)
+@jit_alloc
 def exchange_polynomial(t: float, times: np.ndarray, wrenches: np.ndarray, count: int,
                         known_taus: np.ndarray, known: np.ndarray) -> np.ndarray:
     """Wrench coefficients (len(known_taus) + count, 6) in tau = time - t through the values
