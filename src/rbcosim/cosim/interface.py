@@ -9,9 +9,6 @@ compiled core (`rbcosim.kernels.interface`).
 
 from __future__ import annotations
 
-import numpy as np
-
-from rbcosim import quaternion as quat
 from rbcosim.model import Model
 
 OUTPUT_FIELDS = ("x", "y", "z", "q0", "q1", "q2", "q3", "vx", "vy", "vz", "wx", "wy", "wz")
@@ -30,14 +27,3 @@ class InterfacePoints:
             return self.names.index(name)
         except ValueError:
             raise KeyError(f"no interface point {name!r}; valid names: {list(self.names)}") from None
-
-
-def inertial_added_mass(outputs: np.ndarray, mass: np.ndarray,
-                        point_frame: np.ndarray) -> np.ndarray:
-    """Added masses (k, 6, 6) in inertial axes from the point outputs (k, 13): those given in
-    the point frame (`point_frame` true) turned by the point's attitude, T M Tᵀ with
-    T = diag(R_p, R_p); the others as they are."""
-    Rp = quat.to_matrix(outputs[:, 3:7])
-    T = np.zeros((len(outputs), 6, 6))
-    T[:, :3, :3] = T[:, 3:, 3:] = np.where(point_frame[:, None, None], Rp, np.eye(3))
-    return T @ mass @ T.transpose(0, 2, 1)

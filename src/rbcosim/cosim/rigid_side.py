@@ -20,7 +20,6 @@ from rbcosim.cosim.interface import (
     OUTPUT_FIELDS,
     WRENCH_FIELDS,
     InterfacePoints,
-    inertial_added_mass,
 )
 from rbcosim.errors import ScenarioError, SimulationError
 from rbcosim.kernels import handle as kernel
@@ -109,14 +108,13 @@ class RigidSide:
         return dict(zip(self.points.names, self.point_outputs_array()))
 
     def _points_now(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(outputs (k, 13), accelerations (k, 6), input wrenches (k, 6)) now, inertial."""
+        """(outputs (k, 13), accelerations (k, 6), total wrenches (k, 6)) now, inertial."""
         k = len(self.points.names)
-        outputs, acc, wrenches = np.empty((k, 13)), np.empty((k, 6)), np.empty((k, 6))
+        out, acc = np.empty((k, 19)), np.empty((k, 6))
         state = self.sim.state
-        status = kernel.points_now(self.sim.system.handle, state.t, state.to_vector(), outputs,
-                                   acc, wrenches)
+        status = kernel.points_now(self.sim.system.handle, state.t, state.to_vector(), out, acc)
         self.sim.system._raise(status, state.t)
-        return outputs, acc, wrenches
+        return out[:, :13], acc, out[:, 13:]
 
     def motions_array(self) -> np.ndarray:
         """(k, 19) outputs and accelerations of all points (what a flexible side needs)."""
@@ -198,11 +196,7 @@ class RigidSide:
         added mass, the total wrench −M_a [a_p; α_p] + input."""
         if not self.points.names:
             return np.zeros((0, 6))
-        outputs, acc, wrench = self._points_now()
-        if self.inputs.switches[1]:
-            mass = inertial_added_mass(outputs, self.inputs.added, self.inputs.flags[:, 1] == 1)
-            wrench -= np.einsum("kij,kj->ki", mass, acc)
-        return wrench
+        return self._points_now()[2]
 
     # --- stepping -------------------------------------------------------------------------
     def step(self, H: float, micro_steps: int | None = None) -> None:
@@ -210,17 +204,14 @@ class RigidSide:
         if not (isinstance(H, (int, float)) and np.isfinite(H) and H > 0):
             raise ValueError(f"macro step H must be a positive finite number, got {H!r}")
         n = micro_steps or self.scenario.cosim.micro_steps
-        t_start = self.time
-        start = self.point_outputs_array()
-        self.inputs.reference[:] = start
-        self.start_wrenches = self.applied_wrenches()
-        self.sim.advance(t_start + H * np.arange(n + 1) / n, H / n)
-        self.end_wrenches = self.applied_wrenches()
-        end = self.point_outputs_array()
+        k = len(self.points.names)
+        start, end = np.empty((k, 19)), np.empty((k, 19))
+        self.sim.advance(self.time + H * np.arange(n + 1) / n, H / n, (start, end))
+        self.start_wrenches, self.end_wrenches = start[:, 13:], end[:, 13:]
         for name, c in self.couplings.items():
             i = self.points.index(c.point)
-            self.energy_rigid[name] += 0.5 * H * (self.start_wrenches[i] @ start[i, 7:13]
-                                                  + self.end_wrenches[i] @ end[i, 7:13])
+            self.energy_rigid[name] += 0.5 * H * (start[i, 13:] @ start[i, 7:13]
+                                                  + end[i, 13:] @ end[i, 7:13])
         self.inputs.switches[0] = 0
         self.inputs.gains[:] = 0.0
 

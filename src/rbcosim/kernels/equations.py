@@ -22,6 +22,9 @@ from rbcosim.kernels.interface import (
     PointInputs,
     add_added_mass,
     add_point_loads,
+    inertial_added_mass,
+    point_accelerations,
+    point_outputs,
     point_wrenches,
     spd_inverse,
 )
@@ -70,6 +73,7 @@ class Workspace(NamedTuple):
     wrench: np.ndarray    # (k, 6) input wrenches at the points
     scratch: np.ndarray   # (4, 6, 6) added-mass products and inverse
     aux: np.ndarray       # (2, 2, 6) drivers' auxiliary rows
+    point_acc: np.ndarray  # (k, 6) point accelerations
 
 
 def workspace(n: int, n_rows: int, pattern: SchurPattern, n_points: int) -> Workspace:
@@ -77,7 +81,8 @@ def workspace(n: int, n_rows: int, pattern: SchurPattern, n_points: int) -> Work
     return Workspace(empty_frames(n), np.zeros((4, n, 6)), np.zeros((2, n + 1, 6, 6)),
                      np.zeros((4, n_rows)), np.zeros((2, n_rows, 6)), np.zeros((2, m, 6)),
                      np.zeros((3, m)), np.zeros((m, 2, 6)), np.zeros((m, pattern.width + 1)),
-                     np.zeros((n_points, 6)), np.zeros((4, 6, 6)), np.zeros((2, 2, 6)))
+                     np.zeros((n_points, 6)), np.zeros((4, 6, 6)), np.zeros((2, 2, 6)),
+                     np.zeros((n_points, 6)))
 
 
 @jit
@@ -285,3 +290,25 @@ def energy(sys, w, y):
         kinetic += 0.5 * sys.mass_blocks[b, 0, 0] * (v[0] ** 2 + v[1] ** 2 + v[2] ** 2)
         kinetic += 0.5 * (wb[0] * iw[0] + wb[1] * iw[1] + wb[2] * iw[2])
     return kinetic + potential_energy(sys.forces, fr.r, fr.R, fr.v, fr.wi), kinetic
+
+
+@jit
+def point_state(sys, w, t, y, out):
+    """Interface points at state y, time t: out (k, 19) = [outputs (13), total wrench (6)],
+    inertial; the total wrench is the input minus M_a [a_p; α_p] where an added mass is set,
+    with the point accelerations of the current inputs (in w.point_acc). Returns a status."""
+    status = accelerations(sys, w, t, y)
+    pts, fr = sys.points, w.frames
+    point_outputs(pts, fr, out[:, :13])
+    point_accelerations(pts, fr, w.body[ACC], w.point_acc)
+    point_wrenches(pts, t, fr, out[:, 13:])
+    if pts.switches[1]:
+        ma = w.scratch[0]
+        for k in range(pts.body.size):
+            inertial_added_mass(pts, fr, k, ma)
+            for r in range(6):
+                s = 0.0
+                for c in range(6):
+                    s += ma[r, c] * w.point_acc[k, c]
+                out[k, 13 + r] -= s
+    return status

@@ -13,8 +13,8 @@ from numba.typed import List
 from rbcosim.kernels import equations as eq
 from rbcosim.kernels import jit_alloc
 from rbcosim.kernels.frames import fill_frames
-from rbcosim.kernels.interface import point_accelerations, point_outputs, point_wrenches
-from rbcosim.kernels.stepping import rk4_steps, sdirk2_steps
+from rbcosim.kernels.interface import point_outputs
+from rbcosim.kernels.stepping import steps
 
 
 @jit_alloc
@@ -66,15 +66,14 @@ def energy(handle, y):
 
 
 @jit_alloc
-def points_now(handle, t, y, outputs, accelerations_out, wrenches):
-    """Interface points at state y and time t: outputs (k, 13), accelerations (k, 6) under
-    the current inputs and input wrenches (k, 6), all inertial. Status."""
+def points_now(handle, t, y, out, acc):
+    """Interface points at state y and time t: out (k, 19) [outputs, total wrench] (see
+    equations.point_state) and their accelerations acc (k, 6), inertial. Status."""
     sys, w = handle[0]
-    status = eq.accelerations(sys, w, t, y)
-    fr = w.frames
-    point_outputs(sys.points, fr, outputs)
-    point_accelerations(sys.points, fr, w.body[eq.ACC], accelerations_out)
-    point_wrenches(sys.points, t, fr, wrenches)
+    status = eq.point_state(sys, w, t, y, out)
+    for k in range(acc.shape[0]):
+        for c in range(6):
+            acc[k, c] = w.point_acc[k, c]
     return status
 
 
@@ -87,15 +86,29 @@ def point_outputs_of(handle, y, outputs):
 
 
 @jit_alloc
-def rk4(handle, y, times, h, do_project, stats, failed):
-    """RK4 steps of h through `times`; see kernels.stepping.rk4_steps."""
+def advance(handle, method, y, times, h, do_project, stats, failed, newton, tol, max_newton):
+    """Steps of h through `times` by `method` (RK4 or SDIRK2); see kernels.stepping.steps.
+    Returns (status, steps done)."""
     sys, w = handle[0]
-    return rk4_steps(sys, w, y, times, h, do_project, stats, failed)
+    return steps(sys, w, method, y, times, h, do_project, stats, failed, newton, tol,
+                 max_newton)
 
 
 @jit_alloc
-def sdirk2(handle, y, times, h, do_project, stats, failed, newton, tol, max_newton):
-    """SDIRK2 steps of h through `times`; see kernels.stepping.sdirk2_steps."""
+def macro_step(handle, method, y, times, h, do_project, stats, failed, newton, tol, max_newton,
+               start, end):
+    """A co-simulation macro step of the rigid side: the interface points at times[0] into
+    start (k, 19) (point_state), which become the reference of interface-Jacobian feedback,
+    the micro steps, then the points at the end into end. Returns (status, steps done)."""
     sys, w = handle[0]
-    return sdirk2_steps(sys, w, y, times, h, do_project, stats, failed, newton, tol,
-                        max_newton)
+    status = eq.point_state(sys, w, times[0], y, start)
+    if status != eq.OK:
+        return status, 0
+    for k in range(start.shape[0]):
+        for c in range(13):
+            sys.points.reference[k, c] = start[k, c]
+    status, done = steps(sys, w, method, y, times, h, do_project, stats, failed, newton, tol,
+                         max_newton)
+    if status != eq.OK:
+        return status, done
+    return eq.point_state(sys, w, times[done], y, end), done
