@@ -99,14 +99,14 @@ def macro_step(handle, method, y, times, h, do_project, stats, failed, newton, t
                start, end):
     """A co-simulation macro step of the rigid side: the interface points at times[0] into
     start (k, 19) (point_state), which become the reference of interface-Jacobian feedback,
-    the micro steps, then the points at the end into end. Returns (status, steps done)."""
+    the micro steps, then the points at the end into end. The reference is set first, so the
+    feedback term vanishes at times[0]. Returns (status, steps done)."""
     sys, w = handle[0]
+    fill_frames(y, w.frames)
+    point_outputs(sys.points, w.frames, sys.points.reference)
     status = eq.point_state(sys, w, times[0], y, start)
     if status != eq.OK:
         return status, 0
-    for k in range(start.shape[0]):
-        for c in range(13):
-            sys.points.reference[k, c] = start[k, c]
     status, done = steps(sys, w, method, y, times, h, do_project, stats, failed, newton, tol,
                          max_newton)
     if status != eq.OK:
