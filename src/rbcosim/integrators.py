@@ -20,23 +20,18 @@ from rbcosim.dynamics import MaximalSystem
 from rbcosim.errors import SimulationError
 from rbcosim.kernels import equations as eq
 from rbcosim.kernels import handle as kernel
-from rbcosim.kernels.stepping import RK4 as RK4_METHOD
-from rbcosim.kernels.stepping import SDIRK2 as SDIRK2_METHOD
 from rbcosim.state import State
 
 
 class FixedStepIntegrator:
-    """Base class: the bookkeeping; `method` picks the compiled loop (kernels.stepping)."""
+    """Base class: the bookkeeping; `_run` calls the compiled loop (kernels.stepping)."""
 
     name = "base"
-    method = RK4_METHOD
-    tol, max_newton = 0.0, 0  # Newton settings of the implicit method
 
     def __init__(self, system: MaximalSystem, *, project: bool = True):
         self.system = system
         self.project = project
         self._stats = np.zeros(1)
-        self._newton = (np.zeros((0, 0)), np.zeros(1, dtype=np.int64))
 
     @property
     def quaternion_error(self) -> float:
@@ -52,38 +47,33 @@ class FixedStepIntegrator:
 
     def advance(self, state: State, times: np.ndarray, h: float) -> State:
         """Steps of h s from times[0] = state.t through every entry of `times` (s)."""
-        return self._call(kernel.advance, state, times, h)
-
-    def macro_step(self, state: State, times: np.ndarray, h: float, start: np.ndarray,
-                   end: np.ndarray) -> State:
-        """`advance` for a co-simulation's rigid side: the interface points' outputs and
-        total wrenches (k, 19) at times[0] into `start` (also the feedback reference) and at
-        the end into `end`, in the same compiled call."""
-        return self._call(kernel.macro_step, state, times, h, start, end)
-
-    def _call(self, entry, state: State, times, h: float, *points) -> State:
         if not h > 0:
             raise ValueError(f"step size h must be positive, got {h}")
         times = np.asarray(times, dtype=float)
         y = state.to_vector()
         failed = np.empty_like(y)
-        status, done = entry(self.system.handle, self.method, y, times, float(h), self.project,
-                             self._stats, failed, self._newton, self.tol, self.max_newton,
-                             *points)
+        status, done = self._run(y, times, float(h), failed)
         new = State.from_vector(float(times[done]), y)
         state.t, state.r, state.q, state.v, state.w = new.t, new.r, new.q, new.v, new.w
         if status == eq.NOT_FINITE:
             self.system.check_finite(State.from_vector(float(times[done + 1]), failed))
             raise SimulationError(f"non-finite state at t = {times[done + 1]:.6g} s")
         if status:
-            self.system._raise(status, float(times[min(done + 1, times.size - 1)]))
+            self.system._raise(status, float(times[done + 1]))
         return state
+
+    def _run(self, y, times, h, failed):
+        raise NotImplementedError
 
 
 class RK4(FixedStepIntegrator):
     """Classic fourth-order Runge–Kutta (the seed's integrator)."""
 
     name = "rk4"
+
+    def _run(self, y, times, h, failed):
+        return kernel.advance_rk4(self.system.handle, y, times, h, self.project, self._stats,
+                                  failed)
 
 
 class SDIRK2(FixedStepIntegrator):
@@ -94,7 +84,6 @@ class SDIRK2(FixedStepIntegrator):
     """
 
     name = "sdirk2"
-    method = SDIRK2_METHOD
 
     def __init__(self, system, *, project=True, tol=1e-10, max_newton=12):
         super().__init__(system, project=project)
@@ -102,6 +91,11 @@ class SDIRK2(FixedStepIntegrator):
         self.max_newton = max_newton
         size = 13 * system.model.n_bodies
         self._newton = (np.zeros((size, size)), np.zeros(1, dtype=np.int64))
+
+    def _run(self, y, times, h, failed):
+        return kernel.advance_sdirk2(self.system.handle, y, times, h, self.project,
+                                     self._stats, failed, self._newton, self.tol,
+                                     self.max_newton)
 
 FIXED_STEP = {cls.name: cls for cls in (RK4, SDIRK2)}
 #: scipy.integrate.solve_ivp methods for adaptive reference runs.

@@ -122,15 +122,10 @@ class RigidSimulation:
         self.diagnostics.steps += 1
         self.diagnostics.quaternion_error = self.integrator.quaternion_error
 
-    def advance(self, times: np.ndarray, h: float, points: tuple = ()) -> None:
-        """Steps of h s through every entry of `times` (times[0] = now), one compiled call;
-        `points` = (start, end) arrays (k, 19) make it a co-simulation macro step
-        (FixedStepIntegrator.macro_step)."""
+    def advance(self, times: np.ndarray, h: float) -> None:
+        """Steps of h s through every entry of `times` (times[0] = now), one compiled call."""
         try:
-            if points:
-                self.integrator.macro_step(self.state, times, h, *points)
-            else:
-                self.integrator.advance(self.state, times, h)
+            self.integrator.advance(self.state, times, h)
         finally:
             self.diagnostics.steps += int(round((self.state.t - times[0]) / h))
             self.diagnostics.quaternion_error = self.integrator.quaternion_error

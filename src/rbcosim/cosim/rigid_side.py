@@ -205,8 +205,14 @@ class RigidSide:
             raise ValueError(f"macro step H must be a positive finite number, got {H!r}")
         n = micro_steps or self.scenario.cosim.micro_steps
         k = len(self.points.names)
-        start, end = np.empty((k, 19)), np.empty((k, 19))
-        self.sim.advance(self.time + H * np.arange(n + 1) / n, H / n, (start, end))
+        start, end, acc = np.empty((k, 19)), np.empty((k, 19)), np.empty((k, 6))
+        system, state = self.sim.system, self.sim.state
+        system._raise(kernel.macro_start(system.handle, state.t, state.to_vector(), start),
+                      state.t)
+        self.sim.advance(self.time + H * np.arange(n + 1) / n, H / n)
+        state = self.sim.state
+        system._raise(kernel.points_now(system.handle, state.t, state.to_vector(), end, acc),
+                      state.t)
         self.start_wrenches, self.end_wrenches = start[:, 13:], end[:, 13:]
         for name, c in self.couplings.items():
             i = self.points.index(c.point)

@@ -14,7 +14,7 @@ from rbcosim.kernels import equations as eq
 from rbcosim.kernels import jit_alloc
 from rbcosim.kernels.frames import fill_frames
 from rbcosim.kernels.interface import point_outputs
-from rbcosim.kernels.stepping import steps
+from rbcosim.kernels.stepping import rk4_steps, sdirk2_steps
 
 
 @jit_alloc
@@ -86,29 +86,26 @@ def point_outputs_of(handle, y, outputs):
 
 
 @jit_alloc
-def advance(handle, method, y, times, h, do_project, stats, failed, newton, tol, max_newton):
-    """Steps of h through `times` by `method` (RK4 or SDIRK2); see kernels.stepping.steps.
-    Returns (status, steps done)."""
+def advance_rk4(handle, y, times, h, do_project, stats, failed):
+    """RK4 steps of h through `times`; see kernels.stepping.rk4_steps."""
     sys, w = handle[0]
-    return steps(sys, w, method, y, times, h, do_project, stats, failed, newton, tol,
-                 max_newton)
+    return rk4_steps(sys, w, y, times, h, do_project, stats, failed)
 
 
 @jit_alloc
-def macro_step(handle, method, y, times, h, do_project, stats, failed, newton, tol, max_newton,
-               start, end):
-    """A co-simulation macro step of the rigid side: the interface points at times[0] into
-    start (k, 19) (point_state), which become the reference of interface-Jacobian feedback,
-    the micro steps, then the points at the end into end. The reference is set first, so the
-    feedback term vanishes at times[0]. Returns (status, steps done)."""
+def advance_sdirk2(handle, y, times, h, do_project, stats, failed, newton, tol, max_newton):
+    """SDIRK2 steps of h through `times`; see kernels.stepping.sdirk2_steps."""
+    sys, w = handle[0]
+    return sdirk2_steps(sys, w, y, times, h, do_project, stats, failed, newton, tol,
+                        max_newton)
+
+
+@jit_alloc
+def macro_start(handle, t, y, start):
+    """Start of a co-simulation macro step of the rigid side: the interface points' outputs
+    become the reference of interface-Jacobian feedback (so its term vanishes now), then
+    start (k, 19) receives the points' state (equations.point_state). Status."""
     sys, w = handle[0]
     fill_frames(y, w.frames)
     point_outputs(sys.points, w.frames, sys.points.reference)
-    status = eq.point_state(sys, w, times[0], y, start)
-    if status != eq.OK:
-        return status, 0
-    status, done = steps(sys, w, method, y, times, h, do_project, stats, failed, newton, tol,
-                         max_newton)
-    if status != eq.OK:
-        return status, done
-    return eq.point_state(sys, w, times[done], y, end), done
+    return eq.point_state(sys, w, t, y, start)

@@ -152,16 +152,3 @@ def sdirk2_steps(sys, w, y, times, h, do_project, stats, failed, newton, tol, ma
             return status, s
     return OK, times.size - 1
 
-
-#: Integration methods of `steps`.
-RK4, SDIRK2 = 0, 1
-
-
-@jit_alloc
-def steps(sys, w, method, y, times, h, do_project, stats, failed, newton, tol, max_newton):
-    """RK4 or SDIRK2 (`method`) steps of h from times[0] through `times`, y in place.
-    Returns (status, steps done)."""
-    if method == SDIRK2:
-        return sdirk2_steps(sys, w, y, times, h, do_project, stats, failed, newton, tol,
-                            max_newton)
-    return rk4_steps(sys, w, y, times, h, do_project, stats, failed)
