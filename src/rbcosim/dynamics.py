@@ -128,7 +128,7 @@ class MaximalSystem:
     def accelerations(self, state: State) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(v̇ (n,3) m/s² inertial, ω̇^b (n,3) rad/s², λ (m,) of the kept rows) at `state`."""
         acc = np.empty((self.model.n_bodies, 6))
-        self._raise(kernel.accelerations(self.handle, state.t, state.to_vector(), acc), state.t)
+        self._raise(kernel.accelerations(self.handle, state.t, state.vector, acc), state.t)
         lam = np.empty(self.rows.size)
         lam[np.searchsorted(self.rows, self.tables.pattern.rows[:, 0])] = self.work.solve[1]
         return acc[:, :3], acc[:, 3:], lam
@@ -146,23 +146,22 @@ class MaximalSystem:
         y = state.to_vector()
         status, worst = kernel.project(self.handle, state.t, y, tol, max_iter)
         self._raise(status, state.t)
-        new = State.from_vector(state.t, y)
-        state.r, state.q, state.v, state.w = new.r, new.q, new.v, new.w
+        state.vector[:] = y
         return float(worst)
 
     # --- diagnostics --------------------------------------------------------------------------
     def drift(self, state: State) -> tuple[float, float]:
         """(‖Φ‖∞, ‖Φ_q v + Φ_t‖∞) at `state`, over all constraint rows."""
-        phi, phidot = kernel.drift(self.handle, state.t, state.to_vector())
+        phi, phidot = kernel.drift(self.handle, state.t, state.vector)
         return float(phi), float(phidot)
 
     def energy(self, state: State) -> float:
         """Kinetic + gravitational + spring potential energy, J."""
-        return float(kernel.energy(self.handle, state.to_vector())[0])
+        return float(kernel.energy(self.handle, state.vector)[0])
 
     def kinetic_energy(self, state: State) -> float:
         """Kinetic energy, J."""
-        return float(kernel.energy(self.handle, state.to_vector())[1])
+        return float(kernel.energy(self.handle, state.vector)[1])
 
     def check_finite(self, state: State) -> None:
         """Raise SimulationError naming the time and the first body with a non-finite value."""

@@ -50,11 +50,9 @@ class FixedStepIntegrator:
         if not h > 0:
             raise ValueError(f"step size h must be positive, got {h}")
         times = np.asarray(times, dtype=float)
-        y = state.to_vector()
-        failed = np.empty_like(y)
-        status, done = self._run(y, times, float(h), failed)
-        new = State.from_vector(float(times[done]), y)
-        state.t, state.r, state.q, state.v, state.w = new.t, new.r, new.q, new.v, new.w
+        failed = np.empty_like(state.vector)
+        status, done = self._run(state.vector, times, float(h), failed)
+        state.t = float(times[done])
         if status == eq.NOT_FINITE:
             self.system.check_finite(State.from_vector(float(times[done + 1]), failed))
             raise SimulationError(f"non-finite state at t = {times[done + 1]:.6g} s")

@@ -100,7 +100,7 @@ class RigidSide:
         """(k, 13) outputs of all points, in point_names order."""
         state = self.sim.state if state is None else state
         out = np.empty((len(self.points.names), 13))
-        kernel.point_outputs_of(self.sim.system.handle, state.to_vector(), out)
+        kernel.point_outputs_of(self.sim.system.handle, state.vector, out)
         return out
 
     def point_outputs(self) -> dict[str, np.ndarray]:
@@ -112,7 +112,7 @@ class RigidSide:
         k = len(self.points.names)
         out, acc = np.empty((k, 19)), np.empty((k, 6))
         state = self.sim.state
-        status = kernel.points_now(self.sim.system.handle, state.t, state.to_vector(), out, acc)
+        status = kernel.points_now(self.sim.system.handle, state.t, state.vector, out, acc)
         self.sim.system._raise(status, state.t)
         return out[:, :13], acc, out[:, 13:]
 
@@ -207,11 +207,11 @@ class RigidSide:
         k = len(self.points.names)
         start, end, acc = np.empty((k, 19)), np.empty((k, 19)), np.empty((k, 6))
         system, state = self.sim.system, self.sim.state
-        system._raise(kernel.macro_start(system.handle, state.t, state.to_vector(), start),
+        system._raise(kernel.macro_start(system.handle, state.t, state.vector, start),
                       state.t)
         self.sim.advance(self.time + H * np.arange(n + 1) / n, H / n)
         state = self.sim.state
-        system._raise(kernel.points_now(system.handle, state.t, state.to_vector(), end, acc),
+        system._raise(kernel.points_now(system.handle, state.t, state.vector, end, acc),
                       state.t)
         self.start_wrenches, self.end_wrenches = start[:, 13:], end[:, 13:]
         for name, c in self.couplings.items():
