@@ -21,6 +21,7 @@ SUBCOMMANDS = {
     "serve": "rbcosim.cli.serve_cmd",
     "cosim": "rbcosim.cli.cosim_cmd",
     "flex": "rbcosim.cli.flex_cmd",
+    "compile": "rbcosim.cli.compile_cmd",
 }
 
 
