@@ -691,7 +691,7 @@ def free_bodies(n):
 
 def test_non_finite_state_names_the_body():
     """Reference: which body we spoiled. A NaN in b2's initial velocity, or a 1e308 N load on
-    b3 (its velocity overflows), must raise SimulationError naming that body, leaving the state
+    b3 (its acceleration overflows), must raise SimulationError naming that body, leaving the state
     at the last good step."""
     bodies = free_bodies(3)
     spoiled = list(bodies)
