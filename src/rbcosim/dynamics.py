@@ -43,6 +43,27 @@ def independent_rows(J: np.ndarray, tol: float = 1e-9) -> tuple[np.ndarray, int]
     return np.sort(piv[:rank]), rank
 
 
+def _closes_a_loop(model: Model) -> bool:
+    """True when the joints (drivers aside) connect some pair of bodies, ground included,
+    along two paths: a closed kinematic loop."""
+    parent = list(range(model.n_bodies + 1))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for joint in model.joints:
+        if joint.kind == "driver":
+            continue
+        a, b = root(joint.marker1.body), root(joint.marker2.body)
+        if a == b:
+            return True
+        parent[a] = b
+    return False
+
+
 def frames_of(kin: Kinematics) -> Frames:
     """The compiled kernels' view of a Kinematics (same arrays, ground at row 0)."""
     return Frames(kin.q, kin.R, kin.r, kin.v, kin.w_inertial, kin.w_body)
@@ -79,17 +100,24 @@ class MaximalSystem:
         self.handle = kernel.make_handle(self.tables, self.work)
 
     def _kept_rows(self, drop_redundant: bool) -> tuple[np.ndarray, list[str]]:
-        """Indices of the constraint rows solved for, and the labels of the dropped ones
-        (rank-deficient rows at the initial state, found by pivoted QR for models of up to
-        REDUNDANCY_CHECK_ROWS rows)."""
+        """Indices of the constraint rows solved for, and the labels of the dropped ones:
+        rows that vanish at the initial state (a degenerate joint), and, when the joints close
+        a loop, rows that depend on others (pivoted QR of the dense Jacobian, for models of up
+        to REDUNDANCY_CHECK_ROWS rows). Joints that form a tree have independent rows."""
         c = self.constraints
         every = np.arange(c.n_rows, dtype=np.int64)
-        if not (drop_redundant and 0 < c.n_rows <= REDUNDANCY_CHECK_ROWS):
+        if not (drop_redundant and c.n_rows):
             return every, []
         values = c.evaluate(Kinematics.of(State.initial(self.model)))
-        full = JacobianAssembler(values.a, values.b, self.model.n_bodies,
-                                 sparse=False).assemble(values)
-        keep, _ = independent_rows(full)
+        norms = np.sqrt(np.sum(values.ja**2, axis=1) + np.sum(values.jb**2, axis=1))
+        keep = every[norms > 1e-12 * max(1.0, float(norms.max()))]
+        if _closes_a_loop(self.model) and keep.size <= REDUNDANCY_CHECK_ROWS:
+            full = JacobianAssembler(values.a[keep], values.b[keep], self.model.n_bodies,
+                                     sparse=False)
+            sub = type(values)(*(x[keep] for x in (values.phi, values.phi_t, values.gamma,
+                                                    values.a, values.b, values.ja, values.jb)))
+            independent, _ = independent_rows(full.assemble(sub))
+            keep = keep[independent]
         dropped = sorted(set(every.tolist()) - set(keep.tolist()))
         return keep.astype(np.int64), [c.row_labels[i] for i in dropped]
 
