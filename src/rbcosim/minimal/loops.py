@@ -31,6 +31,7 @@ from rbcosim import quaternion as quat
 from rbcosim.constraints import Constraints, JacobianAssembler
 from rbcosim.dynamics import independent_rows
 from rbcosim.errors import SimulationError
+from rbcosim.integrators import FIXED_STEP
 from rbcosim.kinematics import Kinematics
 from rbcosim.linalg3 import cross
 from rbcosim.minimal.system import TreeSystem
@@ -64,8 +65,8 @@ class ClosedLoopSystem(TreeSystem):
         # (body b, rate k): rate k moves body b
         self._ancestor_mask = np.zeros((n, n))
         self._column_mask = np.zeros((n, self.nv))
-        owner = {Jt.body: Jt for Jt in self.dyn.joints}
-        for Jt in self.dyn.joints:
+        owner = {Jt.body: Jt for Jt in self.tree.joints}
+        for Jt in self.tree.joints:
             a = Jt.body
             while a:
                 self._ancestor_mask[Jt.body - 1, a - 1] = 1.0
@@ -77,7 +78,7 @@ class ClosedLoopSystem(TreeSystem):
         self.rows, self.rank = independent_rows(G)
         self.n_independent = self.nv - self.rank
         quaternion_rates = np.zeros(self.nv, dtype=bool)
-        for Jt in self.dyn.joints:
+        for Jt in self.tree.joints:
             if Jt.kind in ("spherical", "free"):
                 quaternion_rates[Jt.v0 + (3 if Jt.kind == "free" else 0) : Jt.v0 + Jt.nv] = True
         self._weights = np.where(quaternion_rates, QUATERNION_WEIGHT, 1.0)
@@ -86,6 +87,19 @@ class ClosedLoopSystem(TreeSystem):
         self.independent = np.arange(self.nv)
         self._partition(0.0, G)
         self._y0 = self.settle(0.0, y0)
+        self.steps = {name: self._core_step(cls(self, project=False))
+                      for name, cls in FIXED_STEP.items()}
+
+    has_loops = True
+
+    def _core_step(self, integrator):
+        """step(t, y, h) of TreeSystem.steps by a core integrator on `derivative`."""
+
+        def step(t: float, y: np.ndarray, h: float) -> float:
+            y[:] = integrator._step_impl(t, y, h)
+            return self.normalize(y)
+
+        return step
 
     # --- closure equations ------------------------------------------------------------------
     def _closure(self, kin, t: float):
@@ -113,11 +127,7 @@ class ClosedLoopSystem(TreeSystem):
         """Jb (6n, nv): body velocities [v_c, ω^b] per body from the joint rates."""
         if X is None:
             X, _ = self._body_maps(kin)
-        S = np.zeros((6, self.nv))
-        for Jt in self.dyn.joints:
-            if Jt.nv:
-                S[:, Jt.v0 : Jt.v0 + Jt.nv] = self.dyn.subspace_matrix(kin, Jt.body)
-        return np.einsum("bij,jk,bk->bik", X, S, self._column_mask).reshape(-1, self.nv)
+        return np.einsum("bij,kj,bk->bik", X, kin.S, self._column_mask).reshape(-1, self.nv)
 
     def _velocity_products(self, kin, X=None, r=None) -> np.ndarray:
         """κ (6n,): body accelerations [v̇_c, ω̇^b] at v̇ = 0, no gravity."""
@@ -197,7 +207,7 @@ class ClosedLoopSystem(TreeSystem):
     # --- recovery of dependent coordinates ----------------------------------------------------
     def _displace(self, y: np.ndarray, delta: np.ndarray) -> None:
         """q ⊕ δ in place, δ (nv,) a displacement in rate coordinates."""
-        for Jt in self.dyn.joints:
+        for Jt in self.tree.joints:
             i, k, nv = Jt.q0, Jt.v0, Jt.nv
             d = delta[k : k + nv]
             if not nv or not d.any():
@@ -239,10 +249,7 @@ class ClosedLoopSystem(TreeSystem):
     def derivative(self, t: float, y: np.ndarray) -> np.ndarray:
         y = self.settle(t, y)
         _, G, rhs, kin = self.closure_jacobian(y)
-        f_ext = self.body_forces(t, kin)
-        gravity = f_ext is None
-        M = self.dyn.mass_matrix(kin)
-        C = self.dyn.bias(kin, f_ext, gravity=gravity)
+        M, C = self.dyn.mass_matrix_and_bias(kin, self.body_forces(t, kin))
         dep, ind = self.dependent, self.independent
         nv = self.nv
         B = np.zeros((nv, ind.size))
@@ -254,5 +261,4 @@ class ClosedLoopSystem(TreeSystem):
             bbar[dep] = np.linalg.solve(Gd, rhs)
         vdot_i = np.linalg.solve(B.T @ M @ B, B.T @ (-C - M @ bbar))
         vdot = B @ vdot_i + bbar
-        yl = y.tolist()
-        return np.concatenate([self.qdot(yl), vdot])
+        return np.concatenate([self.qdot(y), vdot])

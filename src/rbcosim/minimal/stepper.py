@@ -1,0 +1,178 @@
+"""Compiled equations of motion of a tree, y = [q (nq), v (nv)] -> ẏ, and whole fixed steps
+(RK4, SDIRK2) in one call each, so that a step of a small model costs one Python-level call.
+
+Forces: gravity as the base acceleration of the recursions; body loads, spring–dampers and
+torsion springs from `rbcosim.kernels.forces.applied_forces` with a table built without
+gravity (`forces`; None for a model with none, which compiles without them), entering the
+articulated-body algorithm as spatial body forces at O.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from rbcosim.integrators import SDIRK2
+from rbcosim.kernels import jit
+from rbcosim.kernels.forces import applied_forces
+from rbcosim.minimal.motion import BodyKinematics, coordinate_rates, empty_kinematics, kinematics
+from rbcosim.minimal.recursions import DynamicsWork, aba, dynamics_work
+
+#: SDIRK2's diagonal coefficient γ = 1 − 1/√2
+SDIRK_GAMMA = float(SDIRK2.gamma)
+
+
+class TreeWork(NamedTuple):
+    """Scratch of one derivative evaluation: kinematics, recursion arrays, spatial body forces
+    f_ext (n+1, 6) at O, zero joint forces tau (nv,), the applied-force kernel's inputs
+    (centre-of-mass velocities vc, angular velocities w (n+1, 3), inertial) and outputs (force,
+    torque (n, 3), inertial, N and N·m)."""
+
+    kin: BodyKinematics
+    dyn: DynamicsWork
+    f_ext: np.ndarray
+    tau: np.ndarray
+    vc: np.ndarray
+    w: np.ndarray
+    force: np.ndarray
+    torque: np.ndarray
+
+
+@jit
+def tree_work(tab):
+    n, nv = tab.mass.size - 1, tab.rate_kind.size
+    return TreeWork(empty_kinematics(n, nv), dynamics_work(n, nv), np.zeros((n + 1, 6)),
+                    np.zeros(nv), np.zeros((n + 1, 3)), np.zeros((n + 1, 3)),
+                    np.zeros((n, 3)), np.zeros((n, 3)))
+
+
+@jit
+def external_forces(forces, t, kin, work):
+    """Applied forces at time t (s) on the bodies of `kin` into work.f_ext (n+1, 6): moment
+    about O and force, inertial."""
+    for b in range(kin.r.shape[0]):
+        wx, wy, wz = kin.V[b, 0], kin.V[b, 1], kin.V[b, 2]
+        x, y, z = kin.r[b, 0], kin.r[b, 1], kin.r[b, 2]
+        work.w[b, 0], work.w[b, 1], work.w[b, 2] = wx, wy, wz
+        work.vc[b, 0] = kin.V[b, 3] + wy * z - wz * y
+        work.vc[b, 1] = kin.V[b, 4] + wz * x - wx * z
+        work.vc[b, 2] = kin.V[b, 5] + wx * y - wy * x
+    applied_forces(forces, t, kin.r, kin.R, work.vc, work.w, work.force, work.torque)
+    for b in range(1, kin.r.shape[0]):
+        F, T = work.force[b - 1], work.torque[b - 1]
+        x, y, z = kin.r[b, 0], kin.r[b, 1], kin.r[b, 2]
+        work.f_ext[b, 0] = T[0] + y * F[2] - z * F[1]
+        work.f_ext[b, 1] = T[1] + z * F[0] - x * F[2]
+        work.f_ext[b, 2] = T[2] + x * F[1] - y * F[0]
+        work.f_ext[b, 3], work.f_ext[b, 4], work.f_ext[b, 5] = F[0], F[1], F[2]
+
+
+@jit
+def derivative(tab, forces, t, y, work, ydot):
+    """ẏ = [q̇, v̇] (articulated-body algorithm) into `ydot`; returns the multiplications."""
+    nq = y.size - tab.rate_kind.size
+    q, v = y[:nq], y[nq:]
+    ops = kinematics(tab, q, v, work.kin)
+    if forces is not None:
+        external_forces(forces, t, work.kin, work)
+    ops += aba(tab, work.kin, work.tau, work.f_ext, tab.base_acceleration, work.dyn, ydot[nq:])
+    coordinate_rates(tab, q, v, ydot[:nq])
+    return ops
+
+
+@jit
+def normalize(tab, y):
+    """Renormalise the joint quaternions of y in place. Returns the largest |‖e‖ − 1| before,
+    or NaN when y has a non-finite entry."""
+    for i in range(y.size):
+        if not math.isfinite(y[i]):
+            return math.nan
+    err = 0.0
+    for j in range(tab.joint_quat.size):
+        i = tab.joint_quat[j]
+        if i < 0:
+            continue
+        norm = math.sqrt(y[i] ** 2 + y[i + 1] ** 2 + y[i + 2] ** 2 + y[i + 3] ** 2)
+        err = max(err, abs(norm - 1.0))
+        for m in range(4):
+            y[i + m] /= norm
+    return err
+
+
+@jit
+def rk4_step(tab, forces, t, y, h):
+    """One classic RK4 step of h seconds from time t (s), y updated in place and its joint
+    quaternions renormalised. Returns what `normalize` returns."""
+    work = tree_work(tab)
+    stages = np.empty((5, y.size))
+    k1, k2, k3, k4, z = stages[0], stages[1], stages[2], stages[3], stages[4]
+    derivative(tab, forces, t, y, work, k1)
+    for i in range(y.size):
+        z[i] = y[i] + h / 2 * k1[i]
+    derivative(tab, forces, t + h / 2, z, work, k2)
+    for i in range(y.size):
+        z[i] = y[i] + h / 2 * k2[i]
+    derivative(tab, forces, t + h / 2, z, work, k3)
+    for i in range(y.size):
+        z[i] = y[i] + h * k3[i]
+    derivative(tab, forces, t + h, z, work, k4)
+    for i in range(y.size):
+        y[i] = y[i] + h / 6 * (k1[i] + 2 * k2[i] + 2 * k3[i] + k4[i])
+    return normalize(tab, y)
+
+
+@jit
+def _jacobian(tab, forces, t, y, work, f0, jac):
+    """Forward-difference ∂ẏ/∂y (ny, ny) into `jac` (steps 1e-7 max(1, |y_k|))."""
+    derivative(tab, forces, t, y, work, f0)
+    yp, fp = y.copy(), np.empty_like(y)
+    for k in range(y.size):
+        dy = 1e-7 * max(1.0, abs(y[k]))
+        yp[k] = y[k] + dy
+        derivative(tab, forces, t, yp, work, fp)
+        jac[:, k] = (fp - f0) / dy
+        yp[k] = y[k]
+
+
+@jit
+def _stage(tab, forces, t, base, gh, z, work, newton, out):
+    """Solve z = base + gh f(t, z) by Newton's method from the guess in z; f(t, z) into `out`.
+    newton = (matrix I − gh ∂f/∂y, kept between calls while it converges; valid flag (1,);
+    tolerance; iteration limit). Returns False when it did not converge."""
+    matrix, valid, tol, max_newton = newton
+    fz = np.empty_like(z)
+    for attempt in range(2):
+        if valid[0] == 0 or attempt == 1:
+            _jacobian(tab, forces, t, z, work, fz, matrix)
+            matrix[:] = np.eye(z.size) - gh * matrix
+            valid[0] = 1
+        for _ in range(max_newton):
+            derivative(tab, forces, t, z, work, fz)
+            dz = np.linalg.solve(matrix, -(z - base - gh * fz))
+            z += dz
+            if np.linalg.norm(dz) <= tol * (1.0 + np.linalg.norm(z)):
+                derivative(tab, forces, t, z, work, out)
+                return True
+    return False
+
+
+@jit
+def sdirk2_step(tab, forces, newton, t, y, h):
+    """One step of Alexander's two-stage L-stable SDIRK2 (as `rbcosim.integrators.SDIRK2`:
+    forward-difference Jacobian, reused while Newton converges). y is updated in place and
+    renormalised. Returns (what `normalize` returns, NaN; or NaN and the stage time at which
+    Newton failed)."""
+    g = SDIRK_GAMMA
+    work = tree_work(tab)
+    k1, k2 = np.empty_like(y), np.empty_like(y)
+    z = y.copy()
+    if not _stage(tab, forces, t + g * h, y, g * h, z, work, newton, k1):
+        return math.nan, t + g * h
+    base = y + (1 - g) * h * k1
+    z[:] = y + h * k1
+    if not _stage(tab, forces, t + h, base, g * h, z, work, newton, k2):
+        return math.nan, t + h
+    y[:] = y + h * ((1 - g) * k1 + g * k2)
+    return normalize(tab, y), math.nan
