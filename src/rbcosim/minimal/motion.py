@@ -18,7 +18,17 @@ from typing import NamedTuple
 import numpy as np
 
 from rbcosim.kernels import jit
-from rbcosim.minimal.spatial import cross3, crm, half_turn, mv, qmul, rotation_into
+from rbcosim.minimal.spatial import (
+    cross3,
+    crm,
+    half_turn,
+    mv,
+    qmul,
+    rotation_into,
+    vec3,
+    vec4,
+    vec6,
+)
 from rbcosim.minimal.tables import PARENT, TRANSLATION
 
 
@@ -56,66 +66,72 @@ def empty_kinematics(n_bodies, nv):
 def kinematics(tab, q, v, kin):
     """Fill `kin` from joint coordinates q (nq,) and rates v (nv,); returns the number of
     multiplications done."""
+    # namedtuple fields read once: a field read inside a loop costs a reference count
+    joint_body, joint_parent, joint_v0, joint_nv = (tab.joint_body, tab.joint_parent,
+                                                    tab.joint_v0, tab.joint_nv)
+    joint_quat, fixed_shift, marker_a, marker_b = (tab.joint_quat, tab.fixed_shift,
+                                                   tab.marker_a, tab.marker_b)
+    marker_parent, marker_child = tab.marker_parent, tab.marker_child
+    rate_q, rate_kind, rate_side, rate_axis, rate_u = (tab.rate_q, tab.rate_kind,
+                                                       tab.rate_side, tab.rate_axis, tab.rate_u)
+    Q, R, r, V, c, S = kin.q, kin.R, kin.r, kin.V, kin.c, kin.S
     ops = 0
-    for j in range(tab.joint_body.size):
-        b, p = tab.joint_body[j], tab.joint_parent[j]
-        k0, k1 = tab.joint_v0[j], tab.joint_v0[j] + tab.joint_nv[j]
-        Rp = kin.R[p]
-        sp = mv(Rp, tab.marker_parent[j])
-        o = (kin.r[p, 0] + sp[0], kin.r[p, 1] + sp[1], kin.r[p, 2] + sp[2])
+    for j in range(joint_body.size):
+        b, p = joint_body[j], joint_parent[j]
+        k0, k1 = joint_v0[j], joint_v0[j] + joint_nv[j]
+        sp = mv(R, p, vec3(marker_parent, j))
+        o = (r[p, 0] + sp[0], r[p, 1] + sp[1], r[p, 2] + sp[2])
         # relative attitude A ⊗ e(q) ⊗ B and marker shift t_fix + Σ d_k a_k (parent frame)
-        iq = tab.joint_quat[j]
+        iq = joint_quat[j]
         e = (1.0, 0.0, 0.0, 0.0) if iq < 0 else (q[iq], q[iq + 1], q[iq + 2], q[iq + 3])
-        d0, d1, d2 = tab.fixed_shift[j, 0], tab.fixed_shift[j, 1], tab.fixed_shift[j, 2]
+        d = vec3(fixed_shift, j)
         for k in range(k0, k1):
-            i = tab.rate_q[k]
+            i = rate_q[k]
             if i < 0:
                 continue
-            if tab.rate_kind[k] == TRANSLATION:
-                a = tab.rate_axis[k]
-                d0, d1, d2 = d0 + a[0] * q[i], d1 + a[1] * q[i], d2 + a[2] * q[i]
+            if rate_kind[k] == TRANSLATION:
+                x = q[i]
+                d = (d[0] + rate_axis[k, 0] * x, d[1] + rate_axis[k, 1] * x,
+                     d[2] + rate_axis[k, 2] * x)
             else:
-                e = qmul(e, half_turn(tab.rate_u[k], q[i]))
-        ma, mb = tab.marker_a[j], tab.marker_b[j]
-        L = qmul(qmul((ma[0], ma[1], ma[2], ma[3]), e), (mb[0], mb[1], mb[2], mb[3]))
-        qp = kin.q[p]
-        qb = qmul((qp[0], qp[1], qp[2], qp[3]), L)
-        R = kin.R[b]
-        rotation_into(qb, R)
-        t = mv(Rp, (d0, d1, d2))
+                e = qmul(e, half_turn(vec3(rate_u, k), q[i]))
+        L = qmul(qmul(vec4(marker_a, j), e), vec4(marker_b, j))
+        qb = qmul(vec4(Q, p), L)
+        rotation_into(qb, R, b)
+        t = mv(R, p, d)
         o2 = (o[0] + t[0], o[1] + t[1], o[2] + t[2])
-        sc = mv(R, tab.marker_child[j])
+        sc = mv(R, b, vec3(marker_child, j))
         for m in range(4):
-            kin.q[b, m] = qb[m]
+            Q[b, m] = qb[m]
         for m in range(3):
-            kin.r[b, m] = o2[m] - sc[m]
+            r[b, m] = o2[m] - sc[m]
         # motion subspace, joint velocity S v split by side, velocity product
         svp = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
         svc = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
         for k in range(k0, k1):
-            parent_side = tab.rate_side[k] == PARENT
-            a = mv(Rp if parent_side else R, tab.rate_axis[k])
-            if tab.rate_kind[k] == TRANSLATION:
+            parent_side = rate_side[k] == PARENT
+            a = mv(R, p if parent_side else b, vec3(rate_axis, k))
+            if rate_kind[k] == TRANSLATION:
                 s = (0.0, 0.0, 0.0, a[0], a[1], a[2])
             else:
-                m_ = cross3(o if parent_side else o2, a)
-                s = (a[0], a[1], a[2], m_[0], m_[1], m_[2])
-            for m in range(6):
-                kin.S[k, m] = s[m]
+                n = cross3(o if parent_side else o2, a)
+                s = (a[0], a[1], a[2], n[0], n[1], n[2])
             x = v[k]
+            for m in range(6):
+                S[k, m] = s[m]
             if parent_side:
                 svp = (svp[0] + s[0] * x, svp[1] + s[1] * x, svp[2] + s[2] * x,
                        svp[3] + s[3] * x, svp[4] + s[4] * x, svp[5] + s[5] * x)
             else:
                 svc = (svc[0] + s[0] * x, svc[1] + s[1] * x, svc[2] + s[2] * x,
                        svc[3] + s[3] * x, svc[4] + s[4] * x, svc[5] + s[5] * x)
-        Vp = kin.V[p]
+        Vp = vec6(V, p)
         sv = (svp[0] + svc[0], svp[1] + svc[1], svp[2] + svc[2],
               svp[3] + svc[3], svp[4] + svc[4], svp[5] + svc[5])
         c1, c2 = crm(Vp, sv), crm(svp, svc)
         for m in range(6):
-            kin.V[b, m] = Vp[m] + sv[m]
-            kin.c[b, m] = c1[m] + c2[m]
+            V[b, m] = Vp[m] + sv[m]
+            c[b, m] = c1[m] + c2[m]
         nv = k1 - k0
         ops += 9 + 16 + 19 + 9 + 18 + (30 if nv == 1 else 6 * nv + 48)
     return ops
@@ -125,28 +141,33 @@ def kinematics(tab, q, v, kin):
 def body_accelerations(tab, kin, vdot, base, acc):
     """Spatial accelerations (ω̇; v̇_O) (n+1, 6) into `acc` from v̇ (nv,), base acceleration
     `base` (6,) of the ground (zero, or (0; −g) to include gravity)."""
-    acc[0] = base
-    for j in range(tab.joint_body.size):
-        b, p = tab.joint_body[j], tab.joint_parent[j]
+    joint_body, joint_parent, joint_v0, joint_nv = (tab.joint_body, tab.joint_parent,
+                                                    tab.joint_v0, tab.joint_nv)
+    c, S = kin.c, kin.S
+    for m in range(6):
+        acc[0, m] = base[m]
+    for j in range(joint_body.size):
+        b, p = joint_body[j], joint_parent[j]
         for m in range(6):
-            acc[b, m] = acc[p, m] + kin.c[b, m]
-        for k in range(tab.joint_v0[j], tab.joint_v0[j] + tab.joint_nv[j]):
+            acc[b, m] = acc[p, m] + c[b, m]
+        for k in range(joint_v0[j], joint_v0[j] + joint_nv[j]):
             for m in range(6):
-                acc[b, m] += kin.S[k, m] * vdot[k]
+                acc[b, m] += S[k, m] * vdot[k]
 
 
 @jit
 def coordinate_rates(tab, q, v, qdot):
     """q̇ (nq,) into `qdot`: equal to the rate for ordinary coordinates, ½ e ⊗ (0, ω) for a
     joint quaternion e (ω in the child marker's axes, rad/s)."""
-    for k in range(tab.rate_q.size):
-        if tab.rate_q[k] >= 0:
-            qdot[tab.rate_q[k]] = v[k]
-    for j in range(tab.joint_body.size):
-        i = tab.joint_quat[j]
+    rate_q, joint_quat, joint_v0, joint_nv = tab.rate_q, tab.joint_quat, tab.joint_v0, tab.joint_nv
+    for k in range(rate_q.size):
+        if rate_q[k] >= 0:
+            qdot[rate_q[k]] = v[k]
+    for j in range(joint_quat.size):
+        i = joint_quat[j]
         if i < 0:
             continue
-        k = tab.joint_v0[j] + tab.joint_nv[j] - 3  # the angular velocity: last three rates
+        k = joint_v0[j] + joint_nv[j] - 3  # the angular velocity: last three rates
         q0, q1, q2, q3 = q[i], q[i + 1], q[i + 2], q[i + 3]
         wx, wy, wz = v[k], v[k + 1], v[k + 2]
         qdot[i] = 0.5 * (-q1 * wx - q2 * wy - q3 * wz)

@@ -19,7 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 from rbcosim.kernels import jit
-from rbcosim.minimal.spatial import crf, spatial_inertia_into
+from rbcosim.minimal.spatial import crf, spatial_inertia_into, vec6
 
 
 class DynamicsWork(NamedTuple):
@@ -46,14 +46,16 @@ def dynamics_work(n_bodies, nv):
 
 
 @jit
-def _times(I, x):
-    """I x for a (6, 6) array and a 6-vector, as a tuple."""
-    return (I[0, 0] * x[0] + I[0, 1] * x[1] + I[0, 2] * x[2] + I[0, 3] * x[3] + I[0, 4] * x[4] + I[0, 5] * x[5],
-            I[1, 0] * x[0] + I[1, 1] * x[1] + I[1, 2] * x[2] + I[1, 3] * x[3] + I[1, 4] * x[4] + I[1, 5] * x[5],
-            I[2, 0] * x[0] + I[2, 1] * x[1] + I[2, 2] * x[2] + I[2, 3] * x[3] + I[2, 4] * x[4] + I[2, 5] * x[5],
-            I[3, 0] * x[0] + I[3, 1] * x[1] + I[3, 2] * x[2] + I[3, 3] * x[3] + I[3, 4] * x[4] + I[3, 5] * x[5],
-            I[4, 0] * x[0] + I[4, 1] * x[1] + I[4, 2] * x[2] + I[4, 3] * x[3] + I[4, 4] * x[4] + I[4, 5] * x[5],
-            I[5, 0] * x[0] + I[5, 1] * x[1] + I[5, 2] * x[2] + I[5, 3] * x[3] + I[5, 4] * x[4] + I[5, 5] * x[5])  # noqa: E501
+def _times(I, b, x):
+    """I[b] x for an (m, 6, 6) array I and a 6-tuple x, as a tuple."""
+    return (_row_dot(I, b, 0, x), _row_dot(I, b, 1, x), _row_dot(I, b, 2, x),
+            _row_dot(I, b, 3, x), _row_dot(I, b, 4, x), _row_dot(I, b, 5, x))
+
+
+@jit
+def _row_dot(I, b, r, x):
+    return (I[b, r, 0] * x[0] + I[b, r, 1] * x[1] + I[b, r, 2] * x[2]
+            + I[b, r, 3] * x[3] + I[b, r, 4] * x[4] + I[b, r, 5] * x[5])
 
 
 @jit
@@ -90,84 +92,90 @@ def _invert_spd(block, n, out, row0):
 @jit
 def _body_inertias(tab, kin, I):
     """Spatial inertias I_b (n+1, 6, 6) of the moving bodies at O, inertial axes."""
+    joint_body, mass, inertia, R, r = tab.joint_body, tab.mass, tab.inertia, kin.R, kin.r
     ops = 0
-    for j in range(tab.joint_body.size):
-        b = tab.joint_body[j]
-        ops += spatial_inertia_into(tab.mass[b], tab.inertia[b], kin.R[b], kin.r[b], I[b])
+    for j in range(joint_body.size):
+        b = joint_body[j]
+        ops += spatial_inertia_into(mass[b], inertia, R, r, b, I)
     return ops
 
 
 @jit
 def _body_forces(tab, kin, f_ext, work):
     """Velocity-product forces V ×* (I V) − f_ext into work.p, from the inertias in work.I."""
-    for j in range(tab.joint_body.size):
-        b = tab.joint_body[j]
-        p = crf(kin.V[b], _times(work.I[b], kin.V[b]))
+    joint_body, V, I, P = tab.joint_body, kin.V, work.I, work.p
+    for j in range(joint_body.size):
+        b = joint_body[j]
+        Vb = vec6(V, b)
+        p = crf(Vb, _times(I, b, Vb))
         for m in range(6):
-            work.p[b, m] = p[m] - f_ext[b, m]
-    return 60 * tab.joint_body.size
+            P[b, m] = p[m] - f_ext[b, m]
+    return 60 * joint_body.size
 
 
 @jit
 def aba(tab, kin, tau, f_ext, base, work, vdot):
     """Joint accelerations v̇ (nv,) into `vdot` by the articulated-body algorithm."""
     ops = _body_inertias(tab, kin, work.I) + _body_forces(tab, kin, f_ext, work)
-    S, U, u, Dinv, block = kin.S, work.U, work.u, work.Dinv, work.block
-    for j in range(tab.joint_body.size - 1, -1, -1):
-        b, par = tab.joint_body[j], tab.joint_parent[j]
-        k0, nv = tab.joint_v0[j], tab.joint_nv[j]
-        Ib, pb = work.I[b], work.p[b]
+    joint_body, joint_parent, joint_v0, joint_nv = (tab.joint_body, tab.joint_parent,
+                                                    tab.joint_v0, tab.joint_nv)
+    S, c = kin.S, kin.c
+    I, P, U, u, Dinv, block, acc = (work.I, work.p, work.U, work.u, work.Dinv, work.block,
+                                    work.acc)
+    for j in range(joint_body.size - 1, -1, -1):
+        b, par = joint_body[j], joint_parent[j]
+        k0, nv = joint_v0[j], joint_nv[j]
+        pb = vec6(P, b)
         for k in range(k0, k0 + nv):
-            Uk = _times(Ib, S[k])
+            Sk = vec6(S, k)
+            Uk = _times(I, b, Sk)
             for m in range(6):
                 U[k, m] = Uk[m]
-            u[k] = tau[k] - _dot6(S[k], pb)
+            u[k] = tau[k] - _dot6(Sk, pb)
         for a in range(nv):
             for k in range(nv):
-                block[a, k] = _dot6(S[k0 + a], U[k0 + k])
+                block[a, k] = _dot6(vec6(S, k0 + a), vec6(U, k0 + k))
         _invert_spd(block, nv, Dinv, k0)
         ops += 36 * nv + 6 * nv * nv + nv**3 + 6 * nv
         if par == 0:
             continue
-        # I^a = I^A − W Uᵀ and p^a = p^A + I^a c + W u, W = U D⁻¹ (in place: I_b, p_b are
-        # not needed again)
-        for c in range(nv):
+        # I^a = I^A − W Uᵀ and p^a = p^A + W u + I^a c, W = U D⁻¹, in place (I_b and p_b are
+        # not needed again), then added to the parent's
+        for col in range(nv):
             W = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
             for a in range(nv):
-                x = Dinv[k0 + a, c]
-                Ua = U[k0 + a]
-                W = (W[0] + Ua[0] * x, W[1] + Ua[1] * x, W[2] + Ua[2] * x,
-                     W[3] + Ua[3] * x, W[4] + Ua[4] * x, W[5] + Ua[5] * x)
-            Uc, uc = U[k0 + c], u[k0 + c]
+                x = Dinv[k0 + a, col]
+                W = (W[0] + U[k0 + a, 0] * x, W[1] + U[k0 + a, 1] * x,
+                     W[2] + U[k0 + a, 2] * x, W[3] + U[k0 + a, 3] * x,
+                     W[4] + U[k0 + a, 4] * x, W[5] + U[k0 + a, 5] * x)
+            uc = u[k0 + col]
             for r in range(6):
                 for m in range(6):
-                    Ib[r, m] -= W[r] * Uc[m]
-                pb[r] += W[r] * uc
-        Ic = _times(Ib, kin.c[b])
-        Ip, pp = work.I[par], work.p[par]
+                    I[b, r, m] -= W[r] * U[k0 + col, m]
+                P[b, r] += W[r] * uc
+        Ic = _times(I, b, vec6(c, b))
         for r in range(6):
-            pp[r] += pb[r] + Ic[r]
+            P[par, r] += P[b, r] + Ic[r]
             for m in range(6):
-                Ip[r, m] += Ib[r, m]
+                I[par, r, m] += I[b, r, m]
         ops += 6 * nv * nv + 42 * nv + 36
-    acc = work.acc
     for m in range(6):
         acc[0, m] = base[m]
-    for j in range(tab.joint_body.size):
-        b, par = tab.joint_body[j], tab.joint_parent[j]
-        k0, nv = tab.joint_v0[j], tab.joint_nv[j]
+    for j in range(joint_body.size):
+        b, par = joint_body[j], joint_parent[j]
+        k0, nv = joint_v0[j], joint_nv[j]
         for m in range(6):
-            acc[b, m] = acc[par, m] + kin.c[b, m]
+            acc[b, m] = acc[par, m] + c[b, m]
+        ab = vec6(acc, b)
         for k in range(k0, k0 + nv):
-            block[0, k - k0] = u[k] - _dot6(U[k], acc[b])
+            block[0, k - k0] = u[k] - _dot6(vec6(U, k), ab)
         for k in range(k0, k0 + nv):
             x = 0.0
             for a in range(nv):
                 x += Dinv[k, a] * block[0, a]
             vdot[k] = x
-        for k in range(k0, k0 + nv):
             for m in range(6):
-                acc[b, m] += S[k, m] * vdot[k]
+                acc[b, m] += S[k, m] * x
         ops += 6 * nv + nv * nv + 6 * nv
     return ops
 
@@ -175,37 +183,40 @@ def aba(tab, kin, tau, f_ext, base, work, vdot):
 @jit
 def _composite(tab, kin, work, M):
     """M(q) into `M` from the body inertias in work.I (turned into composite inertias)."""
+    joint_body, joint_parent, joint_v0, joint_nv = (tab.joint_body, tab.joint_parent,
+                                                    tab.joint_v0, tab.joint_nv)
+    body_joint = tab.body_joint
+    Ic, S, F = work.I, kin.S, work.F
     ops = 0
-    nj = tab.joint_body.size
-    Ic = work.I
+    nj = joint_body.size
     for j in range(nj - 1, -1, -1):
-        b, par = tab.joint_body[j], tab.joint_parent[j]
+        b, par = joint_body[j], joint_parent[j]
         if par:
-            Ic[par] += Ic[b]
+            for r in range(6):
+                for m in range(6):
+                    Ic[par, r, m] += Ic[b, r, m]
     M[:] = 0.0
-    S, F = kin.S, work.F
     for j in range(nj):
-        b, k0, nv = tab.joint_body[j], tab.joint_v0[j], tab.joint_nv[j]
-        if nv == 0:
-            continue
+        b, k0, nv = joint_body[j], joint_v0[j], joint_nv[j]
         for k in range(nv):
-            Fk = _times(Ic[b], S[k0 + k])
+            Fk = _times(Ic, b, vec6(S, k0 + k))
             for m in range(6):
                 F[k, m] = Fk[m]
             for a in range(nv):
-                M[k0 + a, k0 + k] = _dot6(S[k0 + a], F[k])
+                M[k0 + a, k0 + k] = _dot6(vec6(S, k0 + a), Fk)
         ops += 36 * nv + 6 * nv * nv
-        anc = tab.joint_parent[j]
-        while anc:
-            ja = tab.body_joint[anc]
-            a0, na = tab.joint_v0[ja], tab.joint_nv[ja]
+        anc = joint_parent[j]
+        while anc and nv:
+            ja = body_joint[anc]
+            a0, na = joint_v0[ja], joint_nv[ja]
             for a in range(a0, a0 + na):
+                Sa = vec6(S, a)
                 for k in range(nv):
-                    x = _dot6(S[a], F[k])
+                    x = _dot6(Sa, vec6(F, k))
                     M[a, k0 + k] = x
                     M[k0 + k, a] = x
             ops += 6 * na * nv
-            anc = tab.joint_parent[ja]
+            anc = joint_parent[ja]
     return ops
 
 
@@ -213,24 +224,27 @@ def _composite(tab, kin, work, M):
 def _newton_euler(tab, kin, f_ext, base, work, C):
     """C(q, v) into `C` from the body inertias in work.I (recursive Newton–Euler)."""
     ops = _body_forces(tab, kin, f_ext, work)
-    acc = work.acc
+    joint_body, joint_parent, joint_v0, joint_nv = (tab.joint_body, tab.joint_parent,
+                                                    tab.joint_v0, tab.joint_nv)
+    S, c, I, acc, P = kin.S, kin.c, work.I, work.acc, work.p
     for m in range(6):
         acc[0, m] = base[m]
-    for j in range(tab.joint_body.size):
-        b, par = tab.joint_body[j], tab.joint_parent[j]
+    for j in range(joint_body.size):
+        b, par = joint_body[j], joint_parent[j]
         for m in range(6):
-            acc[b, m] = acc[par, m] + kin.c[b, m]
-        Ia = _times(work.I[b], acc[b])
+            acc[b, m] = acc[par, m] + c[b, m]
+        Ia = _times(I, b, vec6(acc, b))
         for m in range(6):
-            work.p[b, m] += Ia[m]
-    for j in range(tab.joint_body.size - 1, -1, -1):
-        b, par = tab.joint_body[j], tab.joint_parent[j]
-        for k in range(tab.joint_v0[j], tab.joint_v0[j] + tab.joint_nv[j]):
-            C[k] = _dot6(kin.S[k], work.p[b])
+            P[b, m] += Ia[m]
+    for j in range(joint_body.size - 1, -1, -1):
+        b, par = joint_body[j], joint_parent[j]
+        pb = vec6(P, b)
+        for k in range(joint_v0[j], joint_v0[j] + joint_nv[j]):
+            C[k] = _dot6(vec6(S, k), pb)
         if par:
             for m in range(6):
-                work.p[par, m] += work.p[b, m]
-    return ops + 42 * tab.joint_body.size
+                P[par, m] += pb[m]
+    return ops + 42 * joint_body.size
 
 
 @jit

@@ -1,5 +1,7 @@
 """Small value-level helpers of the compiled recursions: quaternions, rotations, spatial
-cross products. Vectors are tuples of floats (kept in registers, never allocated).
+cross products. Vectors are tuples of floats (kept in registers, never allocated); arrays are
+read and written by (array, row) rather than through row views, which cost a reference count
+each in compiled code.
 
 Spatial vectors (Featherstone) are in inertial axes at the inertial origin O, angular part
 first: a motion (ω; v_O), a force (n_O; F).
@@ -10,6 +12,24 @@ from __future__ import annotations
 import math
 
 from rbcosim.kernels import jit
+
+
+@jit
+def vec3(x, i):
+    """Row i of an (m, 3) array as a tuple."""
+    return (x[i, 0], x[i, 1], x[i, 2])
+
+
+@jit
+def vec4(x, i):
+    """Row i of an (m, 4) array as a tuple."""
+    return (x[i, 0], x[i, 1], x[i, 2], x[i, 3])
+
+
+@jit
+def vec6(x, i):
+    """Row i of an (m, 6) array as a tuple."""
+    return (x[i, 0], x[i, 1], x[i, 2], x[i, 3], x[i, 4], x[i, 5])
 
 
 @jit
@@ -31,24 +51,24 @@ def half_turn(u, angle):
 
 
 @jit
-def rotation_into(q, out):
-    """Rotation matrix (3, 3) of quaternion q (4-tuple, need not be unit) into `out`."""
+def rotation_into(q, out, b):
+    """Rotation matrix (3, 3) of quaternion q (4-tuple, need not be unit) into out[b]."""
     w, x, y, z = q
     s = 2.0 / (w * w + x * x + y * y + z * z)
     xx, yy, zz = s * x * x, s * y * y, s * z * z
     xy, xz, yz = s * x * y, s * x * z, s * y * z
     wx, wy, wz = s * w * x, s * w * y, s * w * z
-    out[0, 0], out[0, 1], out[0, 2] = 1.0 - yy - zz, xy - wz, xz + wy
-    out[1, 0], out[1, 1], out[1, 2] = xy + wz, 1.0 - xx - zz, yz - wx
-    out[2, 0], out[2, 1], out[2, 2] = xz - wy, yz + wx, 1.0 - xx - yy
+    out[b, 0, 0], out[b, 0, 1], out[b, 0, 2] = 1.0 - yy - zz, xy - wz, xz + wy
+    out[b, 1, 0], out[b, 1, 1], out[b, 1, 2] = xy + wz, 1.0 - xx - zz, yz - wx
+    out[b, 2, 0], out[b, 2, 1], out[b, 2, 2] = xz - wy, yz + wx, 1.0 - xx - yy
 
 
 @jit
-def mv(R, a):
-    """R a for a (3, 3) array R and a 3-vector a (array row or tuple)."""
-    return (R[0, 0] * a[0] + R[0, 1] * a[1] + R[0, 2] * a[2],
-            R[1, 0] * a[0] + R[1, 1] * a[1] + R[1, 2] * a[2],
-            R[2, 0] * a[0] + R[2, 1] * a[1] + R[2, 2] * a[2])
+def mv(R, b, a):
+    """R[b] a for an (m, 3, 3) array R and a 3-tuple a."""
+    return (R[b, 0, 0] * a[0] + R[b, 0, 1] * a[1] + R[b, 0, 2] * a[2],
+            R[b, 1, 0] * a[0] + R[b, 1, 1] * a[1] + R[b, 1, 2] * a[2],
+            R[b, 2, 0] * a[0] + R[b, 2, 1] * a[1] + R[b, 2, 2] * a[2])
 
 
 @jit
@@ -79,39 +99,39 @@ def crf(a, f):
 
 
 @jit
-def spatial_inertia_into(m, inertia, R, c, out):
-    """Spatial inertia (6, 6) at O, inertial axes, of a body of mass m (kg), inertia (3, 3)
-    (kg·m², body axes, about the centre of mass), rotation R (3, 3) body -> inertial and
-    centre of mass c (3,) m; written into `out`. Returns the multiplications done."""
-    I00, I01, I02 = inertia[0, 0], inertia[0, 1], inertia[0, 2]
-    I11, I12, I22 = inertia[1, 1], inertia[1, 2], inertia[2, 2]
+def spatial_inertia_into(m, inertia, R, r, b, out):
+    """Spatial inertia (6, 6) at O, inertial axes, of body b into out[b]: mass m (kg), inertia
+    (n+1, 3, 3) (kg·m², body axes, about the centre of mass), rotations R (n+1, 3, 3) body ->
+    inertial and centres of mass r (n+1, 3) m. Returns the multiplications done."""
+    I00, I01, I02 = inertia[b, 0, 0], inertia[b, 0, 1], inertia[b, 0, 2]
+    I11, I12, I22 = inertia[b, 1, 1], inertia[b, 1, 2], inertia[b, 2, 2]
     for i in range(3):  # row i of R I, then its products with the rows of R
-        t0 = R[i, 0] * I00 + R[i, 1] * I01 + R[i, 2] * I02
-        t1 = R[i, 0] * I01 + R[i, 1] * I11 + R[i, 2] * I12
-        t2 = R[i, 0] * I02 + R[i, 1] * I12 + R[i, 2] * I22
+        t0 = R[b, i, 0] * I00 + R[b, i, 1] * I01 + R[b, i, 2] * I02
+        t1 = R[b, i, 0] * I01 + R[b, i, 1] * I11 + R[b, i, 2] * I12
+        t2 = R[b, i, 0] * I02 + R[b, i, 1] * I12 + R[b, i, 2] * I22
         for j in range(i, 3):
-            s = t0 * R[j, 0] + t1 * R[j, 1] + t2 * R[j, 2]
-            out[i, j] = s
-            out[j, i] = s
-    cx, cy, cz = c[0], c[1], c[2]
+            s = t0 * R[b, j, 0] + t1 * R[b, j, 1] + t2 * R[b, j, 2]
+            out[b, i, j] = s
+            out[b, j, i] = s
+    cx, cy, cz = r[b, 0], r[b, 1], r[b, 2]
     mx, my, mz = m * cx, m * cy, m * cz
-    out[0, 0] += my * cy + mz * cz
-    out[1, 1] += mx * cx + mz * cz
-    out[2, 2] += mx * cx + my * cy
-    out[0, 1] -= mx * cy
-    out[1, 0] -= mx * cy
-    out[0, 2] -= mx * cz
-    out[2, 0] -= mx * cz
-    out[1, 2] -= my * cz
-    out[2, 1] -= my * cz
+    out[b, 0, 0] += my * cy + mz * cz
+    out[b, 1, 1] += mx * cx + mz * cz
+    out[b, 2, 2] += mx * cx + my * cy
+    out[b, 0, 1] -= mx * cy
+    out[b, 1, 0] -= mx * cy
+    out[b, 0, 2] -= mx * cz
+    out[b, 2, 0] -= mx * cz
+    out[b, 1, 2] -= my * cz
+    out[b, 2, 1] -= my * cz
     # upper right m [c]x, lower left its transpose, lower right m 1
     for i in range(3):
         for j in range(3):
-            out[i, 3 + j] = 0.0
-            out[3 + i, j] = 0.0
-            out[3 + i, 3 + j] = m if i == j else 0.0
-    out[0, 4], out[0, 5], out[1, 5] = -mz, my, -mx
-    out[1, 3], out[2, 3], out[2, 4] = mz, -my, mx
-    out[4, 0], out[5, 0], out[5, 1] = -mz, my, -mx
-    out[3, 1], out[3, 2], out[4, 2] = mz, -my, mx
+            out[b, i, 3 + j] = 0.0
+            out[b, 3 + i, j] = 0.0
+            out[b, 3 + i, 3 + j] = m if i == j else 0.0
+    out[b, 0, 4], out[b, 0, 5], out[b, 1, 5] = -mz, my, -mx
+    out[b, 1, 3], out[b, 2, 3], out[b, 2, 4] = mz, -my, mx
+    out[b, 4, 0], out[b, 5, 0], out[b, 5, 1] = -mz, my, -mx
+    out[b, 3, 1], out[b, 3, 2], out[b, 4, 2] = mz, -my, mx
     return 27 + 18 + 9

@@ -52,21 +52,20 @@ def tree_work(tab):
 def external_forces(forces, t, kin, work):
     """Applied forces at time t (s) on the bodies of `kin` into work.f_ext (n+1, 6): moment
     about O and force, inertial."""
-    for b in range(kin.r.shape[0]):
-        wx, wy, wz = kin.V[b, 0], kin.V[b, 1], kin.V[b, 2]
-        x, y, z = kin.r[b, 0], kin.r[b, 1], kin.r[b, 2]
-        work.w[b, 0], work.w[b, 1], work.w[b, 2] = wx, wy, wz
-        work.vc[b, 0] = kin.V[b, 3] + wy * z - wz * y
-        work.vc[b, 1] = kin.V[b, 4] + wz * x - wx * z
-        work.vc[b, 2] = kin.V[b, 5] + wx * y - wy * x
-    applied_forces(forces, t, kin.r, kin.R, work.vc, work.w, work.force, work.torque)
-    for b in range(1, kin.r.shape[0]):
-        F, T = work.force[b - 1], work.torque[b - 1]
-        x, y, z = kin.r[b, 0], kin.r[b, 1], kin.r[b, 2]
-        work.f_ext[b, 0] = T[0] + y * F[2] - z * F[1]
-        work.f_ext[b, 1] = T[1] + z * F[0] - x * F[2]
-        work.f_ext[b, 2] = T[2] + x * F[1] - y * F[0]
-        work.f_ext[b, 3], work.f_ext[b, 4], work.f_ext[b, 5] = F[0], F[1], F[2]
+    r, V, w, vc, force, torque, f_ext = (kin.r, kin.V, work.w, work.vc, work.force,
+                                         work.torque, work.f_ext)
+    for b in range(r.shape[0]):
+        w[b, 0], w[b, 1], w[b, 2] = V[b, 0], V[b, 1], V[b, 2]
+        vc[b, 0] = V[b, 3] + V[b, 1] * r[b, 2] - V[b, 2] * r[b, 1]
+        vc[b, 1] = V[b, 4] + V[b, 2] * r[b, 0] - V[b, 0] * r[b, 2]
+        vc[b, 2] = V[b, 5] + V[b, 0] * r[b, 1] - V[b, 1] * r[b, 0]
+    applied_forces(forces, t, r, kin.R, vc, w, force, torque)
+    for b in range(1, r.shape[0]):
+        F0, F1, F2 = force[b - 1, 0], force[b - 1, 1], force[b - 1, 2]
+        f_ext[b, 0] = torque[b - 1, 0] + r[b, 1] * F2 - r[b, 2] * F1
+        f_ext[b, 1] = torque[b - 1, 1] + r[b, 2] * F0 - r[b, 0] * F2
+        f_ext[b, 2] = torque[b - 1, 2] + r[b, 0] * F1 - r[b, 1] * F0
+        f_ext[b, 3], f_ext[b, 4], f_ext[b, 5] = F0, F1, F2
 
 
 @jit
@@ -90,8 +89,9 @@ def normalize(tab, y):
         if not math.isfinite(y[i]):
             return math.nan
     err = 0.0
-    for j in range(tab.joint_quat.size):
-        i = tab.joint_quat[j]
+    joint_quat = tab.joint_quat
+    for j in range(joint_quat.size):
+        i = joint_quat[j]
         if i < 0:
             continue
         norm = math.sqrt(y[i] ** 2 + y[i + 1] ** 2 + y[i + 2] ** 2 + y[i + 3] ** 2)
