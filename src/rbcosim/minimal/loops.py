@@ -31,7 +31,7 @@ from rbcosim import quaternion as quat
 from rbcosim.constraints import Constraints, JacobianAssembler
 from rbcosim.dynamics import independent_rows
 from rbcosim.errors import SimulationError
-from rbcosim.integrators import FIXED_STEP
+from rbcosim.integrators import SDIRK2
 from rbcosim.kinematics import Kinematics
 from rbcosim.linalg3 import cross
 from rbcosim.minimal.system import TreeSystem
@@ -87,16 +87,16 @@ class ClosedLoopSystem(TreeSystem):
         self.independent = np.arange(self.nv)
         self._partition(0.0, G)
         self._y0 = self.settle(0.0, y0)
-        self.steps = {name: self._core_step(cls(self, project=False))
-                      for name, cls in FIXED_STEP.items()}
+        sdirk2 = _SDIRK2()
+        self.steps = {"rk4": self._stepper(_rk4), "sdirk2": self._stepper(sdirk2.step)}
 
     has_loops = True
 
-    def _core_step(self, integrator):
-        """step(t, y, h) of TreeSystem.steps by a core integrator on `derivative`."""
+    def _stepper(self, method):
+        """step(t, y, h) as in TreeSystem.steps, by `method(f, t, y, h)` on `derivative`."""
 
         def step(t: float, y: np.ndarray, h: float) -> float:
-            y[:] = integrator._step_impl(t, y, h)
+            y[:] = method(self.derivative, t, y, h)
             return self.normalize(y)
 
         return step
@@ -262,3 +262,54 @@ class ClosedLoopSystem(TreeSystem):
         vdot_i = np.linalg.solve(B.T @ M @ B, B.T @ (-C - M @ bbar))
         vdot = B @ vdot_i + bbar
         return np.concatenate([self.qdot(y), vdot])
+
+
+def _rk4(f, t: float, y: np.ndarray, h: float) -> np.ndarray:
+    """One classic RK4 step of f(t, y) (the derivative settles the loop closure itself)."""
+    k1 = f(t, y)
+    k2 = f(t + h / 2, y + h / 2 * k1)
+    k3 = f(t + h / 2, y + h / 2 * k2)
+    k4 = f(t + h, y + h * k3)
+    return y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+
+
+class _SDIRK2:
+    """Alexander's two-stage L-stable SDIRK2 as `rbcosim.integrators.SDIRK2` (Newton with a
+    forward-difference Jacobian, its matrix reused while Newton converges), on a Python f."""
+
+    gamma = float(SDIRK2.gamma)
+
+    def __init__(self, tol: float = 1e-10, max_newton: int = 12):
+        self.tol, self.max_newton = tol, max_newton
+        self._matrix = None
+
+    @staticmethod
+    def _jacobian(f, t, y):
+        f0 = f(t, y)
+        jac = np.empty((y.size, y.size))
+        for k in range(y.size):
+            dy = 1e-7 * max(1.0, abs(y[k]))
+            yp = y.copy()
+            yp[k] += dy
+            jac[:, k] = (f(t, yp) - f0) / dy
+        return jac
+
+    def _stage(self, f, t, base, h, guess):
+        """Solve z = base + γ h f(t, z) for z; returns f(t, z)."""
+        gh = self.gamma * h
+        z = guess.copy()
+        for attempt in range(2):
+            if self._matrix is None or attempt == 1:
+                self._matrix = np.eye(z.size) - gh * self._jacobian(f, t, z)
+            for _ in range(self.max_newton):
+                dz = np.linalg.solve(self._matrix, -(z - base - gh * f(t, z)))
+                z = z + dz
+                if np.linalg.norm(dz) <= self.tol * (1.0 + np.linalg.norm(z)):
+                    return f(t, z)
+        raise SimulationError(f"sdirk2: Newton iteration did not converge at t = {t:.6g} s")
+
+    def step(self, f, t, y, h):
+        g = self.gamma
+        k1 = self._stage(f, t + g * h, y, h, y)
+        k2 = self._stage(f, t + h, y + (1 - g) * h * k1, h, y + h * k1)
+        return y + h * ((1 - g) * k1 + g * k2)

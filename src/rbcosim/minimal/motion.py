@@ -18,6 +18,7 @@ from typing import NamedTuple
 import numpy as np
 
 from rbcosim.kernels import jit
+from rbcosim.minimal.kernel import kernel
 from rbcosim.minimal.spatial import (
     cross3,
     crm,
@@ -62,7 +63,7 @@ def empty_kinematics(n_bodies, nv):
                           np.zeros((nv, 6)))
 
 
-@jit
+@kernel
 def kinematics(tab, q, v, kin):
     """Fill `kin` from joint coordinates q (nq,) and rates v (nv,); returns the number of
     multiplications done."""
@@ -137,7 +138,7 @@ def kinematics(tab, q, v, kin):
     return ops
 
 
-@jit
+@kernel
 def body_accelerations(tab, kin, vdot, base, acc):
     """Spatial accelerations (ω̇; v̇_O) (n+1, 6) into `acc` from v̇ (nv,), base acceleration
     `base` (6,) of the ground (zero, or (0; −g) to include gravity)."""
@@ -155,7 +156,7 @@ def body_accelerations(tab, kin, vdot, base, acc):
                 acc[b, m] += S[k, m] * vdot[k]
 
 
-@jit
+@kernel
 def coordinate_rates(tab, q, v, qdot):
     """q̇ (nq,) into `qdot`: equal to the rate for ordinary coordinates, ½ e ⊗ (0, ω) for a
     joint quaternion e (ω in the child marker's axes, rad/s)."""

@@ -3,8 +3,8 @@
 
 Forces: gravity as the base acceleration of the recursions; body loads, spring–dampers and
 torsion springs from `rbcosim.kernels.forces.applied_forces` with a table built without
-gravity (`forces`; None for a model with none, which compiles without them), entering the
-articulated-body algorithm as spatial body forces at O.
+gravity (`forces`; None for a model with none, whose kernels then compile without them),
+entering the articulated-body algorithm as spatial body forces at O.
 """
 
 from __future__ import annotations
@@ -13,9 +13,11 @@ import math
 from typing import NamedTuple
 
 import numpy as np
+from numba.typed import List
 
 from rbcosim.integrators import SDIRK2
 from rbcosim.kernels import jit
+from rbcosim.minimal.kernel import kernel
 from rbcosim.kernels.forces import applied_forces
 from rbcosim.minimal.motion import BodyKinematics, coordinate_rates, empty_kinematics, kinematics
 from rbcosim.minimal.recursions import DynamicsWork, aba, dynamics_work
@@ -25,10 +27,11 @@ SDIRK_GAMMA = float(SDIRK2.gamma)
 
 
 class TreeWork(NamedTuple):
-    """Scratch of one derivative evaluation: kinematics, recursion arrays, spatial body forces
-    f_ext (n+1, 6) at O, zero joint forces tau (nv,), the applied-force kernel's inputs
+    """Scratch of a tree's evaluations and steps: kinematics, recursion arrays, spatial body
+    forces f_ext (n+1, 6) at O, zero joint forces tau (nv,), the applied-force kernel's inputs
     (centre-of-mass velocities vc, angular velocities w (n+1, 3), inertial) and outputs (force,
-    torque (n, 3), inertial, N and N·m)."""
+    torque (n, 3), inertial, N and N·m); RK4 stages (5, ny); SDIRK2's Newton matrix
+    I − γh ∂f/∂y (ny, ny), kept between steps while Newton converges, and its valid flag (1,)."""
 
     kin: BodyKinematics
     dyn: DynamicsWork
@@ -38,17 +41,30 @@ class TreeWork(NamedTuple):
     w: np.ndarray
     force: np.ndarray
     torque: np.ndarray
+    stages: np.ndarray
+    newton: np.ndarray
+    newton_valid: np.ndarray
 
 
 @jit
-def tree_work(tab):
+def tree_work(tab, ny):
     n, nv = tab.mass.size - 1, tab.rate_kind.size
     return TreeWork(empty_kinematics(n, nv), dynamics_work(n, nv), np.zeros((n + 1, 6)),
                     np.zeros(nv), np.zeros((n + 1, 3)), np.zeros((n + 1, 3)),
-                    np.zeros((n, 3)), np.zeros((n, 3)))
+                    np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((5, ny)), np.zeros((ny, ny)),
+                    np.zeros(1, dtype=np.int64))
 
 
 @jit
+def make_handle(tab, forces, work):
+    """A typed List holding (tab, forces or None, work): unboxed from Python in about a microsecond,
+    where the namedtuples themselves cost one reference count per array and call."""
+    handle = List()
+    handle.append((tab, forces, work))
+    return handle
+
+
+@kernel
 def external_forces(forces, t, kin, work):
     """Applied forces at time t (s) on the bodies of `kin` into work.f_ext (n+1, 6): moment
     about O and force, inertial."""
@@ -68,9 +84,10 @@ def external_forces(forces, t, kin, work):
         f_ext[b, 3], f_ext[b, 4], f_ext[b, 5] = F0, F1, F2
 
 
-@jit
+@kernel
 def derivative(tab, forces, t, y, work, ydot):
-    """ẏ = [q̇, v̇] (articulated-body algorithm) into `ydot`; returns the multiplications."""
+    """ẏ = [q̇, v̇] (articulated-body algorithm) into `ydot`, with the applied forces of
+    `forces` (None: gravity only, compiled without them); returns the multiplications."""
     nq = y.size - tab.rate_kind.size
     q, v = y[:nq], y[nq:]
     ops = kinematics(tab, q, v, work.kin)
@@ -82,6 +99,20 @@ def derivative(tab, forces, t, y, work, ydot):
 
 
 @jit
+def evaluate(handle, t, y, ydot):
+    """`derivative` from Python, on a handle."""
+    tab, forces, work = handle[0]
+    return derivative(tab, forces, t, y, work, ydot)
+
+
+@jit
+def body_forces(handle, t, kin):
+    """`external_forces` from Python: spatial body forces at O of `kin` into work.f_ext."""
+    _, forces, work = handle[0]
+    external_forces(forces, t, kin, work)
+
+
+@kernel
 def normalize(tab, y):
     """Renormalise the joint quaternions of y in place. Returns the largest |‖e‖ − 1| before,
     or NaN when y has a non-finite entry."""
@@ -102,24 +133,20 @@ def normalize(tab, y):
 
 
 @jit
-def rk4_step(tab, forces, t, y, h):
+def rk4_step(handle, t, y, h):
     """One classic RK4 step of h seconds from time t (s), y updated in place and its joint
     quaternions renormalised. Returns what `normalize` returns."""
-    work = tree_work(tab)
-    stages = np.empty((5, y.size))
-    k1, k2, k3, k4, z = stages[0], stages[1], stages[2], stages[3], stages[4]
-    derivative(tab, forces, t, y, work, k1)
+    tab, forces, work = handle[0]
+    k, z = work.stages[:4], work.stages[4]
+    z[:] = y
+    for s in range(4):  # stages at t, t + h/2, t + h/2, t + h
+        ts = t if s == 0 else t + h / 2 if s < 3 else t + h
+        derivative(tab, forces, ts, z, work, k[s])
+        c = h / 2 if s < 2 else h
+        for i in range(y.size):
+            z[i] = y[i] + c * k[s, i]
     for i in range(y.size):
-        z[i] = y[i] + h / 2 * k1[i]
-    derivative(tab, forces, t + h / 2, z, work, k2)
-    for i in range(y.size):
-        z[i] = y[i] + h / 2 * k2[i]
-    derivative(tab, forces, t + h / 2, z, work, k3)
-    for i in range(y.size):
-        z[i] = y[i] + h * k3[i]
-    derivative(tab, forces, t + h, z, work, k4)
-    for i in range(y.size):
-        y[i] = y[i] + h / 6 * (k1[i] + 2 * k2[i] + 2 * k3[i] + k4[i])
+        y[i] = y[i] + h / 6 * (k[0, i] + 2 * k[1, i] + 2 * k[2, i] + k[3, i])
     return normalize(tab, y)
 
 
@@ -139,9 +166,8 @@ def _jacobian(tab, forces, t, y, work, f0, jac):
 @jit
 def _stage(tab, forces, t, base, gh, z, work, newton, out):
     """Solve z = base + gh f(t, z) by Newton's method from the guess in z; f(t, z) into `out`.
-    newton = (matrix I − gh ∂f/∂y, kept between calls while it converges; valid flag (1,);
-    tolerance; iteration limit). Returns False when it did not converge."""
-    matrix, valid, tol, max_newton = newton
+    newton = (tolerance, iteration limit). Returns False when it did not converge."""
+    matrix, valid, tol, max_newton = work.newton, work.newton_valid, newton[0], newton[1]
     fz = np.empty_like(z)
     for attempt in range(2):
         if valid[0] == 0 or attempt == 1:
@@ -159,13 +185,13 @@ def _stage(tab, forces, t, base, gh, z, work, newton, out):
 
 
 @jit
-def sdirk2_step(tab, forces, newton, t, y, h):
+def sdirk2_step(handle, newton, t, y, h):
     """One step of Alexander's two-stage L-stable SDIRK2 (as `rbcosim.integrators.SDIRK2`:
     forward-difference Jacobian, reused while Newton converges). y is updated in place and
     renormalised. Returns (what `normalize` returns, NaN; or NaN and the stage time at which
     Newton failed)."""
     g = SDIRK_GAMMA
-    work = tree_work(tab)
+    tab, forces, work = handle[0]
     k1, k2 = np.empty_like(y), np.empty_like(y)
     z = y.copy()
     if not _stage(tab, forces, t + g * h, y, g * h, z, work, newton, k1):

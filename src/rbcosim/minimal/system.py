@@ -47,21 +47,22 @@ class TreeSystem:
         self.solver = solver
         self.maximal = MaximalSystem(model, drop_redundant=False)
         self.nq, self.nv = self.tree.nq, self.tree.nv
-        #: loads and springs as arrays, None when gravity is the only force
+        #: loads and springs as arrays, None when gravity (the recursions' base acceleration)
+        #: is the only force
         self.forces = force_table(model, gravity=False) if has_applied_forces(model) else None
-        self.work = stepper.tree_work(self.tables)
+        self.work = stepper.tree_work(self.tables, self.nq + self.nv)
+        self.handle = stepper.make_handle(self.tables, self.forces, self.work)
         q0 = initial_positions(self.tree)
         self._q0 = q0
         kin = self.dyn.kinematics(q0, np.zeros(self.nv))
         quaternions = np.array([b.quaternion for b in model.bodies]).reshape(-1, 4)
         self._sign = np.where(np.einsum("bi,bi->b", kin.q[1:], quaternions) < 0, -1.0, 1.0)
-        newton = (np.zeros((self.nq + self.nv,) * 2), np.zeros(1, dtype=np.int64),
-                  SDIRK_TOL, SDIRK_MAX_NEWTON)
         #: fixed steps, one compiled call each: step(t, y, h) advances y in place and returns
         #: the largest |‖e‖ − 1| of its quaternions before renormalising (NaN: not finite)
         self.steps = {
-            "rk4": functools.partial(stepper.rk4_step, self.tables, self.forces),
-            "sdirk2": functools.partial(_sdirk2_step, self.tables, self.forces, newton),
+            "rk4": functools.partial(stepper.rk4_step, self.handle),
+            "sdirk2": functools.partial(_sdirk2_step, self.handle,
+                                        (SDIRK_TOL, SDIRK_MAX_NEWTON)),
         }
 
     # --- state ------------------------------------------------------------------------------
@@ -106,7 +107,7 @@ class TreeSystem:
         recursions' base acceleration), or None when the model has none."""
         if self.forces is None:
             return None
-        stepper.external_forces(self.forces, t, kin, self.work)
+        stepper.body_forces(self.handle, t, kin)
         return self.work.f_ext.copy()
 
     def accelerations(self, t: float, kin: BodyKinematics) -> np.ndarray:
@@ -137,8 +138,7 @@ class TreeSystem:
         y = np.asarray(y, dtype=float)
         if self.solver == "aba":
             out = np.empty_like(y)
-            self.dyn.ops += stepper.derivative(self.tables, self.forces, t, y, self.work,
-                                               out)
+            self.dyn.ops += stepper.evaluate(self.handle, t, y, out)
             return out
         return np.concatenate([self.qdot(y), self.accelerations(t, self.kinematics(y))])
 
@@ -147,10 +147,7 @@ class TreeSystem:
         return self.maximal.energy(state)
 
     def kinetic_energy(self, state: State) -> float:
-        s = self.maximal
-        return float(0.5 * np.sum(s.mass * np.sum(state.v**2, 1))
-                     + 0.5 * np.einsum("ni,nij,nj->", state.w, s.inertia, state.w))
-
+        return self.maximal.kinetic_energy(state)
 
 def _sdirk2_step(*args) -> float:
     err, failed_at = stepper.sdirk2_step(*args)
