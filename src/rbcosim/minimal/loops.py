@@ -87,13 +87,13 @@ class ClosedLoopSystem(TreeSystem):
         self.independent = np.arange(self.nv)
         self._partition(0.0, G)
         self._y0 = self.settle(0.0, y0)
-        sdirk2 = _SDIRK2()
-        self.steps = {"rk4": self._stepper(_rk4), "sdirk2": self._stepper(sdirk2.step)}
 
     has_loops = True
 
-    def _stepper(self, method):
-        """step(t, y, h) as in TreeSystem.steps, by `method(f, t, y, h)` on `derivative`."""
+    def step_function(self, integrator: str):
+        """step(t, y, h) as TreeSystem's, by RK4 or SDIRK2 in Python on `derivative` (which
+        settles the loop closure at every evaluation)."""
+        method = _rk4 if integrator == "rk4" else _SDIRK2().step
 
         def step(t: float, y: np.ndarray, h: float) -> float:
             y[:] = method(self.derivative, t, y, h)

@@ -75,7 +75,7 @@ class MinimalSimulation:
         name = solver.integrator if solver.integrator in FIXED_STEP else "rk4"
         #: advance(t, y, h): y in place, returns max |‖e‖ − 1| before renormalising (NaN: not
         #: finite); trees: one compiled call; closed loops: the core integrator on derivative
-        self.advance = self.system.steps[name]
+        self.advance = self.system.step_function(name)
         self.diagnostics = Diagnostics(conservative=model.is_conservative)
         tree = self.system.tree
         self.columns = ["t", *body_columns(model), "energy", "constraint_drift",

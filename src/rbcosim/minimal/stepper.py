@@ -30,8 +30,7 @@ class TreeWork(NamedTuple):
     """Scratch of a tree's evaluations and steps: kinematics, recursion arrays, spatial body
     forces f_ext (n+1, 6) at O, zero joint forces tau (nv,), the applied-force kernel's inputs
     (centre-of-mass velocities vc, angular velocities w (n+1, 3), inertial) and outputs (force,
-    torque (n, 3), inertial, N and N·m); RK4 stages (5, ny); SDIRK2's Newton matrix
-    I − γh ∂f/∂y (ny, ny), kept between steps while Newton converges, and its valid flag (1,)."""
+    torque (n, 3), inertial, N and N·m); RK4 stages (5, ny)."""
 
     kin: BodyKinematics
     dyn: DynamicsWork
@@ -42,8 +41,6 @@ class TreeWork(NamedTuple):
     force: np.ndarray
     torque: np.ndarray
     stages: np.ndarray
-    newton: np.ndarray
-    newton_valid: np.ndarray
 
 
 @jit
@@ -51,8 +48,7 @@ def tree_work(tab, ny):
     n, nv = tab.mass.size - 1, tab.rate_kind.size
     return TreeWork(empty_kinematics(n, nv), dynamics_work(n, nv), np.zeros((n + 1, 6)),
                     np.zeros(nv), np.zeros((n + 1, 3)), np.zeros((n + 1, 3)),
-                    np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((5, ny)), np.zeros((ny, ny)),
-                    np.zeros(1, dtype=np.int64))
+                    np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((5, ny)))
 
 
 @jit
@@ -166,8 +162,9 @@ def _jacobian(tab, forces, t, y, work, f0, jac):
 @jit
 def _stage(tab, forces, t, base, gh, z, work, newton, out):
     """Solve z = base + gh f(t, z) by Newton's method from the guess in z; f(t, z) into `out`.
-    newton = (tolerance, iteration limit). Returns False when it did not converge."""
-    matrix, valid, tol, max_newton = work.newton, work.newton_valid, newton[0], newton[1]
+    newton = (matrix I − gh ∂f/∂y (ny, ny), kept between calls while Newton converges; its
+    valid flag (1,); tolerance; iteration limit). Returns False when it did not converge."""
+    matrix, valid, tol, max_newton = newton
     fz = np.empty_like(z)
     for attempt in range(2):
         if valid[0] == 0 or attempt == 1:

@@ -57,13 +57,6 @@ class TreeSystem:
         kin = self.dyn.kinematics(q0, np.zeros(self.nv))
         quaternions = np.array([b.quaternion for b in model.bodies]).reshape(-1, 4)
         self._sign = np.where(np.einsum("bi,bi->b", kin.q[1:], quaternions) < 0, -1.0, 1.0)
-        #: fixed steps, one compiled call each: step(t, y, h) advances y in place and returns
-        #: the largest |‖e‖ − 1| of its quaternions before renormalising (NaN: not finite)
-        self.steps = {
-            "rk4": functools.partial(stepper.rk4_step, self.handle),
-            "sdirk2": functools.partial(_sdirk2_step, self.handle,
-                                        (SDIRK_TOL, SDIRK_MAX_NEWTON)),
-        }
 
     # --- state ------------------------------------------------------------------------------
     def initial(self) -> np.ndarray:
@@ -102,6 +95,16 @@ class TreeSystem:
         return State(t, r, q, v, np.einsum("nji,nj->ni", R, w))
 
     # --- dynamics ---------------------------------------------------------------------------
+    def step_function(self, integrator: str):
+        """step(t, y, h) of a fixed-step integrator ("rk4" or "sdirk2"), one compiled call:
+        advances y in place and returns the largest |‖e‖ − 1| of its joint quaternions
+        before renormalising (NaN when y is not finite)."""
+        if integrator == "rk4":
+            return functools.partial(stepper.rk4_step, self.handle)
+        ny = self.nq + self.nv
+        newton = (np.zeros((ny, ny)), np.zeros(1, dtype=np.int64), SDIRK_TOL, SDIRK_MAX_NEWTON)
+        return functools.partial(_sdirk2_step, self.handle, newton)
+
     def body_forces(self, t: float, kin: BodyKinematics) -> np.ndarray | None:
         """Spatial forces at O (n+1, 6) on every body from loads and springs (gravity is the
         recursions' base acceleration), or None when the model has none."""
