@@ -17,11 +17,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from rbcosim.kernels import jit
 from rbcosim.minimal.kernel import kernel
 from rbcosim.minimal.spatial import (
-    cross3,
     crm,
+    cross3,
     half_turn,
     mv,
     qmul,
@@ -50,8 +49,7 @@ class BodyKinematics(NamedTuple):
     S: np.ndarray
 
 
-@jit
-def empty_kinematics(n_bodies, nv):
+def empty_kinematics(n_bodies: int, nv: int) -> BodyKinematics:
     """BodyKinematics for n moving bodies and nv rates, ground row set."""
     k = n_bodies + 1
     q = np.zeros((k, 4))

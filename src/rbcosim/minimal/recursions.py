@@ -18,7 +18,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-from rbcosim.kernels import jit
 from rbcosim.minimal.kernel import kernel
 from rbcosim.minimal.spatial import crf, spatial_inertia_into, vec6
 
@@ -38,8 +37,7 @@ class DynamicsWork(NamedTuple):
     F: np.ndarray
 
 
-@jit
-def dynamics_work(n_bodies, nv):
+def dynamics_work(n_bodies: int, nv: int) -> DynamicsWork:
     k = n_bodies + 1
     return DynamicsWork(np.zeros((k, 6, 6)), np.zeros((k, 6)), np.zeros((k, 6)),
                         np.zeros((nv, 6)), np.zeros(nv), np.zeros((nv, 6)), np.zeros((6, 12)),

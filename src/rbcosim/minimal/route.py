@@ -88,8 +88,7 @@ class MinimalSimulation:
         if math.isnan(err):
             raise SimulationError(f"non-finite joint coordinates at t = {self.t:.6g} s")
         d = self.diagnostics
-        if err > d.quaternion_error:
-            d.quaternion_error = err
+        d.quaternion_error = max(d.quaternion_error, err)
         if self.system.has_loops:
             self.y = self.system.settle(self.t, self.y)
             self.system.maybe_repartition(self.t, self.y)

@@ -17,8 +17,8 @@ from numba.typed import List
 
 from rbcosim.integrators import SDIRK2
 from rbcosim.kernels import jit
-from rbcosim.minimal.kernel import kernel
 from rbcosim.kernels.forces import applied_forces
+from rbcosim.minimal.kernel import kernel
 from rbcosim.minimal.motion import BodyKinematics, coordinate_rates, empty_kinematics, kinematics
 from rbcosim.minimal.recursions import DynamicsWork, aba, dynamics_work
 
@@ -43,8 +43,7 @@ class TreeWork(NamedTuple):
     stages: np.ndarray
 
 
-@jit
-def tree_work(tab, ny):
+def tree_work(tab, ny: int) -> TreeWork:
     n, nv = tab.mass.size - 1, tab.rate_kind.size
     return TreeWork(empty_kinematics(n, nv), dynamics_work(n, nv), np.zeros((n + 1, 6)),
                     np.zeros(nv), np.zeros((n + 1, 3)), np.zeros((n + 1, 3)),
