@@ -52,9 +52,8 @@ class TreeSystem:
         self.forces = force_table(model, gravity=False) if has_applied_forces(model) else None
         self.work = stepper.tree_work(self.tables, self.nq + self.nv)
         self.handle = stepper.make_handle(self.tables, self.forces, self.work)
-        q0 = initial_positions(self.tree)
-        self._q0 = q0
-        kin = self.dyn.kinematics(q0, np.zeros(self.nv))
+        self._q0 = initial_positions(self.tree)
+        kin = self.dyn.kinematics(self._q0, np.zeros(self.nv))
         quaternions = np.array([b.quaternion for b in model.bodies]).reshape(-1, 4)
         self._sign = np.where(np.einsum("bi,bi->b", kin.q[1:], quaternions) < 0, -1.0, 1.0)
 
