@@ -74,7 +74,7 @@ class MinimalSimulation:
         self.t = 0.0
         name = solver.integrator if solver.integrator in FIXED_STEP else "rk4"
         #: advance(t, y, h): y in place, returns max |‖e‖ − 1| before renormalising (NaN: not
-        #: finite); trees: one compiled call; closed loops: the core integrator on derivative
+        #: finite); trees: one compiled call; closed loops: RK4 / SDIRK2 on their derivative
         self.advance = self.system.step_function(name)
         self.diagnostics = Diagnostics(conservative=model.is_conservative)
         tree = self.system.tree
