@@ -44,6 +44,7 @@ class TreeWork(NamedTuple):
 
 
 def tree_work(tab, ny: int) -> TreeWork:
+    """TreeWork of the tree `tab` for states of ny = nq + nv entries."""
     n, nv = tab.mass.size - 1, tab.rate_kind.size
     return TreeWork(empty_kinematics(n, nv), dynamics_work(n, nv), np.zeros((n + 1, 6)),
                     np.zeros(nv), np.zeros((n + 1, 3)), np.zeros((n + 1, 3)),
@@ -52,8 +53,9 @@ def tree_work(tab, ny: int) -> TreeWork:
 
 @jit
 def make_handle(tab, forces, work):
-    """A typed List holding (tab, forces or None, work): unboxed from Python in about a microsecond,
-    where the namedtuples themselves cost one reference count per array and call."""
+    """A typed List holding (tab, forces or None, work), the argument of the entry points
+    called from Python: unboxed in about a microsecond, where the namedtuples themselves cost
+    about 0.1 µs per array and call."""
     handle = List()
     handle.append((tab, forces, work))
     return handle

@@ -31,16 +31,14 @@ ROTATION, TRANSLATION = 0, 1
 #: rate_side values: the body whose frame holds the axis
 PARENT, CHILD = 0, 1
 
-_EYE = np.eye(3)
-
 
 class TreeTables(NamedTuple):
     """Constant data of a tree's joints, rates and bodies (SI units).
 
     Joints (nj,), tree order: joint_body, joint_parent (body indices), joint_v0, joint_nv
     (slice of v), joint_quat (index in q of the joint quaternion, −1 for none); body_joint
-    (n+1,) the joint of every body (−1 for the ground); marker_a,
-    marker_b (nj, 4) the quaternions A and B above, marker_parent (nj, 3) the parent marker
+    (n+1,) the joint of every body (−1 for the ground); marker_a, marker_b (nj, 4) the
+    quaternions A and B above, marker_parent (nj, 3) the parent marker
     origin in the parent body frame, marker_child (nj, 3) the child marker origin in the
     child body frame, fixed_shift (nj, 3) t_fix in the parent body frame.
     Rates (nv,): rate_kind (ROTATION/TRANSLATION), rate_side (PARENT/CHILD), rate_axis
@@ -72,28 +70,26 @@ class TreeTables(NamedTuple):
     base_acceleration: np.ndarray
 
 
-def _rates(j: TreeJoint) -> list[tuple[int, int, tuple, tuple, int]]:
-    """(kind, side, axis in the side's marker frame, u for e(q), q index) of every rate."""
+def _rates(j: TreeJoint) -> list[tuple[int, int, tuple, int]]:
+    """(kind, side, axis in the side's marker frame, q index) of every rate of joint j."""
     k, i = j.kind, j.q0
     x, y, z = (1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)
     if k == "revolute":
-        return [(ROTATION, PARENT, j.axes[0], j.axes[0], i)]
+        return [(ROTATION, PARENT, j.axes[0], i)]
     if k == "prismatic":
-        return [(TRANSLATION, PARENT, j.axes[0], j.axes[0], i)]
+        return [(TRANSLATION, PARENT, j.axes[0], i)]
     if k == "cylindrical":
-        return [(ROTATION, PARENT, j.axes[0], j.axes[0], i),
-                (TRANSLATION, PARENT, j.axes[0], j.axes[0], i + 1)]
+        return [(ROTATION, PARENT, j.axes[0], i), (TRANSLATION, PARENT, j.axes[0], i + 1)]
     if k == "universal":
-        return [(ROTATION, PARENT, j.axes[0], j.axes[0], i),
-                (ROTATION, CHILD, j.axes[1], j.axes[1], i + 1)]
+        return [(ROTATION, PARENT, j.axes[0], i), (ROTATION, CHILD, j.axes[1], i + 1)]
     if k == "planar":
-        return [(TRANSLATION, PARENT, x, x, i), (TRANSLATION, PARENT, y, y, i + 1),
-                (ROTATION, CHILD, z, z, i + 2)]
+        return [(TRANSLATION, PARENT, x, i), (TRANSLATION, PARENT, y, i + 1),
+                (ROTATION, CHILD, z, i + 2)]
     if k == "spherical":
-        return [(ROTATION, CHILD, e, e, -1) for e in (x, y, z)]
+        return [(ROTATION, CHILD, e, -1) for e in (x, y, z)]
     if k == "free":
-        return ([(TRANSLATION, PARENT, e, e, i + m) for m, e in enumerate((x, y, z))]
-                + [(ROTATION, CHILD, e, e, -1) for e in (x, y, z)])
+        return ([(TRANSLATION, PARENT, e, i + m) for m, e in enumerate((x, y, z))]
+                + [(ROTATION, CHILD, e, -1) for e in (x, y, z)])
     return []
 
 
@@ -136,8 +132,8 @@ def tree_tables(tree: Tree) -> TreeTables:
         rate_kind=np.array([r[0] for r in rates], dtype=np.int64),
         rate_side=side,
         rate_axis=np.ascontiguousarray(np.einsum("kab,kb->ka", frames, marker_axis)),
-        rate_u=np.array([r[3] for r in rates], dtype=float).reshape(-1, 3),
-        rate_q=np.array([r[4] for r in rates], dtype=np.int64),
+        rate_u=marker_axis,
+        rate_q=np.array([r[3] for r in rates], dtype=np.int64),
         mass=mass,
         inertia=inertia,
         base_acceleration=np.concatenate([np.zeros(3), -np.asarray(model.gravity, float)]),
