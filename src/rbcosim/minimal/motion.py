@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from rbcosim.minimal.kernel import kernel
+from rbcosim.kernels import jit
 from rbcosim.minimal.spatial import (
     crm,
     cross3,
@@ -61,7 +61,7 @@ def empty_kinematics(n_bodies: int, nv: int) -> BodyKinematics:
                           np.zeros((nv, 6)))
 
 
-@kernel
+@jit
 def kinematics(tab, q, v, kin):
     """Fill `kin` from joint coordinates q (nq,) and rates v (nv,); returns the number of
     multiplications done."""
@@ -136,7 +136,7 @@ def kinematics(tab, q, v, kin):
     return ops
 
 
-@kernel
+@jit
 def body_accelerations(tab, kin, vdot, base, acc):
     """Spatial accelerations (ω̇; v̇_O) (n+1, 6) into `acc` from v̇ (nv,), base acceleration
     `base` (6,) of the ground (zero, or (0; −g) to include gravity)."""
@@ -154,7 +154,7 @@ def body_accelerations(tab, kin, vdot, base, acc):
                 acc[b, m] += S[k, m] * vdot[k]
 
 
-@kernel
+@jit
 def coordinate_rates(tab, q, v, qdot):
     """q̇ (nq,) into `qdot`: equal to the rate for ordinary coordinates, ½ e ⊗ (0, ω) for a
     joint quaternion e (ω in the child marker's axes, rad/s)."""

@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from rbcosim.minimal.kernel import kernel
+from rbcosim.kernels import jit
 from rbcosim.minimal.spatial import crf, spatial_inertia_into, vec6
 
 
@@ -44,25 +44,25 @@ def dynamics_work(n_bodies: int, nv: int) -> DynamicsWork:
                         np.zeros((6, 6)))
 
 
-@kernel
+@jit
 def _times(I, b, x):
     """I[b] x for an (m, 6, 6) array I and a 6-tuple x, as a tuple."""
     return (_row_dot(I, b, 0, x), _row_dot(I, b, 1, x), _row_dot(I, b, 2, x),
             _row_dot(I, b, 3, x), _row_dot(I, b, 4, x), _row_dot(I, b, 5, x))
 
 
-@kernel
+@jit
 def _row_dot(I, b, r, x):
     return (I[b, r, 0] * x[0] + I[b, r, 1] * x[1] + I[b, r, 2] * x[2]
             + I[b, r, 3] * x[3] + I[b, r, 4] * x[4] + I[b, r, 5] * x[5])
 
 
-@kernel
+@jit
 def _dot6(a, b):
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5]
 
 
-@kernel
+@jit
 def _invert_spd(block, n, out, row0):
     """Inverse of the symmetric positive definite n × n matrix in block[:n, :n] (Gauss–Jordan
     without pivoting; block[:, 6:] is scratch) into out[row0 : row0 + n, :n]."""
@@ -88,7 +88,7 @@ def _invert_spd(block, n, out, row0):
             out[row0 + i, j] = block[i, 6 + j]
 
 
-@kernel
+@jit
 def _body_inertias(tab, kin, I):
     """Spatial inertias I_b (n+1, 6, 6) of the moving bodies at O, inertial axes."""
     joint_body, mass, inertia, R, r = tab.joint_body, tab.mass, tab.inertia, kin.R, kin.r
@@ -99,7 +99,7 @@ def _body_inertias(tab, kin, I):
     return ops
 
 
-@kernel
+@jit
 def _body_forces(tab, kin, f_ext, work):
     """Velocity-product forces V ×* (I V) − f_ext into work.p, from the inertias in work.I."""
     joint_body, V, I, P = tab.joint_body, kin.V, work.I, work.p
@@ -112,7 +112,7 @@ def _body_forces(tab, kin, f_ext, work):
     return 60 * joint_body.size
 
 
-@kernel
+@jit
 def aba(tab, kin, tau, f_ext, base, work, vdot):
     """Joint accelerations v̇ (nv,) into `vdot` by the articulated-body algorithm."""
     ops = _body_inertias(tab, kin, work.I) + _body_forces(tab, kin, f_ext, work)
@@ -179,7 +179,7 @@ def aba(tab, kin, tau, f_ext, base, work, vdot):
     return ops
 
 
-@kernel
+@jit
 def _composite(tab, kin, work, M):
     """M(q) into `M` from the body inertias in work.I (turned into composite inertias)."""
     joint_body, joint_parent, joint_v0, joint_nv = (tab.joint_body, tab.joint_parent,
@@ -219,7 +219,7 @@ def _composite(tab, kin, work, M):
     return ops
 
 
-@kernel
+@jit
 def _newton_euler(tab, kin, f_ext, base, work, C):
     """C(q, v) into `C` from the body inertias in work.I (recursive Newton–Euler)."""
     ops = _body_forces(tab, kin, f_ext, work)
@@ -246,20 +246,20 @@ def _newton_euler(tab, kin, f_ext, base, work, C):
     return ops + 42 * joint_body.size
 
 
-@kernel
+@jit
 def mass_matrix(tab, kin, work, M):
     """Joint-space mass matrix M(q) (nv, nv) into `M` by the composite-rigid-body algorithm."""
     return _body_inertias(tab, kin, work.I) + _composite(tab, kin, work, M)
 
 
-@kernel
+@jit
 def bias(tab, kin, f_ext, base, work, C):
     """C(q, v) (nv,) into `C`: the joint forces that hold v̇ = 0 against velocity products,
     gravity (`base`) and f_ext (recursive Newton–Euler)."""
     return _body_inertias(tab, kin, work.I) + _newton_euler(tab, kin, f_ext, base, work, C)
 
 
-@kernel
+@jit
 def mass_matrix_and_bias(tab, kin, f_ext, base, work, M, C):
     """Both M (into `M`) and C (into `C`), the body inertias computed once."""
     ops = _body_inertias(tab, kin, work.I) + _newton_euler(tab, kin, f_ext, base, work, C)

@@ -11,28 +11,28 @@ from __future__ import annotations
 
 import math
 
-from rbcosim.minimal.kernel import kernel
+from rbcosim.kernels import jit
 
 
-@kernel
+@jit
 def vec3(x, i):
     """Row i of an (m, 3) array as a tuple."""
     return (x[i, 0], x[i, 1], x[i, 2])
 
 
-@kernel
+@jit
 def vec4(x, i):
     """Row i of an (m, 4) array as a tuple."""
     return (x[i, 0], x[i, 1], x[i, 2], x[i, 3])
 
 
-@kernel
+@jit
 def vec6(x, i):
     """Row i of an (m, 6) array as a tuple."""
     return (x[i, 0], x[i, 1], x[i, 2], x[i, 3], x[i, 4], x[i, 5])
 
 
-@kernel
+@jit
 def qmul(p, q):
     """Hamilton product p ⊗ q of two 4-tuples (scalar first)."""
     p0, p1, p2, p3 = p
@@ -43,14 +43,14 @@ def qmul(p, q):
             p0 * q3 + p1 * q2 - p2 * q1 + p3 * q0)
 
 
-@kernel
+@jit
 def half_turn(u, angle):
     """The unit quaternion exp(½ angle u) of a rotation by `angle` rad about unit axis u."""
     s = math.sin(0.5 * angle)
     return (math.cos(0.5 * angle), s * u[0], s * u[1], s * u[2])
 
 
-@kernel
+@jit
 def rotation_into(q, out, b):
     """Rotation matrix (3, 3) of quaternion q (4-tuple, need not be unit) into out[b]."""
     w, x, y, z = q
@@ -63,7 +63,7 @@ def rotation_into(q, out, b):
     out[b, 2, 0], out[b, 2, 1], out[b, 2, 2] = xz - wy, yz + wx, 1.0 - xx - yy
 
 
-@kernel
+@jit
 def mv(R, b, a):
     """R[b] a for an (m, 3, 3) array R and a 3-tuple a."""
     return (R[b, 0, 0] * a[0] + R[b, 0, 1] * a[1] + R[b, 0, 2] * a[2],
@@ -71,12 +71,12 @@ def mv(R, b, a):
             R[b, 2, 0] * a[0] + R[b, 2, 1] * a[1] + R[b, 2, 2] * a[2])
 
 
-@kernel
+@jit
 def cross3(a, b):
     return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
 
 
-@kernel
+@jit
 def crm(a, b):
     """Spatial motion cross product a ×m b of two 6-vectors."""
     w0, w1, w2, v0, v1, v2 = a[0], a[1], a[2], a[3], a[4], a[5]
@@ -87,7 +87,7 @@ def crm(a, b):
             w0 * y1 - w1 * y0 + v0 * x1 - v1 * x0)
 
 
-@kernel
+@jit
 def crf(a, f):
     """Spatial force cross product a ×* f of two 6-vectors."""
     w0, w1, w2, v0, v1, v2 = a[0], a[1], a[2], a[3], a[4], a[5]
@@ -98,7 +98,7 @@ def crf(a, f):
             w1 * f2 - w2 * f1, w2 * f0 - w0 * f2, w0 * f1 - w1 * f0)
 
 
-@kernel
+@jit
 def spatial_inertia_into(m, inertia, R, r, b, out):
     """Spatial inertia (6, 6) at O, inertial axes, of body b into out[b]: mass m (kg), inertia
     (n+1, 3, 3) (kg·m², body axes, about the centre of mass), rotations R (n+1, 3, 3) body ->

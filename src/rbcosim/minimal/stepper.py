@@ -16,9 +16,8 @@ import numpy as np
 from numba.typed import List
 
 from rbcosim.integrators import SDIRK2
-from rbcosim.kernels import jit
+from rbcosim.kernels import jit, jit_alloc
 from rbcosim.kernels.forces import applied_forces
-from rbcosim.minimal.kernel import kernel
 from rbcosim.minimal.motion import BodyKinematics, coordinate_rates, empty_kinematics, kinematics
 from rbcosim.minimal.recursions import DynamicsWork, aba, dynamics_work
 
@@ -51,7 +50,7 @@ def tree_work(tab, ny: int) -> TreeWork:
                     np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((5, ny)))
 
 
-@jit
+@jit_alloc
 def make_handle(tab, forces, work):
     """A typed List holding (tab, forces or None, work), the argument of the entry points
     called from Python: unboxed in about a microsecond, where the namedtuples themselves cost
@@ -61,7 +60,7 @@ def make_handle(tab, forces, work):
     return handle
 
 
-@kernel
+@jit
 def external_forces(forces, t, kin, work):
     """Applied forces at time t (s) on the bodies of `kin` into work.f_ext (n+1, 6): moment
     about O and force, inertial."""
@@ -81,7 +80,7 @@ def external_forces(forces, t, kin, work):
         f_ext[b, 3], f_ext[b, 4], f_ext[b, 5] = F0, F1, F2
 
 
-@kernel
+@jit
 def derivative(tab, forces, t, y, work, ydot):
     """ẏ = [q̇, v̇] (articulated-body algorithm) into `ydot`, with the applied forces of
     `forces` (None: gravity only, compiled without them); returns the multiplications."""
@@ -95,21 +94,21 @@ def derivative(tab, forces, t, y, work, ydot):
     return ops
 
 
-@jit
+@jit_alloc
 def evaluate(handle, t, y, ydot):
     """`derivative` from Python, on a handle."""
     tab, forces, work = handle[0]
     return derivative(tab, forces, t, y, work, ydot)
 
 
-@jit
+@jit_alloc
 def body_forces(handle, t, kin):
     """`external_forces` from Python: spatial body forces at O of `kin` into work.f_ext."""
     _, forces, work = handle[0]
     external_forces(forces, t, kin, work)
 
 
-@kernel
+@jit
 def normalize(tab, y):
     """Renormalise the joint quaternions of y in place. Returns the largest |‖e‖ − 1| before,
     or NaN when y has a non-finite entry."""
@@ -129,7 +128,7 @@ def normalize(tab, y):
     return err
 
 
-@jit
+@jit_alloc
 def rk4_step(handle, t, y, h):
     """One classic RK4 step of h seconds from time t (s), y updated in place and its joint
     quaternions renormalised. Returns what `normalize` returns."""
@@ -147,7 +146,7 @@ def rk4_step(handle, t, y, h):
     return normalize(tab, y)
 
 
-@jit
+@jit_alloc
 def _jacobian(tab, forces, t, y, work, f0, jac):
     """Forward-difference ∂ẏ/∂y (ny, ny) into `jac` (steps 1e-7 max(1, |y_k|))."""
     derivative(tab, forces, t, y, work, f0)
@@ -160,7 +159,7 @@ def _jacobian(tab, forces, t, y, work, f0, jac):
         yp[k] = y[k]
 
 
-@jit
+@jit_alloc
 def _stage(tab, forces, t, base, gh, z, work, newton, out):
     """Solve z = base + gh f(t, z) by Newton's method from the guess in z; f(t, z) into `out`.
     newton = (matrix I − gh ∂f/∂y (ny, ny), kept between calls while Newton converges; its
@@ -182,7 +181,7 @@ def _stage(tab, forces, t, base, gh, z, work, newton, out):
     return False
 
 
-@jit
+@jit_alloc
 def sdirk2_step(handle, newton, t, y, h):
     """One step of Alexander's two-stage L-stable SDIRK2 (as `rbcosim.integrators.SDIRK2`:
     forward-difference Jacobian, reused while Newton converges). y is updated in place and
