@@ -31,9 +31,9 @@ from rbcosim import quaternion as quat
 from rbcosim.constraints import Constraints, JacobianAssembler
 from rbcosim.dynamics import independent_rows
 from rbcosim.errors import SimulationError
-from rbcosim.integrators import SDIRK2
 from rbcosim.kinematics import Kinematics
 from rbcosim.linalg3 import cross
+from rbcosim.minimal.stepper import SDIRK_GAMMA
 from rbcosim.minimal.system import TreeSystem
 from rbcosim.minimal.tree import Tree, build_tree
 from rbcosim.model import Model
@@ -277,7 +277,7 @@ class _SDIRK2:
     """Alexander's two-stage L-stable SDIRK2 as `rbcosim.integrators.SDIRK2` (Newton with a
     forward-difference Jacobian, its matrix reused while Newton converges), on a Python f."""
 
-    gamma = float(SDIRK2.gamma)
+    gamma = SDIRK_GAMMA
 
     def __init__(self, tol: float = 1e-10, max_newton: int = 12):
         self.tol, self.max_newton = tol, max_newton

@@ -15,14 +15,13 @@ from typing import NamedTuple
 import numpy as np
 from numba.typed import List
 
-from rbcosim.integrators import SDIRK2
 from rbcosim.kernels import jit, jit_alloc
 from rbcosim.kernels.forces import applied_forces
 from rbcosim.minimal.motion import BodyKinematics, coordinate_rates, empty_kinematics, kinematics
 from rbcosim.minimal.recursions import DynamicsWork, aba, dynamics_work
 
-#: SDIRK2's diagonal coefficient γ = 1 − 1/√2
-SDIRK_GAMMA = float(SDIRK2.gamma)
+#: SDIRK2's diagonal coefficient γ = 1 − 1/√2 (Alexander's L-stable two-stage method)
+SDIRK_GAMMA = 1.0 - 1.0 / math.sqrt(2.0)
 
 
 class TreeWork(NamedTuple):
