@@ -33,6 +33,7 @@ from rbcosim.dynamics import independent_rows
 from rbcosim.errors import SimulationError
 from rbcosim.kinematics import Kinematics
 from rbcosim.linalg3 import cross
+from rbcosim.minimal.stepper import SDIRK_GAMMA
 from rbcosim.minimal.system import TreeSystem
 from rbcosim.minimal.tree import Tree, build_tree
 from rbcosim.model import Model
@@ -64,8 +65,8 @@ class ClosedLoopSystem(TreeSystem):
         # (body b, rate k): rate k moves body b
         self._ancestor_mask = np.zeros((n, n))
         self._column_mask = np.zeros((n, self.nv))
-        owner = {Jt.body: Jt for Jt in self.dyn.joints}
-        for Jt in self.dyn.joints:
+        owner = {Jt.body: Jt for Jt in self.tree.joints}
+        for Jt in self.tree.joints:
             a = Jt.body
             while a:
                 self._ancestor_mask[Jt.body - 1, a - 1] = 1.0
@@ -77,7 +78,7 @@ class ClosedLoopSystem(TreeSystem):
         self.rows, self.rank = independent_rows(G)
         self.n_independent = self.nv - self.rank
         quaternion_rates = np.zeros(self.nv, dtype=bool)
-        for Jt in self.dyn.joints:
+        for Jt in self.tree.joints:
             if Jt.kind in ("spherical", "free"):
                 quaternion_rates[Jt.v0 + (3 if Jt.kind == "free" else 0) : Jt.v0 + Jt.nv] = True
         self._weights = np.where(quaternion_rates, QUATERNION_WEIGHT, 1.0)
@@ -86,6 +87,19 @@ class ClosedLoopSystem(TreeSystem):
         self.independent = np.arange(self.nv)
         self._partition(0.0, G)
         self._y0 = self.settle(0.0, y0)
+
+    has_loops = True
+
+    def step_function(self, integrator: str):
+        """step(t, y, h) as TreeSystem's, by RK4 or SDIRK2 in Python on `derivative` (which
+        settles the loop closure at every evaluation)."""
+        method = _rk4 if integrator == "rk4" else _SDIRK2().step
+
+        def step(t: float, y: np.ndarray, h: float) -> float:
+            y[:] = method(self.derivative, t, y, h)
+            return self.normalize(y)
+
+        return step
 
     # --- closure equations ------------------------------------------------------------------
     def _closure(self, kin, t: float):
@@ -113,11 +127,7 @@ class ClosedLoopSystem(TreeSystem):
         """Jb (6n, nv): body velocities [v_c, ω^b] per body from the joint rates."""
         if X is None:
             X, _ = self._body_maps(kin)
-        S = np.zeros((6, self.nv))
-        for Jt in self.dyn.joints:
-            if Jt.nv:
-                S[:, Jt.v0 : Jt.v0 + Jt.nv] = self.dyn.subspace_matrix(kin, Jt.body)
-        return np.einsum("bij,jk,bk->bik", X, S, self._column_mask).reshape(-1, self.nv)
+        return np.einsum("bij,kj,bk->bik", X, kin.S, self._column_mask).reshape(-1, self.nv)
 
     def _velocity_products(self, kin, X=None, r=None) -> np.ndarray:
         """κ (6n,): body accelerations [v̇_c, ω̇^b] at v̇ = 0, no gravity."""
@@ -197,7 +207,7 @@ class ClosedLoopSystem(TreeSystem):
     # --- recovery of dependent coordinates ----------------------------------------------------
     def _displace(self, y: np.ndarray, delta: np.ndarray) -> None:
         """q ⊕ δ in place, δ (nv,) a displacement in rate coordinates."""
-        for Jt in self.dyn.joints:
+        for Jt in self.tree.joints:
             i, k, nv = Jt.q0, Jt.v0, Jt.nv
             d = delta[k : k + nv]
             if not nv or not d.any():
@@ -239,10 +249,7 @@ class ClosedLoopSystem(TreeSystem):
     def derivative(self, t: float, y: np.ndarray) -> np.ndarray:
         y = self.settle(t, y)
         _, G, rhs, kin = self.closure_jacobian(y)
-        f_ext = self.body_forces(t, kin)
-        gravity = f_ext is None
-        M = self.dyn.mass_matrix(kin)
-        C = self.dyn.bias(kin, f_ext, gravity=gravity)
+        M, C = self.dyn.mass_matrix_and_bias(kin, self.body_forces(t, kin))
         dep, ind = self.dependent, self.independent
         nv = self.nv
         B = np.zeros((nv, ind.size))
@@ -254,5 +261,55 @@ class ClosedLoopSystem(TreeSystem):
             bbar[dep] = np.linalg.solve(Gd, rhs)
         vdot_i = np.linalg.solve(B.T @ M @ B, B.T @ (-C - M @ bbar))
         vdot = B @ vdot_i + bbar
-        yl = y.tolist()
-        return np.concatenate([self.qdot(yl), vdot])
+        return np.concatenate([self.qdot(y), vdot])
+
+
+def _rk4(f, t: float, y: np.ndarray, h: float) -> np.ndarray:
+    """One classic RK4 step of f(t, y) (the derivative settles the loop closure itself)."""
+    k1 = f(t, y)
+    k2 = f(t + h / 2, y + h / 2 * k1)
+    k3 = f(t + h / 2, y + h / 2 * k2)
+    k4 = f(t + h, y + h * k3)
+    return y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+
+
+class _SDIRK2:
+    """Alexander's two-stage L-stable SDIRK2 as `rbcosim.integrators.SDIRK2` (Newton with a
+    forward-difference Jacobian, its matrix reused while Newton converges), on a Python f."""
+
+    gamma = SDIRK_GAMMA
+
+    def __init__(self, tol: float = 1e-10, max_newton: int = 12):
+        self.tol, self.max_newton = tol, max_newton
+        self._matrix = None
+
+    @staticmethod
+    def _jacobian(f, t, y):
+        f0 = f(t, y)
+        jac = np.empty((y.size, y.size))
+        for k in range(y.size):
+            dy = 1e-7 * max(1.0, abs(y[k]))
+            yp = y.copy()
+            yp[k] += dy
+            jac[:, k] = (f(t, yp) - f0) / dy
+        return jac
+
+    def _stage(self, f, t, base, h, guess):
+        """Solve z = base + γ h f(t, z) for z; returns f(t, z)."""
+        gh = self.gamma * h
+        z = guess.copy()
+        for attempt in range(2):
+            if self._matrix is None or attempt == 1:
+                self._matrix = np.eye(z.size) - gh * self._jacobian(f, t, z)
+            for _ in range(self.max_newton):
+                dz = np.linalg.solve(self._matrix, -(z - base - gh * f(t, z)))
+                z = z + dz
+                if np.linalg.norm(dz) <= self.tol * (1.0 + np.linalg.norm(z)):
+                    return f(t, z)
+        raise SimulationError(f"sdirk2: Newton iteration did not converge at t = {t:.6g} s")
+
+    def step(self, f, t, y, h):
+        g = self.gamma
+        k1 = self._stage(f, t + g * h, y, h, y)
+        k2 = self._stage(f, t + h, y + (1 - g) * h * k1, h, y + h * k1)
+        return y + h * ((1 - g) * k1 + g * k2)

@@ -1,21 +1,31 @@
 """Equations of motion of a tree in joint coordinates: y = [q (nq), v (nv)] -> ẏ.
 
 The state is the pair (q, v) of joint coordinates and rates laid out joint by joint (see
-`rbcosim.minimal.tree`). Body poses and velocities are reconstructed from it for output, for
-the forces the model applies (loads, springs, torsion springs, via `MaximalSystem.applied`),
+`rbcosim.minimal.tree`). The right-hand side and whole fixed steps are compiled
+(`rbcosim.minimal.stepper`). Body poses and velocities are reconstructed from q, v for output
 and for the energy and constraint checks, which are those of the maximal route.
 """
 
 from __future__ import annotations
 
+import functools
+import math
+
 import numpy as np
 
 from rbcosim.dynamics import MaximalSystem
-from rbcosim.kinematics import Kinematics
-from rbcosim.minimal.algorithms import BodyKinematics, TreeDynamics
+from rbcosim.errors import SimulationError
+from rbcosim.kernels.forces import force_table, has_applied_forces
+from rbcosim.linalg3 import cross
+from rbcosim.minimal import stepper
+from rbcosim.minimal.algorithms import TreeDynamics
+from rbcosim.minimal.motion import BodyKinematics, coordinate_rates
 from rbcosim.minimal.tree import Tree, build_tree, initial_positions
 from rbcosim.model import Model
 from rbcosim.state import State
+
+#: SDIRK2's Newton settings, those of `rbcosim.integrators.SDIRK2`
+SDIRK_TOL, SDIRK_MAX_NEWTON = 1e-10, 12
 
 
 class TreeSystem:
@@ -24,145 +34,126 @@ class TreeSystem:
     solver: "aba" (articulated-body, O(n)) or "crba" (mass matrix + Cholesky, O(n^2..3)).
     """
 
+    #: closed loops need the dependent coordinates recovered after every step (`settle`)
+    has_loops = False
+
     def __init__(self, model: Model, *, tree: Tree | None = None, solver: str = "aba"):
         if solver not in ("aba", "crba"):
             raise ValueError(f"solver must be 'aba' or 'crba', got {solver!r}")
         self.model = model
         self.tree = tree if tree is not None else build_tree(model)
         self.dyn = TreeDynamics(self.tree)
+        self.tables = self.dyn.tables
         self.solver = solver
         self.maximal = MaximalSystem(model, drop_redundant=False)
         self.nq, self.nv = self.tree.nq, self.tree.nv
-        self.quaternion_blocks = self.tree.quaternion_slices()
-        self.has_applied = bool(model.loads or model.springs or model.torsion_springs)
-        #: optional provider (t, Kinematics) -> (force (n,3), torque (n,3)), as MaximalSystem's
-        self.external = None
-        self._sign = [1.0] * (model.n_bodies + 1)
-        q0 = initial_positions(self.tree)
-        kin = self.dyn.kinematics(q0.tolist(), [0.0] * self.nv)
-        for b, body in enumerate(model.bodies, start=1):
-            if float(np.dot(kin.q[b], body.quaternion)) < 0:
-                self._sign[b] = -1.0
+        #: loads and springs as arrays, None when gravity (the recursions' base acceleration)
+        #: is the only force
+        self.forces = force_table(model, gravity=False) if has_applied_forces(model) else None
+        self.work = stepper.tree_work(self.tables, self.nq + self.nv)
+        self.handle = stepper.make_handle(self.tables, self.forces, self.work)
+        self._q0 = initial_positions(self.tree)
+        kin = self.dyn.kinematics(self._q0, np.zeros(self.nv))
+        quaternions = np.array([b.quaternion for b in model.bodies]).reshape(-1, 4)
+        self._sign = np.where(np.einsum("bi,bi->b", kin.q[1:], quaternions) < 0, -1.0, 1.0)
 
     # --- state ------------------------------------------------------------------------------
     def initial(self) -> np.ndarray:
         """y0 = [q0, v0]: joint coordinates of the initial body poses, and joint rates fitted
         (least squares) to the initial body velocities."""
-        q0 = initial_positions(self.tree)
-        kin = self.dyn.kinematics(q0.tolist(), [0.0] * self.nv)
+        kin = self.dyn.kinematics(self._q0, np.zeros(self.nv))
         state = State.initial(self.model)
-        V = [np.zeros(6)]
-        for b in range(1, self.model.n_bodies + 1):
-            R = np.array(kin.R[b]).reshape(3, 3)
-            w = R @ state.w[b - 1]
-            V.append(np.concatenate([w, state.v[b - 1] - np.cross(w, kin.r[b])]))
+        w = np.einsum("bij,bj->bi", kin.R[1:], state.w)
+        V = np.zeros((self.model.n_bodies + 1, 6))
+        V[1:, :3], V[1:, 3:] = w, state.v - cross(w, kin.r[1:])
         v0 = np.zeros(self.nv)
-        for J in self.dyn.joints:
-            if not J.nv:
-                continue
-            S = self.dyn.subspace_matrix(kin, J.body)
-            rel = V[J.body] - V[J.parent]
-            v0[J.v0 : J.v0 + J.nv] = np.linalg.lstsq(S, rel, rcond=None)[0]
-        return np.concatenate([q0, v0])
+        if V.any():
+            for J in self.tree.joints:
+                if J.nv:
+                    S = self.dyn.subspace_matrix(kin, J.body)
+                    rel = V[J.body] - V[J.parent]
+                    v0[J.v0 : J.v0 + J.nv] = np.linalg.lstsq(S, rel, rcond=None)[0]
+        return np.concatenate([self._q0, v0])
 
     def normalize(self, y: np.ndarray) -> float:
-        """Renormalise quaternion coordinates in place; returns the largest |‖q‖ − 1| before."""
-        err = 0.0
-        for a, b in self.quaternion_blocks:
-            norm = float(np.linalg.norm(y[a:b]))
-            err = max(err, abs(norm - 1.0))
-            y[a:b] /= norm
-        return err
+        """Renormalise quaternion coordinates in place; returns the largest |‖q‖ − 1| before
+        (NaN when y is not finite)."""
+        return stepper.normalize(self.tables, y)
 
     def kinematics(self, y) -> BodyKinematics:
-        y = y.tolist() if isinstance(y, np.ndarray) else y
+        y = np.asarray(y, dtype=float)
         return self.dyn.kinematics(y[: self.nq], y[self.nq :])
 
     def body_state(self, t: float, kin: BodyKinematics) -> State:
         """The maximal-coordinate State (centre of mass, quaternion, velocities) of `kin`."""
-        n = self.model.n_bodies
-        R = np.array(kin.R[1:]).reshape(n, 3, 3)
-        r = np.array(kin.r[1:]).reshape(n, 3)
-        V = np.array(kin.V[1:]).reshape(n, 6)
-        w = V[:, :3]
-        v = V[:, 3:] + np.cross(w, r)
-        q = np.array(kin.q[1:]).reshape(n, 4) * np.array(self._sign[1:])[:, None]
+        R, r = kin.R[1:], kin.r[1:].copy()
+        w = kin.V[1:, :3]
+        v = kin.V[1:, 3:] + cross(w, r)
+        q = kin.q[1:] * self._sign[:, None]
         q /= np.linalg.norm(q, axis=1, keepdims=True)
         return State(t, r, q, v, np.einsum("nji,nj->ni", R, w))
 
     # --- dynamics ---------------------------------------------------------------------------
-    def body_forces(self, t: float, kin: BodyKinematics):
-        """Spatial forces at O on every body from loads, springs, external providers (list by
-        body, ground None), or None when gravity is the only force."""
-        if not self.has_applied and self.external is None:
-            return None
-        state = self.body_state(t, kin)
-        mk = Kinematics.of(state)
-        self.maximal.external = self.external
-        force, torque = self.maximal.applied(t, mk)
-        moment = torque + np.cross(state.r, force)
-        f = np.hstack([moment, force]).tolist()
-        return [None, *f]
+    def step_function(self, integrator: str):
+        """step(t, y, h) of a fixed-step integrator ("rk4" or "sdirk2"), one compiled call:
+        advances y in place and returns the largest |‖e‖ − 1| of its joint quaternions
+        before renormalising (NaN when y is not finite)."""
+        if integrator == "rk4":
+            return functools.partial(stepper.rk4_step, self.handle)
+        ny = self.nq + self.nv
+        newton = (np.zeros((ny, ny)), np.zeros(1, dtype=np.int64), SDIRK_TOL, SDIRK_MAX_NEWTON)
+        return functools.partial(_sdirk2_step, self.handle, newton)
 
-    def accelerations(self, t: float, kin: BodyKinematics) -> list[float]:
+    def body_forces(self, t: float, kin: BodyKinematics) -> np.ndarray | None:
+        """Spatial forces at O (n+1, 6) on every body from loads and springs (gravity is the
+        recursions' base acceleration), or None when the model has none."""
+        if self.forces is None:
+            return None
+        stepper.body_forces(self.handle, t, kin)
+        return self.work.f_ext.copy()
+
+    def accelerations(self, t: float, kin: BodyKinematics) -> np.ndarray:
         """Joint accelerations v̇ (nv,) at the kinematic state `kin`."""
         f_ext = self.body_forces(t, kin)
-        gravity = f_ext is None
         if self.solver == "aba":
-            return self.dyn.aba(kin, None, f_ext, gravity=gravity)
-        M = self.dyn.mass_matrix(kin)
-        C = self.dyn.bias(kin, f_ext, gravity=gravity)
-        return np.linalg.solve(M, -C).tolist()
+            return self.dyn.aba(kin, None, f_ext)
+        M, C = self.dyn.mass_matrix_and_bias(kin, f_ext)
+        return np.linalg.solve(M, -C)
 
     def body_accelerations(self, t: float, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(v̇ (n,3) centre-of-mass accelerations, inertial, m/s²; ω̇^b (n,3) body frame, rad/s²)."""
         kin = self.kinematics(y)
-        vdot = self.derivative(t, y)[self.nq :]
-        n = self.model.n_bodies
-        acc = np.array(self.dyn.body_accelerations(kin, vdot)[1:]).reshape(n, 6)
-        R = np.array(kin.R[1:]).reshape(n, 3, 3)
-        r = np.array(kin.r[1:]).reshape(n, 3)
-        V = np.array(kin.V[1:]).reshape(n, 6)
-        w, wd = V[:, :3], acc[:, :3]
-        vc = V[:, 3:] + np.cross(w, r)
-        a_c = acc[:, 3:] + np.cross(wd, r) + np.cross(w, vc)
-        return a_c, np.einsum("nji,nj->ni", R, wd)
+        acc = self.dyn.body_accelerations(kin, self.derivative(t, y)[self.nq :])[1:]
+        r, w, wd = kin.r[1:], kin.V[1:, :3], acc[:, :3]
+        vc = kin.V[1:, 3:] + cross(w, r)
+        a_c = acc[:, 3:] + cross(wd, r) + cross(w, vc)
+        return a_c, np.einsum("nji,nj->ni", kin.R[1:], wd)
 
-    def qdot(self, y: list[float]) -> list[float]:
+    def qdot(self, y: np.ndarray) -> np.ndarray:
         """q̇ from the rates: equal to v except for quaternion blocks (½ q ⊗ ω)."""
-        nq = self.nq
-        v = y[nq:]
-        out = [0.0] * nq
-        for J in self.dyn.joints:
-            i, k = J.q0, J.v0
-            if J.kind == "spherical":
-                out[i : i + 4] = _quat_rate(y[i : i + 4], v[k : k + 3])
-            elif J.kind == "free":
-                out[i : i + 3] = v[k : k + 3]
-                out[i + 3 : i + 7] = _quat_rate(y[i + 3 : i + 7], v[k + 3 : k + 6])
-            else:
-                out[i : i + J.nv] = v[k : k + J.nv]
+        out = np.empty(self.nq)
+        coordinate_rates(self.tables, y[: self.nq], y[self.nq :], out)
         return out
 
     def derivative(self, t: float, y: np.ndarray) -> np.ndarray:
         """ẏ = [q̇, v̇] for y = [q, v]."""
-        yl = y.tolist()
-        kin = self.dyn.kinematics(yl[: self.nq], yl[self.nq :])
-        return np.array(self.qdot(yl) + self.accelerations(t, kin))
+        y = np.asarray(y, dtype=float)
+        if self.solver == "aba":
+            out = np.empty_like(y)
+            self.dyn.ops += stepper.evaluate(self.handle, t, y, out)
+            return out
+        return np.concatenate([self.qdot(y), self.accelerations(t, self.kinematics(y))])
 
     # --- diagnostics ------------------------------------------------------------------------
     def energy(self, state: State) -> float:
         return self.maximal.energy(state)
 
     def kinetic_energy(self, state: State) -> float:
-        s = self.maximal
-        return float(0.5 * np.sum(s.mass * np.sum(state.v**2, 1))
-                     + 0.5 * np.einsum("ni,nij,nj->", state.w, s.inertia, state.w))
+        return self.maximal.kinetic_energy(state)
 
-
-def _quat_rate(q, w):
-    q0, q1, q2, q3 = q
-    wx, wy, wz = w
-    return [0.5 * (-q1 * wx - q2 * wy - q3 * wz), 0.5 * (q0 * wx - q3 * wy + q2 * wz),
-            0.5 * (q3 * wx + q0 * wy - q1 * wz), 0.5 * (-q2 * wx + q1 * wy + q0 * wz)]
-
+def _sdirk2_step(*args) -> float:
+    err, failed_at = stepper.sdirk2_step(*args)
+    if not math.isnan(failed_at):
+        raise SimulationError(f"sdirk2: Newton iteration did not converge at "
+                              f"t = {failed_at:.6g} s")
+    return err

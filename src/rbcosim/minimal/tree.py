@@ -60,7 +60,25 @@ _RATE_NAMES = {
 
 
 def _quat_of_matrix(m) -> tuple[float, ...]:
-    return tuple(quat.from_matrix(np.asarray(m, dtype=float)).tolist())
+    """Unit quaternion (q0 >= 0) of a rotation matrix (3, 3), Shepperd's method in floats
+    (`rbcosim.quaternion.from_matrix` for one matrix, without numpy's per-call cost)."""
+    (a, b, c), (d, e, f), (g, h, i) = np.asarray(m, dtype=float).tolist()
+    tr = a + e + i
+    k = max(range(4), key=(tr, a, e, i).__getitem__)
+    if k == 0:
+        s = 2.0 * math.sqrt(1.0 + tr)
+        q = (0.25 * s, (h - f) / s, (c - g) / s, (d - b) / s)
+    elif k == 1:
+        s = 2.0 * math.sqrt(1.0 + 2 * a - tr)
+        q = ((h - f) / s, 0.25 * s, (b + d) / s, (c + g) / s)
+    elif k == 2:
+        s = 2.0 * math.sqrt(1.0 + 2 * e - tr)
+        q = ((c - g) / s, (b + d) / s, 0.25 * s, (f + h) / s)
+    else:
+        s = 2.0 * math.sqrt(1.0 + 2 * i - tr)
+        q = ((d - b) / s, (c + g) / s, (f + h) / s, 0.25 * s)
+    norm = math.sqrt(sum(x * x for x in q)) * (1.0 if q[0] >= 0 else -1.0)
+    return tuple(x / norm for x in q)
 
 
 def _qmul(p, q):
@@ -122,44 +140,6 @@ class TreeJoint:
     def rate_names(self) -> list[str]:
         return [f"{self.name}.{c}" for c in _RATE_NAMES[self.kind]]
 
-    def local(self, q) -> tuple[tuple, tuple]:
-        """(E as a quaternion, t (3,)) of the child marker relative to the parent marker."""
-        k = self.kind
-        i = self.q0
-        if k == "revolute":
-            h = 0.5 * q[i]
-            s = math.sin(h)
-            u = self.axes[0]
-            return (math.cos(h), s * u[0], s * u[1], s * u[2]), (0.0, 0.0, 0.0)
-        if k == "prismatic":
-            d = q[i]
-            u = self.axes[0]
-            return (1.0, 0.0, 0.0, 0.0), (d * u[0], d * u[1], d * u[2])
-        if k == "cylindrical":
-            h = 0.5 * q[i]
-            d = q[i + 1]
-            s = math.sin(h)
-            u = self.axes[0]
-            return (math.cos(h), s * u[0], s * u[1], s * u[2]), (d * u[0], d * u[1], d * u[2])
-        if k == "universal":
-            u1, u2 = self.axes
-            s1, s2 = math.sin(0.5 * q[i]), math.sin(0.5 * q[i + 1])
-            e1 = (math.cos(0.5 * q[i]), s1 * u1[0], s1 * u1[1], s1 * u1[2])
-            e2 = (math.cos(0.5 * q[i + 1]), s2 * u2[0], s2 * u2[1], s2 * u2[2])
-            return _qmul(e1, e2), (0.0, 0.0, 0.0)
-        if k == "planar":
-            h = 0.5 * q[i + 2]
-            return (math.cos(h), 0.0, 0.0, math.sin(h)), (q[i], q[i + 1], 0.0)
-        if k == "spherical":
-            e = q[i : i + 4]
-            n = 1.0 / math.sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2] + e[3] * e[3])
-            return (e[0] * n, e[1] * n, e[2] * n, e[3] * n), (0.0, 0.0, 0.0)
-        if k == "free":
-            e = q[i + 3 : i + 7]
-            n = 1.0 / math.sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2] + e[3] * e[3])
-            return (e[0] * n, e[1] * n, e[2] * n, e[3] * n), (q[i], q[i + 1], q[i + 2])
-        return self.fixed_q, self.fixed_t
-
     def coordinates_of(self, e, t) -> list[float]:
         """Joint coordinates from a relative rotation matrix e (3,3) and translation t (3,)."""
         k = self.kind
@@ -184,13 +164,16 @@ class TreeJoint:
 
 def _angle_about(e: np.ndarray, u) -> float:
     """Angle of rotation matrix e about unit axis u (the component of e about u)."""
-    u = np.asarray(u, dtype=float)
-    x = np.eye(3)[int(np.argmin(np.abs(u)))]
-    x = x - (x @ u) * u
-    x /= np.linalg.norm(x)
-    y = np.cross(u, x)
-    ex = e @ x
-    return float(np.arctan2(ex @ y, ex @ x))
+    u0, u1, u2 = (float(x) for x in u)
+    k = min(range(3), key=lambda m: abs((u0, u1, u2)[m]))
+    x = [1.0 if m == k else 0.0 for m in range(3)]
+    d = x[0] * u0 + x[1] * u1 + x[2] * u2
+    x = [x[0] - d * u0, x[1] - d * u1, x[2] - d * u2]
+    norm = math.sqrt(x[0] ** 2 + x[1] ** 2 + x[2] ** 2)
+    x = [c / norm for c in x]
+    y = (u1 * x[2] - u2 * x[1], u2 * x[0] - u0 * x[2], u0 * x[1] - u1 * x[0])
+    ex = [sum(row[m] * x[m] for m in range(3)) for row in np.asarray(e, dtype=float).tolist()]
+    return math.atan2(sum(a * b for a, b in zip(ex, y)), sum(a * b for a, b in zip(ex, x)))
 
 
 class TreeError(ValueError):
@@ -324,27 +307,15 @@ class _ReversedUniversal(TreeJoint):
     rate_names = position_names
 
 
-def _pose(model: Model, body: int) -> tuple[np.ndarray, np.ndarray]:
-    if body == 0:
-        return np.zeros(3), np.eye(3)
-    b = model.bodies[body - 1]
-    return np.asarray(b.position, float), quat.to_matrix(b.quaternion)
-
-
-def _relative(model: Model, mp, mc) -> tuple[np.ndarray, np.ndarray]:
-    """(E, t) of the child marker relative to the parent marker in the initial configuration."""
-    rp, Rp = _pose(model, mp.body)
-    rc, Rc = _pose(model, mc.body)
-    R1 = Rp @ mp.axes
-    R2 = Rc @ mc.axes
-    o1 = rp + Rp @ mp.position
-    o2 = rc + Rc @ mc.position
-    return R1.T @ R2, R1.T @ (o2 - o1)
-
-
 def initial_positions(tree: Tree) -> np.ndarray:
     """Joint coordinates q (nq,) of the model's initial body poses."""
     model = tree.model
+    n = model.n_bodies
+    r = np.zeros((n + 1, 3))
+    R = np.tile(np.eye(3), (n + 1, 1, 1))
+    if n:
+        r[1:] = [b.position for b in model.bodies]
+        R[1:] = quat.to_matrix(np.array([b.quaternion for b in model.bodies]))
     q = np.zeros(tree.nq)
     for tj in tree.joints:
         if tj.kind == "free":
@@ -353,6 +324,8 @@ def initial_positions(tree: Tree) -> np.ndarray:
             continue
         j = model.joints[tj.model_joint]
         mp, mc = (j.marker2, j.marker1) if tj.reversed else (j.marker1, j.marker2)
-        e, t = _relative(model, mp, mc)
-        q[tj.q0 : tj.q0 + tj.nq] = tj.coordinates_of(e, t)
+        # the child marker relative to the parent marker: rotation E, translation t
+        R1, R2 = R[mp.body] @ mp.axes, R[mc.body] @ mc.axes
+        o1, o2 = r[mp.body] + R[mp.body] @ mp.position, r[mc.body] + R[mc.body] @ mc.position
+        q[tj.q0 : tj.q0 + tj.nq] = tj.coordinates_of(R1.T @ R2, R1.T @ (o2 - o1))
     return q
