@@ -4,8 +4,10 @@
 
 Cases (NAME): double_pendulum (scenarios/double_pendulum.toml), chain10, chain100, chain1000,
 chain10000 (scenarios/chain.toml with generators.chain.links = N) and free_body
-(scenarios/free_body.toml). Each runs rbcosim's maximal route (rbcosim.simulate.RigidSimulation),
-its minimal route (rbcosim.minimal.route.MinimalSimulation) and MuJoCo on a model written here
+(scenarios/free_body.toml). Each runs rbcosim's maximal route (rbcosim.simulate.RigidSimulation:
+many steps per call, as `rbcosim run` steps between output rows, and one Python call per step,
+as a co-simulation or FMU steps), its minimal route (rbcosim.minimal.route.MinimalSimulation,
+one call per step) and MuJoCo (one mj_step call per step) on a model written here
 as MJCF with the scenario's masses, inertias, lengths, hinge axes, gravity and initial state,
 integrator RK4, timestep 1e-3 s, no contacts, no joint damping or armature. The double pendulum
 also gets the plain-Python RK4 of its two-angle Lagrange equations that the seed compared with.
@@ -62,7 +64,7 @@ SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 SKIP_SECONDS = 3.0  # s: an engine whose warm-up step takes longer is not timed
 MEMORY_SHARE = 0.6  # of MemAvailable: the address-space cap of the memory children
 PROBE_SECONDS = 60.0  # s: a memory child that has not built and stepped by then is stopped
-ENGINES = ("rbcosim maximal", "rbcosim minimal", "MuJoCo")
+ENGINES = ("rbcosim maximal", "rbcosim maximal, one call per step", "rbcosim minimal", "MuJoCo")
 MJCF_OPTION = ('<compiler angle="radian"/>'
                '<option timestep="{dt}" integrator="RK4" gravity="{gravity}">'
                '<flag contact="disable"/></option>')
@@ -76,6 +78,8 @@ class Engine:
     step: Callable[[], None]
     poses: Callable[[], tuple[np.ndarray, np.ndarray]] | None
     build_s: float
+    #: many steps in one call (what `rbcosim run` does between output rows), when not None
+    steps: Callable[[int], None] | None = None
 
 
 # --- MuJoCo models ---------------------------------------------------------------------------
@@ -158,6 +162,11 @@ def rbcosim_engine(route: str, path: Path, overrides: dict) -> Engine:
             return state.r.copy(), quat.to_matrix(state.q)
 
     build = time.perf_counter() - start
+    if route == "maximal":
+        def steps(n: int) -> None:
+            sim.advance(sim.state.t + DT * np.arange(n + 1), DT)
+
+        return Engine(lambda: sim.step(DT), poses, build, steps)
     return Engine(lambda: sim.step(DT), poses, build)
 
 
@@ -208,7 +217,10 @@ class Case:
             return mujoco_engine(self.mujoco_model, self.qpos, self.qvel)
         if engine == "plain Python, two angles":
             return two_angle_engine()
-        return rbcosim_engine(engine.split()[1], self.scenario, self.overrides)
+        built = rbcosim_engine(engine.split()[1].rstrip(","), self.scenario, self.overrides)
+        if engine.endswith("one call per step"):
+            built.steps = None
+        return built
 
     @property
     def engines(self) -> tuple[str, ...]:
@@ -321,10 +333,13 @@ def difference(a: Engine, b: Engine) -> float:
 
 
 def per_step(engine: Engine, steps: int) -> float:
-    """Wall time of `steps` steps, s per step."""
+    """Wall time of `steps` steps, s per step (in one call where the engine has one)."""
     start = time.perf_counter()
-    for _ in range(steps):
-        engine.step()
+    if engine.steps is not None:
+        engine.steps(steps)
+    else:
+        for _ in range(steps):
+            engine.step()
     return (time.perf_counter() - start) / steps
 
 
@@ -365,10 +380,16 @@ def run_case(case: Case, rounds: int, chunk_s: float) -> list[Row]:
     order = list(built)
     for r in range(rounds if order else 0):
         for name in order[r % len(order):] + order[:r % len(order)]:
-            engine, _, steps = built[name]
-            times[name].append(per_step(engine, steps))
+            engine, row, steps = built[name]
+            if row.note:
+                continue
+            try:
+                times[name].append(per_step(engine, steps))
+            except Exception as exc:  # e.g. an explicit step that turns unstable: say so
+                row.note = f"failed while timed: {type(exc).__name__}: {exc}"
     for name, (_, row, _) in built.items():
-        row.us = statistics.median(times[name]) * 1e6
+        if times[name]:
+            row.us = statistics.median(times[name]) * 1e6
     return rows
 
 

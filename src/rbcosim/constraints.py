@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.interpolate import CubicSpline
 
 from rbcosim.kernels.frames import Frames
 from rbcosim.kernels.rows import (
@@ -177,6 +176,8 @@ def _motion_data(motion: Motion) -> tuple[int, np.ndarray]:
         return POLYNOMIAL, np.array(motion.coefficients, dtype=float).reshape(-1)
     if motion.kind == "harmonic":
         return HARMONIC, np.array(motion.coefficients, dtype=float).reshape(4)
+    from scipy.interpolate import CubicSpline  # only tabulated motions need it
+
     spline = CubicSpline(np.array(motion.times), np.array(motion.values), bc_type="natural")
     k = spline.c.shape[1]
     return SPLINE, np.concatenate([[float(k)], spline.x, spline.c.ravel()])

@@ -12,7 +12,6 @@ inside the compiled step.
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg as sla
 
 from rbcosim import quaternion as quat
 from rbcosim.constraints import Constraints, JacobianAssembler
@@ -35,6 +34,8 @@ REDUNDANCY_CHECK_ROWS = 3000
 
 def independent_rows(J: np.ndarray, tol: float = 1e-9) -> tuple[np.ndarray, int]:
     """Indices of a maximal set of independent rows of J, and the rank (pivoted QR of Jᵀ)."""
+    import scipy.linalg as sla  # loaded only when a loop needs the check
+
     if J.shape[0] == 0:
         return np.arange(0), 0
     _, r, piv = sla.qr(J.T, mode="economic", pivoting=True)

@@ -7,7 +7,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
-from scipy.integrate import solve_ivp
 
 from rbcosim import quaternion as quat
 from rbcosim.cosim.codec import pack_state, unpack_state, write_atomically
@@ -209,6 +208,8 @@ def _simulate_adaptive(model: Model, solver: SolverSettings, *, progress: bool) 
     t_eval = np.linspace(0.0, solver.t_end, n_out + 1)
     start = time.perf_counter()
     with Progress(1, enabled=progress, label=solver.integrator):
+        from scipy.integrate import solve_ivp  # adaptive reference runs only
+
         sol = solve_ivp(sim.system.derivative, (0.0, solver.t_end), sim.state.to_vector(),
                         method=solver.integrator, t_eval=t_eval, rtol=solver.rtol,
                         atol=solver.atol)

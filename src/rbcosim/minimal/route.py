@@ -13,7 +13,6 @@ import math
 import time
 
 import numpy as np
-from scipy.integrate import solve_ivp
 
 from rbcosim.errors import SimulationError
 from rbcosim.integrators import ADAPTIVE, FIXED_STEP
@@ -146,6 +145,8 @@ def _simulate_adaptive(sim: MinimalSimulation, *, progress: bool) -> Results:
     t_eval = np.linspace(0.0, solver.t_end, n_out + 1)
     start = time.perf_counter()
     with Progress(1, enabled=progress, label=solver.integrator):
+        from scipy.integrate import solve_ivp  # adaptive reference runs only
+
         sol = solve_ivp(system.derivative, (0.0, solver.t_end), sim.y, method=solver.integrator,
                         t_eval=t_eval, rtol=solver.rtol, atol=solver.atol)
     if not sol.success:
