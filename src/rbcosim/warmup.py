@@ -76,26 +76,7 @@ position = [0.0, 0.0, -0.5]
 [interface_points.p2]
 body = "b"
 position = [0.0, 0.0, -1.0]
-[flex_bodies.floating]
-kind = "beam"
-attachment = "floating"
-length = 0.5
-youngs_modulus = 2.1e11
-density = 7850.0
-section = "square"
-width = 0.01
-elements = 4
-modes = 2
-[flex_bodies.grounded]
-kind = "beam"
-attachment = "grounded"
-length = 0.5
-youngs_modulus = 2.1e11
-density = 7850.0
-section = "square"
-width = 0.01
-elements = 4
-modes = 2
+{beams}
 [couplings.c1]
 point = "p1"
 flex_body = "floating"
@@ -105,6 +86,19 @@ flex_body = "grounded"
 [cosim]
 macro_step = 1e-3
 scheme = "{scheme}"
+"""
+
+_BEAM = """
+[flex_bodies.{attachment}]
+kind = "beam"
+attachment = "{attachment}"
+length = 0.5
+youngs_modulus = 2.1e11
+density = 7850.0
+section = "square"
+width = 0.01
+elements = 4
+modes = 2
 """
 
 _MOTIONS = ("{ polynomial = [0.0, 0.1, 0.2] }",
@@ -125,7 +119,8 @@ def _cases() -> list[tuple[str, str]]:
                       _MODEL.format(driver="", integrator=integrator, formulation="minimal")))
     for scheme in ("jacobi", "interface_jacobian", "iterative"):
         text = _MODEL.format(driver="", integrator="rk4", formulation="maximal")
-        cases.append((f"co-simulation {scheme}", text + _FLEX.format(scheme=scheme)))
+        beams = "".join(_BEAM.format(attachment=a) for a in ("floating", "grounded"))
+        cases.append((f"co-simulation {scheme}", text + _FLEX.format(scheme=scheme, beams=beams)))
     return cases
 
 

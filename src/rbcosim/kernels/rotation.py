@@ -8,30 +8,6 @@ from rbcosim.kernels import jit
 
 
 @jit
-def matrix_of(q, out):
-    """Rotation matrix (3, 3) of quaternion q (4,) into `out`; q need not be unit."""
-    w, x, y, z = q[0], q[1], q[2], q[3]
-    s = 2.0 / (w * w + x * x + y * y + z * z)
-    xx, yy, zz = s * x * x, s * y * y, s * z * z
-    xy, xz, yz = s * x * y, s * x * z, s * y * z
-    wx, wy, wz = s * w * x, s * w * y, s * w * z
-    out[0, 0], out[0, 1], out[0, 2] = 1.0 - yy - zz, xy - wz, xz + wy
-    out[1, 0], out[1, 1], out[1, 2] = xy + wz, 1.0 - xx - zz, yz - wx
-    out[2, 0], out[2, 1], out[2, 2] = xz - wy, yz + wx, 1.0 - xx - yy
-
-
-@jit
-def rate_of(q, w, out):
-    """q̇ = ½ q ⊗ [0, ω^b] (4,) into `out`; ω^b (3,) rad/s in the body frame."""
-    q0, q1, q2, q3 = q[0], q[1], q[2], q[3]
-    wx, wy, wz = w[0], w[1], w[2]
-    out[0] = 0.5 * (-q1 * wx - q2 * wy - q3 * wz)
-    out[1] = 0.5 * (q0 * wx - q3 * wy + q2 * wz)
-    out[2] = 0.5 * (q3 * wx + q0 * wy - q1 * wz)
-    out[3] = 0.5 * (-q2 * wx + q1 * wy + q0 * wz)
-
-
-@jit
 def multiply(p, q, out):
     """Hamilton product p ⊗ q (4,) into `out`."""
     p0, p1, p2, p3 = p[0], p[1], p[2], p[3]
@@ -86,13 +62,6 @@ def matvec(R, x, out):
         out[i] = R[i, 0] * x[0] + R[i, 1] * x[1] + R[i, 2] * x[2]
 
 
-@jit
-def matvec_t(R, x, out):
-    """Rᵀ x for R (3, 3), x (3,) into `out`."""
-    for i in range(3):
-        out[i] = R[0, i] * x[0] + R[1, i] * x[1] + R[2, i] * x[2]
-
-
 # --- 3-vectors as tuples: register values, no allocation in compiled loops ----------------------
 
 @jit
@@ -142,14 +111,6 @@ def mv(R, x):
     return (R[0, 0] * x[0] + R[0, 1] * x[1] + R[0, 2] * x[2],
             R[1, 0] * x[0] + R[1, 1] * x[1] + R[1, 2] * x[2],
             R[2, 0] * x[0] + R[2, 1] * x[1] + R[2, 2] * x[2])
-
-
-@jit
-def mtv(R, x):
-    """Rᵀ x as a tuple, R (3, 3)."""
-    return (R[0, 0] * x[0] + R[1, 0] * x[1] + R[2, 0] * x[2],
-            R[0, 1] * x[0] + R[1, 1] * x[1] + R[2, 1] * x[2],
-            R[0, 2] * x[0] + R[1, 2] * x[1] + R[2, 2] * x[2])
 
 
 @jit
