@@ -22,6 +22,7 @@ SUBCOMMANDS = {
     "cosim": "rbcosim.cli.cosim_cmd",
     "flex": "rbcosim.cli.flex_cmd",
     "compile": "rbcosim.cli.compile_cmd",
+    "sweep": "rbcosim.cli.sweep_cmd",
 }
 
 

@@ -1,0 +1,115 @@
+"""Send a sweep's cases to Dask and collect the results table (`<out>/sweep.csv`).
+
+The table is rewritten after every finished case, so an interrupted sweep keeps its rows and a
+second run of the same sweep only runs the cases whose key is not in the table yet.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from rbcosim.errors import ScenarioError
+from rbcosim.sweep.case_run import run_case
+from rbcosim.sweep.cases import Case, grid_cases, sample_cases, scenario_digest
+
+TABLE_NAME = "sweep.csv"
+
+
+def sweep(scenario, *, grid: list[str] = (), sample: list[str] = (), samples: int = 0,
+          seed: int = 0, overrides: dict[str, str] | None = None, out="sweep",
+          scheduler: str | None = None, workers: int | None = None,
+          probes: list[tuple[str, float]] = (), progress: bool = True, on_result=None):
+    """Run every case of a grid (`grid`: "KEY=V1,V2,...") or of `samples` random draws
+    (`sample`: "KEY=uniform(a, b)" ...) and return the table as a pandas DataFrame.
+
+    `overrides` apply to every case; `scheduler` is a Dask scheduler address (default: a local
+    cluster with `workers` processes, one per core); `probes` are (column, time) pairs read from
+    each case's results; `on_result(row, client)` is called as each case finishes."""
+    import pandas as pd
+
+    path = Path(scenario)
+    if not path.is_file():
+        raise ScenarioError(f"{path}: no such scenario file")
+    if bool(grid) == bool(sample):
+        raise ScenarioError("give either --grid or --sample (with --samples)")
+    digest = scenario_digest(path.read_bytes())
+    cases = (grid_cases(digest, list(grid), overrides) if grid else
+             sample_cases(digest, list(sample), samples, seed, overrides))
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    table_path = out / TABLE_NAME
+    rows = _read_rows(table_path)
+    done = {row["case"] for row in rows}
+    todo = [c for c in cases if c.key not in done]
+    if todo:
+        rows += _run_on_dask(str(path.resolve()), todo, out, table_path, rows, scheduler,
+                             workers, list(probes), progress, on_result)
+    wanted = {c.key for c in cases}
+    table = pd.DataFrame([r for r in rows if r["case"] in wanted])
+    return table
+
+
+def _read_rows(table_path: Path) -> list[dict]:
+    import pandas as pd
+
+    if not table_path.is_file():
+        return []
+    try:
+        frame = pd.read_csv(table_path, dtype={"case": str}, keep_default_na=False)
+    except (ValueError, pd.errors.ParserError) as exc:
+        raise ScenarioError(f"{table_path}: not a sweep table: {exc}") from None
+    if "case" not in frame.columns:
+        raise ScenarioError(f"{table_path}: not a sweep table (no 'case' column)")
+    return frame.to_dict("records")
+
+
+def _write_rows(table_path: Path, rows: list[dict]) -> None:
+    """Write the table atomically (a temporary file renamed over the old one)."""
+    import pandas as pd
+
+    tmp = table_path.with_name(table_path.name + ".tmp")
+    pd.DataFrame(rows).to_csv(tmp, index=False, float_format="%.17g")
+    os.replace(tmp, table_path)
+
+
+def _run_on_dask(scenario: str, todo: list[Case], out: Path, table_path: Path, rows: list[dict],
+                 scheduler, workers, probes, progress, on_result) -> list[dict]:
+    from dask.distributed import Client, LocalCluster, as_completed
+    from tqdm import tqdm
+
+    cluster = None
+    if scheduler:
+        client = Client(scheduler)
+    else:
+        cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1,
+                               processes=True, dashboard_address=":0")
+        client = Client(cluster)
+    new: list[dict] = []
+    try:
+        if client.dashboard_link and progress:
+            print(f"Dask dashboard: {client.dashboard_link}", file=sys.stderr)
+        futures = {client.submit(run_case, scenario, c.parameters, c.key, str(out.resolve()),
+                                 probes, key=f"rbcosim-case-{c.key}", pure=False, retries=2): c
+                   for c in todo}
+        with tqdm(total=len(todo), desc="cases", unit="case", file=sys.stderr,
+                  disable=not progress) as bar:
+            for future in as_completed(futures):
+                try:
+                    row = future.result()
+                except Exception as exc:  # the task itself never raises: its workers died
+                    case = futures[future]
+                    row = {"case": case.key, **{f"param.{k}": v for k, v in case.overrides},
+                           "status": "failed", "error": f"{type(exc).__name__}: {exc}",
+                           "results": "", "wall_time": float("nan")}
+                new.append(row)
+                _write_rows(table_path, rows + new)
+                bar.update(1)
+                if on_result is not None:
+                    on_result(row, client)
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+    return new
