@@ -44,7 +44,7 @@ def test_grid_rows_equal_direct_runs_bitwise(tmp_path):
 
 
 def test_killed_worker_loses_no_case_and_rerun_skips_done(tmp_path):
-    from dask.distributed import Client, LocalCluster
+    from dask.distributed import LocalCluster
 
     killed = []
 
