@@ -78,20 +78,23 @@ def load_scenario_text(text: str, *, source: str = "<inline>", base_dir=".",
     return build_scenario(raw, source=source, base_dir=Path(base_dir))
 
 
+def split_overrides(overrides: list[str], source: str) -> dict[str, str]:
+    """KEY=VALUE strings -> {dotted key: value text}, both stripped."""
+    items = {}
+    for item in overrides:
+        if "=" not in item:
+            raise ScenarioError(f"{source}: --set {item!r}: expected KEY=VALUE, "
+                                "e.g. bodies.link1.mass=2")
+        key, value = item.split("=", 1)
+        items[key.strip()] = value.strip()
+    return items
+
+
 def parse_overrides(overrides: dict[str, str] | list[str], source: str) -> dict[str, Any]:
     """KEY=VALUE strings (or a dict of strings) -> {dotted key: parsed value}."""
-    if isinstance(overrides, dict):
-        items = list(overrides.items())
-    else:
-        items = []
-        for item in overrides:
-            if "=" not in item:
-                raise ScenarioError(f"{source}: --set {item!r}: expected KEY=VALUE, "
-                                    "e.g. bodies.link1.mass=2")
-            key, value = item.split("=", 1)
-            items.append((key.strip(), value.strip()))
+    items = overrides if isinstance(overrides, dict) else split_overrides(overrides, source)
     parsed = {}
-    for key, value in items:
+    for key, value in items.items():
         if not isinstance(value, str):
             parsed[key] = value
             continue

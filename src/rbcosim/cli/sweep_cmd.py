@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from rbcosim.errors import ScenarioError
+from rbcosim.scenario import split_overrides
 
 
 def add_parser(sub) -> None:
@@ -52,13 +53,10 @@ def _probes(specs: list[str]) -> list[tuple[str, float]]:
     return probes
 
 
-def _overrides(specs: list[str]) -> dict[str, str]:
-    out = {}
-    for spec in specs:
-        key, sep, value = spec.partition("=")
-        if not sep or not key.strip():
-            raise ScenarioError(f"--set {spec!r}: expected KEY=VALUE")
-        out[key.strip()] = value.strip()
+def _overrides(specs: list[str], source: str) -> dict[str, str]:
+    out = split_overrides(specs, source)
+    if "" in out:
+        raise ScenarioError(f"{source}: --set: empty key in {specs}")
     return out
 
 
@@ -80,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
                                 "energy_drift:cosim.macro_step")
         plot = (figure, parameter)
     table = sweep(args.scenario, grid=args.grid, sample=args.sample, samples=args.samples,
-                  seed=args.seed, overrides=_overrides(args.overrides), out=args.out,
+                  seed=args.seed, overrides=_overrides(args.overrides, args.scenario), out=args.out,
                   scheduler=args.scheduler, workers=args.workers, probes=_probes(args.probe),
                   progress=not args.quiet)
     failed = int((table["status"] != "ok").sum())

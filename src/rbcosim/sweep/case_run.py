@@ -35,6 +35,11 @@ def probe(results, column: str, t: float) -> float:
     return float(results[column][index]) if index < len(times) else math.nan
 
 
+def case_row(case_key: str, overrides: dict[str, str]) -> dict:
+    """The start of a case's row: its key and `param.<key>` per override."""
+    return {"case": case_key, **{f"param.{k}": v for k, v in overrides.items()}}
+
+
 def run_case(scenario_path: str, overrides: dict[str, str], case_key: str, out_dir: str,
              probes: list[tuple[str, float]]) -> dict:
     """Load and run the scenario with `overrides`; write `<out_dir>/cases/<key>.csv`.
@@ -43,7 +48,7 @@ def run_case(scenario_path: str, overrides: dict[str, str], case_key: str, out_d
     from rbcosim.runner import run_scenario
     from rbcosim.scenario import load_scenario
 
-    row: dict = {"case": case_key, **{f"param.{k}": v for k, v in overrides.items()}}
+    row = case_row(case_key, overrides)
     start = time.perf_counter()
     try:
         scenario = load_scenario(scenario_path, dict(overrides))

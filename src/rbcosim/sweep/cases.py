@@ -65,7 +65,8 @@ def grid_cases(digest: str, grids: list[str], base: dict[str, str] | None = None
     keys = [axis[0][0] for axis in axes]
     if len(set(keys)) != len(keys):
         raise ScenarioError(f"--grid: a key is given twice: {keys}")
-    return [make_case(digest, {**(base or {}), **dict(combo)}) for combo in itertools.product(*axes)]
+    return [make_case(digest, {**(base or {}), **dict(combo)})
+            for combo in itertools.product(*axes)]
 
 
 def sample_cases(digest: str, samples: list[str], count: int, seed: int,

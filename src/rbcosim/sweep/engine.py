@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from rbcosim.errors import ScenarioError
-from rbcosim.sweep.case_run import run_case
+from rbcosim.sweep.case_run import case_row, run_case
 from rbcosim.sweep.cases import Case, grid_cases, sample_cases, scenario_digest
 
 TABLE_NAME = "sweep.csv"
@@ -100,9 +100,9 @@ def _run_on_dask(scenario: str, todo: list[Case], out: Path, table_path: Path, r
                     row = future.result()
                 except Exception as exc:  # the task itself never raises: its workers died
                     case = futures[future]
-                    row = {"case": case.key, **{f"param.{k}": v for k, v in case.overrides},
-                           "status": "failed", "error": f"{type(exc).__name__}: {exc}",
-                           "results": "", "wall_time": float("nan")}
+                    row = {**case_row(case.key, case.parameters), "status": "failed",
+                           "error": f"{type(exc).__name__}: {exc}", "results": "",
+                           "wall_time": float("nan")}
                 new.append(row)
                 _write_rows(table_path, rows + new)
                 bar.update(1)
