@@ -1,4 +1,6 @@
-"""Write scenarios/two_mass_flex.npz: the flexible side of the two-mass oscillator.
+"""Write the flexible side of the two-mass oscillator: scenarios/two_mass_flex.npz, and the same
+M, K, C as Matrix Market files in scenarios/data/two_mass/ (read by the C and Fortran examples
+and by scenarios/two_mass_oscillator_mtx.toml).
 
 Coordinates [u_b, x2]: u_b is a massless boundary DOF at the interface point (follows the point
 along inertial X), x2 the displacement of mass m2 along X. The coupling spring kc and damper dc
@@ -14,6 +16,7 @@ Run: python scenarios/data/make_two_mass_flex.py  (writes next to the scenarios)
 from pathlib import Path
 
 import numpy as np
+import scipy.io
 
 M2, K2, KC, DC = 1.0, 1000.0, 100.0, 1.0
 
@@ -34,6 +37,13 @@ def main() -> None:
         output_positions=np.zeros((1, 3)),
     )
     print(f"wrote {out}")
+    folder = Path(__file__).resolve().parent / "two_mass"
+    folder.mkdir(exist_ok=True)
+    for name, matrix in (("M", np.diag([0.0, M2])), ("K", np.array([[KC, -KC], [-KC, KC + K2]])),
+                         ("C", np.array([[DC, -DC], [-DC, DC]]))):
+        scipy.io.mmwrite(folder / f"{name.lower()}.mtx", matrix, precision=17,
+                         comment=f"two-mass oscillator, {name} (SI), coordinates [u_b, x2]")
+    print(f"wrote {folder}/{{m,k,c}}.mtx")
 
 
 if __name__ == "__main__":
