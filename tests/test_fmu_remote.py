@@ -7,7 +7,7 @@ import pytest
 from fmpy.fmi1 import FMICallException
 from test_fmu_support import bits, open_fmu, rigid_side_class, scenario_with_points
 
-from rbcosim.client import Client
+from rbcosim.client import Client, ServiceError
 from rbcosim.fmu_export import ExportOptions, export_fmu
 from rbcosim.service.core import Service
 from rbcosim.service.server import serve_in_thread
@@ -50,7 +50,7 @@ def test_fmu_drives_a_server_session_like_in_process(fmu_path, scenario, server,
     fmu.slave.setString(fmu.vr("server.address"), [server.address])
     fmu.slave.exitInitializationMode()
 
-    (sid,) = server.service.sessions
+    (sid,) = server.workers.by_session
     outputs = [f"{p}.{c}" for p in points for c in COMPONENTS]
     t = t0
     for n in range(6):
@@ -73,7 +73,10 @@ def test_fmu_drives_a_server_session_like_in_process(fmu_path, scenario, server,
     assert bits(results["kinematics"][-1].ravel()) == bits(got)
 
     fmu.close()
-    assert sid not in server.service.sessions  # the FMU closed the session it created
+    with Client(server.address) as observer:  # the FMU closed the session it created
+        observer.session = sid
+        with pytest.raises(ServiceError, match="unknown_session"):
+            observer.heartbeat()
 
 
 def test_remote_fmu_has_no_exchange_variables(fmu_path):

@@ -348,6 +348,12 @@ class Service:
             name: getattr(self, f"_on_{name}") for name in MESSAGE_TYPES
         }
 
+    def worker_config(self) -> dict:
+        """The keyword arguments a session worker builds its own one-session Service from
+        (`rbcosim.service.workers`); a worker runs on the real clock."""
+        return {"rigid_factory": self.rigid_factory, "barrier_timeout": self.barrier_timeout,
+                "root": self.root, "max_sessions": 1, "limits": self.limits}
+
     # --- entry points ------------------------------------------------------------------------
 
     def handle(self, msg: dict, peer: Peer = None) -> Replies:

@@ -29,6 +29,8 @@ ERROR_CODES: dict[str, str] = {
     "session_closed": "the session was closed while the request waited",
     "session_failed": "the last step failed numerically; restore or set a state first",
     "too_many_sessions": "the server's session limit is reached",
+    "limit_exceeded": "the request would exceed one of the server's limits (model size, steps, "
+    "memory or build time of a session); the message names the limit and how to raise it",
     "scenario_error": "the scenario or an override is invalid",
     "simulation_error": "the rigid solver failed during the step",
     "state_error": "a state blob, snapshot name or state file is invalid",

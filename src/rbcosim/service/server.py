@@ -1,8 +1,14 @@
-"""The ZeroMQ loop around `Service`: a ROUTER socket that decodes, dispatches, encodes.
+"""The ZeroMQ loop: a ROUTER socket that checks envelopes and routes them to session workers.
+
+Sessions live in worker processes (`rbcosim.service.workers`), one each; this loop answers only
+what needs no session (`hello`, a sessionless `heartbeat`, refusals of the envelope, unknown
+sessions), starts a worker per `create_session`, and forwards requests and replies, so one
+session's build, steps or files never delay another's replies. Each client's unread replies
+are bounded by a send high-water mark: a client that stops reading loses replies beyond it
+instead of growing the server.
 
 It never dies on input: a frame that does not decode, an exception inside a handler, a reply
-that cannot be sent, each becomes an error reply or is dropped, and the loop goes on. It holds
-no protocol logic of its own beyond the size check and the routing envelope.
+that cannot be sent, each becomes an error reply or is dropped, and the loop goes on.
 """
 
 from __future__ import annotations
@@ -17,10 +23,13 @@ import zmq
 from rbcosim.service.core import Service, error_reply
 from rbcosim.service.errors import ProtocolError
 from rbcosim.service.wire import Limits, decode, encode
+from rbcosim.service.workers import SessionWorkers
 
 log = logging.getLogger("rbcosim.service")
 
 DEFAULT_BIND = "tcp://127.0.0.1:5555"
+DEFAULT_SEND_HWM = 1000  # unread replies queued per client before further ones are dropped
+DEFAULT_BUILD_TIMEOUT = 120.0  # s a create_session's model build may take
 _LOOPBACK_NAMES = {"localhost", "lo", "ip6-localhost"}
 
 
@@ -69,11 +78,15 @@ def generate_keys(
 
 
 class Server:
-    """A ROUTER socket serving one `Service`.
+    """A ROUTER socket serving the sessions `service` describes, each in its own worker.
 
+    service: the settings (rigid factory, barrier timeout, root, limits, session limit); it
+        answers the sessionless requests here, and each worker builds its own from it.
     bind: a ZeroMQ endpoint; ``tcp://HOST:0`` picks a free port (see `address`).
     allow_remote: must be true to bind anything but loopback, ipc or inproc.
     curve: CURVE keys and client allow-list; required beyond loopback unless insecure=True.
+    send_hwm: unread replies kept per client. build_timeout: s a model build may take.
+    session_memory: bytes of address space a session's worker may add (None: unbounded).
     """
 
     def __init__(
@@ -85,6 +98,9 @@ class Server:
         curve: CurveConfig | None = None,
         insecure: bool = False,
         context: zmq.Context | None = None,
+        send_hwm: int = DEFAULT_SEND_HWM,
+        build_timeout: float = DEFAULT_BUILD_TIMEOUT,
+        session_memory: int | None = None,
     ) -> None:
         if not is_loopback(bind):
             if not allow_remote:
@@ -106,10 +122,14 @@ class Server:
         self.socket.setsockopt(zmq.LINGER, 0)
         self.socket.setsockopt(zmq.MAXMSGSIZE, self.limits.hard_limit)
         self.socket.setsockopt(zmq.ROUTER_HANDOVER, 1)
+        self.socket.setsockopt(zmq.SNDHWM, send_hwm)
         if curve is not None:
             self._setup_curve(curve)
         self.socket.bind(bind)
         self.address: str = self.socket.getsockopt(zmq.LAST_ENDPOINT).decode()
+        self.workers = SessionWorkers(
+            self.context, service.worker_config(), max_sessions=service.max_sessions,
+            build_timeout=build_timeout, memory_bytes=session_memory)
         self._stop = threading.Event()
 
     def _setup_curve(self, curve: CurveConfig) -> None:
@@ -131,6 +151,7 @@ class Server:
         self._stop.set()
 
     def close(self) -> None:
+        self.workers.close()
         self.socket.close(0)
         if self._auth is not None:
             self._auth.stop()
@@ -138,29 +159,25 @@ class Server:
             self.context.term()
 
     def serve_forever(self, poll_interval: float = 0.1) -> None:
-        """Serve until `stop`; poll_interval (s) bounds how late a stop or timeout is noticed."""
-        sock = self.socket
-        service = self.service
-        timeout_ms = -2
-        # A blocking receive with a timeout is the cheapest wait pyzmq offers (no poller).
+        """Serve until `stop`; poll_interval (s) bounds how late a stop, a build timeout or an
+        ended worker is noticed."""
+        front, back = self.socket, self.workers.socket
+        poller = zmq.Poller()
+        poller.register(front, zmq.POLLIN)
+        poller.register(back, zmq.POLLIN)
+        wait_ms = max(1, int(poll_interval * 1000.0))
         while not self._stop.is_set():
-            wait = poll_interval
-            deadline = service.next_deadline()
-            if deadline is not None:
-                wait = min(wait, max(0.0, deadline - service.clock()))
-            wanted = max(1, int(wait * 1000.0))
-            if wanted != timeout_ms:
-                sock.setsockopt(zmq.RCVTIMEO, wanted)
-                timeout_ms = wanted
-            try:
-                frames = sock.recv_multipart()
-            except zmq.Again:
-                frames = None
-            if frames is not None:
-                self._handle_frames(frames)
-            if deadline is not None:
-                for peer, reply in service.poll_timeouts():
-                    self._send(peer, reply)
+            events = dict(poller.poll(wait_ms))
+            if back in events:
+                while back.getsockopt(zmq.EVENTS) & zmq.POLLIN:
+                    frames = self.workers.receive()
+                    if frames is not None:
+                        self._send_frames(frames)
+            if front in events:
+                while front.getsockopt(zmq.EVENTS) & zmq.POLLIN:
+                    self._handle_frames(front.recv_multipart())
+            for peer, reply in self.workers.reap():
+                self._send(peer, reply)
 
     def _handle_frames(self, frames: list[bytes]) -> None:
         identity = frames[0]
@@ -179,7 +196,7 @@ class Server:
                     f"{self.limits.max_message_size} bytes",
                 )
             msg = decode(body, self.limits)
-            replies = self.service.handle(msg, peer)
+            replies = self._dispatch(msg, peer, body)
         except ProtocolError as exc:
             replies = [(peer, error_reply(msg or exc.envelope, exc))]
         except Exception as exc:
@@ -195,6 +212,24 @@ class Server:
         for target, reply in replies:
             self._send(target, reply)
 
+    def _dispatch(self, msg: dict, peer, body: list[bytes]) -> list:
+        """Hand a request to its session's worker (no replies here) or answer it at once."""
+        if msg["msg_type"] == "create_session":
+            self.workers.create(peer, msg, body)
+            return []
+        session = msg.get("session")
+        worker = self.workers.route(session) if session else None
+        if worker is not None:
+            self.workers.forward(worker, peer, msg, body)
+            return []
+        return self.service.handle(msg, peer)  # hello, heartbeat, unknown sessions
+
+    def _send_frames(self, frames: list[bytes]) -> None:
+        try:
+            self.socket.send_multipart(frames, zmq.NOBLOCK)
+        except zmq.ZMQError as exc:  # a vanished peer, or one over its high-water mark
+            log.warning("reply dropped: %s", exc)
+
     def _send(self, peer, reply: dict) -> None:
         identity, delimited, use_frames = peer
         try:
@@ -203,13 +238,7 @@ class Server:
             log.exception("cannot encode a reply")
             error = {"code": "internal_error", "message": f"cannot encode the reply: {exc}"}
             frames = encode({**reply, "status": "error", "content": {}, "error": error})
-        try:
-            if delimited:
-                self.socket.send_multipart([identity, b"", *frames])
-            else:
-                self.socket.send_multipart([identity, *frames])
-        except zmq.ZMQError as exc:
-            log.warning("reply to a vanished peer dropped: %s", exc)
+        self._send_frames([identity, b"", *frames] if delimited else [identity, *frames])
 
 
 def serve_in_thread(

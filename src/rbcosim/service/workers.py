@@ -1,0 +1,307 @@
+"""Each session in its own process: the worker's loop, and the socket loop's view of its workers.
+
+The server's socket loop (`rbcosim.service.server`) keeps no session itself. `create_session`
+starts a worker process (forked from a clean fork server, so it costs milliseconds) that holds
+one `Service` with that one session; every later request naming the session goes to that
+worker over a private ipc socket, and its replies come back the same way. A model build, a
+long step or a file read in one session therefore never delays another session's replies, and
+a worker that runs away — a build longer than the build timeout, memory beyond the session's
+bound (an address-space limit set in the worker) — is killed or fails alone, its waiting
+clients answered with an error.
+
+Frames, socket loop → worker: ``[identity, flags, *body]`` (flags: ``d`` the client sent a
+delimiter frame, ``f`` it sent buffer frames). Worker → socket loop: ``[b"ready"]`` once
+connected; ``[b"reply", identity, flags, parent_key, *reply frames]``; ``[b"created", session
+id]`` before a successful create_session reply; ``[b"closed"]`` after the close reply (or a
+failed creation), when the worker exits.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import multiprocessing
+import multiprocessing.forkserver
+import os
+import resource
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgpack
+import zmq
+
+from rbcosim.service.core import Service, error_reply
+from rbcosim.service.errors import ProtocolError
+from rbcosim.service.wire import decode, encode
+
+log = logging.getLogger("rbcosim.service")
+
+_PARENT_CHECK_S = 1.0  # how often an idle worker checks that the server still runs
+
+
+def flags_of(delimited: bool, use_frames: bool) -> bytes:
+    return (b"d" if delimited else b"") + (b"f" if use_frames else b"")
+
+
+def parent_key(msg_id: Any) -> bytes:
+    """The bytes a request's msg_id and its reply's parent_id share (msgpack of the id)."""
+    return msgpack.packb(msg_id)
+
+
+# --- the worker process ---------------------------------------------------------------------
+
+
+def _bound_memory(memory_bytes: int | None) -> None:
+    """Cap this process's address space at what it maps now plus ``memory_bytes``, so that a
+    runaway build or step raises MemoryError here instead of exhausting the host."""
+    if not memory_bytes:
+        return
+    with open("/proc/self/statm", encoding="ascii") as f:
+        mapped = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    limit = mapped + int(memory_bytes)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def _handle(service: Service, frames: list[bytes]) -> list[tuple[Any, dict]]:
+    identity, flags, *body = frames
+    peer = (identity, b"d" in flags, b"f" in flags)
+    msg = None
+    try:
+        msg = decode(body, service.limits)
+        return service.handle(msg, peer)
+    except ProtocolError as exc:
+        return [(peer, error_reply(msg or exc.envelope, exc))]
+    except MemoryError:
+        return [(peer, error_reply(msg, ProtocolError(
+            "limit_exceeded", "the session ran out of its memory bound (serve --limit "
+            "memory_bytes=...) while handling this request; the session is lost")))]
+    except Exception as exc:  # noqa: BLE001 - a bug answers internal_error; the worker goes on
+        log.exception("internal error in a session worker")
+        return [(peer, error_reply(msg, ProtocolError("internal_error",
+                                                      f"{type(exc).__name__}: {exc}")))]
+
+
+def _send(sock: zmq.Socket, peer, reply: dict) -> None:
+    identity, delimited, use_frames = peer
+    try:
+        frames = encode(reply, use_frames)
+    except Exception as exc:  # noqa: BLE001 - an unencodable reply becomes an error reply
+        error = {"code": "internal_error", "message": f"cannot encode the reply: {exc}"}
+        frames = encode({**reply, "status": "error", "content": {}, "error": error})
+    sock.send_multipart([b"reply", identity, flags_of(delimited, use_frames),
+                         parent_key(reply.get("parent_id")), *frames])
+
+
+def run_worker(backend: str, worker_id: bytes, config: dict, memory_bytes: int | None,
+               server_pid: int) -> None:
+    """A session worker's whole life: serve the requests of one session until it is closed,
+    its creation fails, or the server process is gone."""
+    _bound_memory(memory_bytes)
+    service = Service(**config)
+    ctx = zmq.Context()
+    sock = ctx.socket(zmq.DEALER)
+    sock.setsockopt(zmq.IDENTITY, worker_id)
+    sock.setsockopt(zmq.LINGER, 2000)
+    sock.connect(backend)
+    sock.send_multipart([b"ready"])
+    try:
+        while True:
+            deadline = service.next_deadline()
+            wait = _PARENT_CHECK_S if deadline is None else min(
+                _PARENT_CHECK_S, max(0.0, deadline - service.clock()))
+            if sock.poll(max(1, int(wait * 1000))):
+                replies = _handle(service, sock.recv_multipart())
+            else:
+                replies = service.poll_timeouts()
+                if not _alive(server_pid):
+                    return
+            for peer, reply in replies:
+                if reply["msg_type"] == "create_session_reply" and reply["status"] == "ok":
+                    sock.send_multipart([b"created", reply["content"]["session"].encode()])
+                _send(sock, peer, reply)
+            if not service.sessions:  # closed, or its creation failed
+                sock.send_multipart([b"closed"])
+                return
+    finally:
+        sock.close()
+        ctx.term()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+# --- the socket loop's side -----------------------------------------------------------------
+
+
+@dataclass
+class Worker:
+    """One session's process as the socket loop sees it."""
+
+    id: bytes
+    process: Any
+    started: float
+    session: str | None = None
+    outstanding: dict[tuple[bytes, bytes], tuple[Any, dict]] = field(default_factory=dict)
+    """(client identity, parent key) -> (peer, request envelope) still to be answered."""
+    queue: list[list[bytes]] = field(default_factory=list)
+    """Requests that arrived before the worker connected."""
+    ready: bool = False
+    closed: bool = False
+
+
+class SessionWorkers:
+    """Start, route to, and reap the session workers of one server.
+
+    config: keyword arguments of the `Service` each worker builds (picklable).
+    build_timeout: seconds a create_session may take before its worker is killed.
+    memory_bytes: per-session address-space bound (None: unbounded).
+    """
+
+    def __init__(self, context: zmq.Context, config: dict, *, max_sessions: int,
+                 build_timeout: float, memory_bytes: int | None) -> None:
+        self._folder = tempfile.mkdtemp(prefix="rbcosim-workers-")
+        self.socket = context.socket(zmq.ROUTER)
+        self.socket.setsockopt(zmq.LINGER, 0)
+        self.socket.setsockopt(zmq.ROUTER_MANDATORY, 1)
+        self.socket.bind(f"ipc://{self._folder}/backend")
+        self.address = self.socket.getsockopt(zmq.LAST_ENDPOINT).decode()
+        self.config = config
+        self.max_sessions = max_sessions
+        self.build_timeout = build_timeout
+        self.memory_bytes = memory_bytes
+        self._mp = multiprocessing.get_context("forkserver")
+        # One fork server per process, started here so that the first session does not wait
+        # for it; it preloads the compiled core (rbcosim.service.preload).
+        self._mp.set_forkserver_preload(["rbcosim.service.preload"])
+        multiprocessing.forkserver.ensure_running()
+        self._ids = itertools.count(1)
+        self.workers: dict[bytes, Worker] = {}
+        self.by_session: dict[str, Worker] = {}
+        self.lost: dict[str, str] = {}
+        """Session id -> why its worker ended, for requests that still name it."""
+
+    def close(self) -> None:
+        for w in self.workers.values():
+            if w.process.is_alive():
+                w.process.kill()
+        for w in self.workers.values():
+            w.process.join(5)
+        self.socket.close(0)
+        shutil.rmtree(self._folder, ignore_errors=True)
+
+    # --- requests in ----------------------------------------------------------------------
+    def create(self, peer, msg: dict, body: list[bytes]) -> None:
+        """Start a worker for a create_session request and hand the request to it."""
+        if len(self.workers) >= self.max_sessions:
+            raise ProtocolError(
+                "too_many_sessions",
+                f"the server holds its maximum of {self.max_sessions} sessions; close one",
+            )
+        worker_id = f"w{next(self._ids)}".encode()
+        process = self._mp.Process(
+            target=run_worker, name=f"rbcosim session worker {worker_id.decode()}",
+            args=(self.address, worker_id, self.config, self.memory_bytes, os.getpid()),
+            daemon=True)
+        process.start()
+        w = Worker(worker_id, process, time.monotonic())
+        self.workers[worker_id] = w
+        self.forward(w, peer, msg, body)
+
+    def route(self, session: str) -> Worker | None:
+        w = self.by_session.get(session)
+        if w is None and session in self.lost:
+            raise ProtocolError("unknown_session", f"session {session} {self.lost[session]}")
+        return w
+
+    def forward(self, w: Worker, peer, msg: dict, body: list[bytes]) -> None:
+        identity, delimited, use_frames = peer
+        w.outstanding[(identity, parent_key(msg["msg_id"]))] = (peer, _envelope(msg))
+        frames = [w.id, identity, flags_of(delimited, use_frames), *body]
+        if not w.ready:  # it connects a moment after it starts
+            w.queue.append(frames)
+            return
+        try:
+            self.socket.send_multipart(frames)
+        except zmq.ZMQError:  # it is gone; reap() answers the request
+            log.warning("a request to the ended worker %s waits for its reaping", w.id)
+
+    # --- replies out ----------------------------------------------------------------------
+    def receive(self) -> list[list[bytes]] | None:
+        """One message from a worker: the client frames to send, or None for a control one."""
+        worker_id, kind, *rest = self.socket.recv_multipart()
+        w = self.workers.get(worker_id)
+        if w is None:
+            return None
+        if kind == b"ready":
+            w.ready = True
+            for frames in w.queue:
+                self.socket.send_multipart(frames)
+            w.queue.clear()
+            return None
+        if kind == b"created":
+            w.session = rest[0].decode()
+            self.by_session[w.session] = w
+            return None
+        if kind == b"closed":  # later requests naming it get unknown_session here
+            w.closed = True
+            if w.session is not None:
+                self.by_session.pop(w.session, None)
+            return None
+        identity, flags, key, *frames = rest
+        w.outstanding.pop((identity, key), None)
+        return [identity, b"", *frames] if b"d" in flags else [identity, *frames]
+
+    def reap(self) -> list[tuple[Any, dict]]:
+        """Forget workers that ended; kill builds past the timeout; error replies to the
+        requests each left unanswered."""
+        replies: list[tuple[Any, dict]] = []
+        now = time.monotonic()
+        for wid, w in list(self.workers.items()):
+            if w.session is None and w.process.is_alive() and now - w.started > self.build_timeout:
+                w.process.kill()
+                w.process.join(5)
+                replies += self._answer(w, ProtocolError(
+                    "limit_exceeded",
+                    f"building the session's model took longer than {self.build_timeout:g} s "
+                    "(serve --build-timeout); the build was stopped"))
+            elif not w.process.is_alive():
+                w.process.join()
+                reason = "was closed" if w.closed else (
+                    f"was lost: its worker process "
+                    f"{_exit_reason(w.process.exitcode, self.memory_bytes)}")
+                replies += self._answer(w, ProtocolError("session_closed", f"the session {reason}"))
+                if w.session is not None and not w.closed:
+                    self.lost[w.session] = reason
+            else:
+                continue
+            del self.workers[wid]
+            if w.session is not None:
+                self.by_session.pop(w.session, None)
+        return replies
+
+    @staticmethod
+    def _answer(w: Worker, exc: ProtocolError) -> list[tuple[Any, dict]]:
+        out = [(peer, error_reply(envelope, exc)) for peer, envelope in w.outstanding.values()]
+        w.outstanding.clear()
+        return out
+
+
+def _envelope(msg: dict) -> dict:
+    return {k: msg.get(k) for k in ("msg_id", "msg_type", "session")}
+
+
+def _exit_reason(code: int | None, memory_bytes: int | None) -> str:
+    if code is not None and code < 0:
+        bound = f"; memory bound {memory_bytes} bytes" if memory_bytes else ""
+        return f"was killed by signal {-code}{bound}"
+    return f"ended unexpectedly (exit code {code})"
