@@ -78,7 +78,7 @@ def _handle(service: Service, frames: list[bytes]) -> list[tuple[Any, dict]]:
         return [(peer, error_reply(msg, ProtocolError(
             "limit_exceeded", "the session ran out of its memory bound (serve --limit "
             "memory_bytes=...) while handling this request; the session is lost")))]
-    except Exception as exc:  # noqa: BLE001 - a bug answers internal_error; the worker goes on
+    except Exception as exc:
         log.exception("internal error in a session worker")
         return [(peer, error_reply(msg, ProtocolError("internal_error",
                                                       f"{type(exc).__name__}: {exc}")))]
