@@ -15,6 +15,7 @@ Scenario (TOML)::
     mass = 1.0
     inertia = 0.1
     gravity = [0.0, 0.0, -9.81]
+    t_end = 1.0          # s, only reported to clients (coupling_info)
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ _DEFAULTS = {
     "mass": 1.0,
     "inertia": 0.1,
     "gravity": [0.0, 0.0, -9.81],
+    "t_end": 1.0,
 }
 
 
@@ -71,6 +73,7 @@ class ToySide:
             self._mass = float(cfg["mass"])
             self._inertia = float(cfg["inertia"])
             self._gravity = tuple(float(g) for g in cfg["gravity"])
+            self._t_end = float(cfg["t_end"])
         except (TypeError, ValueError) as exc:
             raise ScenarioError(f"[toy]: {exc}") from None
         if not (
@@ -122,6 +125,13 @@ class ToySide:
             raise ScenarioError(
                 f"Invalid {kind} name {name!r}. Valid names: {list(self.point_names)}"
             ) from None
+
+    def coupling_info(self) -> dict:
+        """The coupling a client runs (see RigidSide.coupling_info): Jacobi, held wrenches."""
+        return {"scheme": "jacobi", "extrapolation": 0, "micro_steps": self._substeps,
+                "macro_step": self.macro_step, "t_end": self._t_end,
+                "n_steps": round(self._t_end / self.macro_step), "output_every": 1,
+                "added_mass": False}
 
     def parameters(self) -> dict[str, float]:
         return {"mass": self._mass, "inertia": self._inertia, "macro_step": self.macro_step}
