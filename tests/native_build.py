@@ -63,8 +63,17 @@ def build(folder: Path) -> Path:
         if not (folder / ".built").exists():
             log = folder / "build.log"
             log.write_text("")
-            _run(["cmake", "-S", str(INTERFACES), "-B", str(folder),
-                  "-DCMAKE_BUILD_TYPE=RelWithDebInfo"], log)
+            _run(
+                [
+                    "cmake",
+                    "-S",
+                    str(INTERFACES),
+                    "-B",
+                    str(folder),
+                    "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
+                ],
+                log,
+            )
             _run(["cmake", "--build", str(folder), "-j2"], log)
             (folder / ".built").write_text("ok\n")
     return folder

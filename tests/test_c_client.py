@@ -54,9 +54,19 @@ def run(cmd, **kwargs) -> subprocess.CompletedProcess:
 def serve_toy():
     """`rbcosim serve` with the toy rigid side on a free port; yields its address."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "rbcosim.cli.serve_cmd", "--bind", "tcp://127.0.0.1:0",
-         "--rigid-factory", FACTORY],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env(),
+        [
+            sys.executable,
+            "-m",
+            "rbcosim.cli.serve_cmd",
+            "--bind",
+            "tcp://127.0.0.1:0",
+            "--rigid-factory",
+            FACTORY,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env(),
     )
     try:
         line = proc.stdout.readline()
@@ -71,8 +81,13 @@ def serve_toy():
 
 
 def replay(native_build: Path, folder: Path) -> subprocess.CompletedProcess:
-    return run([native_build / "conformance" / "conformance_replay",
-                folder / "exchange.txt", folder / "exchange.expect"])
+    return run(
+        [
+            native_build / "conformance" / "conformance_replay",
+            folder / "exchange.txt",
+            folder / "exchange.expect",
+        ]
+    )
 
 
 def test_conformance_replay_of_the_committed_transcript(native_build):
@@ -104,17 +119,28 @@ def test_conformance_replay_names_a_changed_request(native_build, tmp_path):
 def test_conformance_replay_has_no_leaks(native_build):
     if shutil.which("valgrind") is None:
         pytest.skip("valgrind is not installed")
-    done = run(["valgrind", "--leak-check=full", "--errors-for-leak-kinds=definite",
-                "--error-exitcode=3", native_build / "conformance" / "conformance_replay",
-                CONFORMANCE / "exchange.txt", CONFORMANCE / "exchange.expect"])
+    done = run(
+        [
+            "valgrind",
+            "--leak-check=full",
+            "--errors-for-leak-kinds=definite",
+            "--error-exitcode=3",
+            native_build / "conformance" / "conformance_replay",
+            CONFORMANCE / "exchange.txt",
+            CONFORMANCE / "exchange.expect",
+        ]
+    )
     assert done.returncode == 0, done.stderr[-4000:]
     assert "definitely lost: 0 bytes" in done.stderr or "no leaks are possible" in done.stderr
 
 
 def test_build_has_no_warnings(native_build):
     log = (native_build / "build.log").read_text()
-    ours = [line for line in log.splitlines()
-            if "warning:" in line and ("interfaces/c/" in line or "conformance/" in line)]
+    ours = [
+        line
+        for line in log.splitlines()
+        if "warning:" in line and ("interfaces/c/" in line or "conformance/" in line)
+    ]
     assert not ours, "\n".join(ours)
 
 
@@ -140,10 +166,22 @@ def python_exchange(address: str, steps: int) -> dict:
         a.create_session(text=TOY)
         att = a.attach(["tip"], ["tip"], name="live", motions=True)
         k = att["coupling"]
-        out["coupling"] = [k["scheme"], k["extrapolation"], k["micro_steps"], k["macro_step"],
-                           k["t_end"], k["n_steps"], k["output_every"], int(k["added_mass"])]
-        out["attach"] = [att["step"], att["time"], *att["kinematics"].ravel().tolist(),
-                         *att["motions"].ravel().tolist()]
+        out["coupling"] = [
+            k["scheme"],
+            k["extrapolation"],
+            k["micro_steps"],
+            k["macro_step"],
+            k["t_end"],
+            k["n_steps"],
+            k["output_every"],
+            int(k["added_mass"]),
+        ]
+        out["attach"] = [
+            att["step"],
+            att["time"],
+            *att["kinematics"].ravel().tolist(),
+            *att["motions"].ravel().tolist(),
+        ]
         kin = att["kinematics"][0].tolist()
         r = a.report(flex_of(kin, 0), wrench=[spring(kin, 0)])
         out["report"] = exchange_row(r)
@@ -166,15 +204,22 @@ def python_exchange(address: str, steps: int) -> dict:
 
 
 def exchange_row(r) -> list:
-    return [r.step, r.time, *r.kinematics.ravel().tolist(), *r.motions.ravel().tolist(),
-            *r.gaps.ravel().tolist()]
+    return [
+        r.step,
+        r.time,
+        *r.kinematics.ravel().tolist(),
+        *r.motions.ravel().tolist(),
+        *r.gaps.ravel().tolist(),
+    ]
 
 
 def c_exchange(native_build: Path, address: str, steps: int, tmp_path: Path, **extra) -> dict:
     scenario = tmp_path / "toy.toml"
     scenario.write_text(TOY)
-    done = run([native_build / "conformance" / "live_exchange", "run", address, scenario, steps],
-               env={**os.environ, **extra})
+    done = run(
+        [native_build / "conformance" / "live_exchange", "run", address, scenario, steps],
+        env={**os.environ, **extra},
+    )
     assert done.returncode == 0, done.stderr
     out: dict = {"step": []}
     for line in done.stdout.splitlines():
@@ -182,8 +227,13 @@ def c_exchange(native_build: Path, address: str, steps: int, tmp_path: Path, **e
         if label in ("server_version", "stale", "state"):
             out[label] = fields[-1] if label != "stale" else (int(fields[0]), fields[1])
         elif label == "coupling":
-            out[label] = [fields[0], *(int(f) for f in fields[1:3]), float.fromhex(fields[3]),
-                          float.fromhex(fields[4]), *(int(f) for f in fields[5:])]
+            out[label] = [
+                fields[0],
+                *(int(f) for f in fields[1:3]),
+                float.fromhex(fields[3]),
+                float.fromhex(fields[4]),
+                *(int(f) for f in fields[5:]),
+            ]
         else:
             row = [int(fields[0]), *(float.fromhex(f) for f in fields[1:])]
             if label == "step":
@@ -204,7 +254,10 @@ def test_live_server_numbers_equal_the_python_clients_bitwise(native_build, tmp_
         assert c[key] == py[key], key  # floats compared exactly: same bits
     assert len(c["step"]) == steps and c["step"] == py["step"]
     assert c["state"] == py["state"]
-    assert c["stale"] == (status_codes()["RBC_ERR_SERVER"], py["stale"]) and py["stale"] == "stale_step"
+    assert (
+        c["stale"] == (status_codes()["RBC_ERR_SERVER"], py["stale"])
+        and py["stale"] == "stale_step"
+    )
 
 
 def test_live_exchange_over_curve(native_build, tmp_path):
@@ -218,12 +271,21 @@ def test_live_exchange_over_curve(native_build, tmp_path):
     client_public, client_secret = zmq.auth.load_certificate(str(keys["client"][1]))
     curve = CurveConfig(keys["server"][1], allowed)
     with running_server(toy_service(), curve=curve) as server:
-        c = c_exchange(native_build, server.address, 2, tmp_path,
-                       RBC_CURVE_SERVER_PUBLIC=server_public.decode(),
-                       RBC_CURVE_CLIENT_PUBLIC=client_public.decode(),
-                       RBC_CURVE_CLIENT_SECRET=client_secret.decode())
-        with Client(server.address, timeout=10, curve_server_key=server_public,
-                    curve_client_secret_file=keys["client"][1]) as py:
+        c = c_exchange(
+            native_build,
+            server.address,
+            2,
+            tmp_path,
+            RBC_CURVE_SERVER_PUBLIC=server_public.decode(),
+            RBC_CURVE_CLIENT_PUBLIC=client_public.decode(),
+            RBC_CURVE_CLIENT_SECRET=client_secret.decode(),
+        )
+        with Client(
+            server.address,
+            timeout=10,
+            curve_server_key=server_public,
+            curve_client_secret_file=keys["client"][1],
+        ) as py:
             assert c["server_version"] == py.hello()["protocol_version"]
     assert [row[0] for row in c["step"]] == [1, 2]
 
@@ -276,17 +338,27 @@ def fake_server(reply_for):
 
 
 def reply_envelope(request: dict, version: str, **fields) -> dict:
-    return {"version": version, "msg_id": "r-1", "msg_type": request["msg_type"] + "_reply",
-            "session": None, "parent_id": request["msg_id"], **fields}
+    return {
+        "version": version,
+        "msg_id": "r-1",
+        "msg_type": request["msg_type"] + "_reply",
+        "session": None,
+        "parent_id": request["msg_id"],
+        **fields,
+    }
 
 
 @pytest.mark.parametrize("how", ["refused", "answered"])
 def test_an_incompatible_major_version_is_rbc_err_version(native_build, how):
     def reply_for(request):
         if how == "refused":  # a 2.x server refuses the 1.2 request
-            return reply_envelope(request, "2.0", status="error", content={},
-                                  error={"code": "incompatible_version",
-                                         "message": "this server speaks 2.0"})
+            return reply_envelope(
+                request,
+                "2.0",
+                status="error",
+                content={},
+                error={"code": "incompatible_version", "message": "this server speaks 2.0"},
+            )
         return reply_envelope(request, "2.0", status="ok", content={"protocol_version": "2.0"})
 
     with fake_server(reply_for) as address:
@@ -330,8 +402,7 @@ def test_install_and_pkg_config_shared_and_static(native_build, tmp_path):
     for package, exe in (("rbcosim-client", "shared"), ("rbcosim-client-static", "static")):
         flags = run(["pkg-config", "--cflags", "--libs", package], env=pkg_env)
         assert flags.returncode == 0, flags.stderr
-        cc = run(["cc", "-std=c99", tmp_path / "p.c", "-o", tmp_path / exe,
-                  *flags.stdout.split()])
+        cc = run(["cc", "-std=c99", tmp_path / "p.c", "-o", tmp_path / exe, *flags.stdout.split()])
         assert cc.returncode == 0, cc.stderr
         libdir = run(["pkg-config", "--variable=libdir", package], env=pkg_env).stdout.strip()
         ran = run([tmp_path / exe], env={**os.environ, "LD_LIBRARY_PATH": libdir})
