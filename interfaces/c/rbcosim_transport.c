@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -328,7 +329,7 @@ static int set_receive_timeout(rbc_client *c, double deadline)
         double left = deadline - now_ms();
         if (left <= 0)
             return 0;
-        wait = (int)left + 1;
+        wait = left < (double)INT_MAX - 1 ? (int)left + 1 : INT_MAX;
     }
     if (wait != c->receive_timeout) {
         zmq_setsockopt(c->socket, ZMQ_RCVTIMEO, &wait, sizeof wait);
