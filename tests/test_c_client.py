@@ -51,15 +51,15 @@ def run(cmd, **kwargs) -> subprocess.CompletedProcess:
 
 
 @contextlib.contextmanager
-def serve_toy():
-    """`rbcosim serve` with the toy rigid side on a free port; yields its address."""
+def serve_toy(bind: str = "tcp://127.0.0.1:0"):
+    """`rbcosim serve` with the toy rigid side (default: on a free port); yields its address."""
     proc = subprocess.Popen(
         [
             sys.executable,
             "-m",
             "rbcosim.cli.serve_cmd",
             "--bind",
-            "tcp://127.0.0.1:0",
+            bind,
             "--rigid-factory",
             FACTORY,
         ],
@@ -243,9 +243,11 @@ def c_exchange(native_build: Path, address: str, steps: int, tmp_path: Path, **e
     return out
 
 
-def test_live_server_numbers_equal_the_python_clients_bitwise(native_build, tmp_path):
+@pytest.mark.parametrize("transport", ["tcp", "ipc"])
+def test_live_server_numbers_equal_the_python_clients_bitwise(native_build, tmp_path, transport):
     steps = 6
-    with serve_toy() as address:
+    bind = "tcp://127.0.0.1:0" if transport == "tcp" else f"ipc://{tmp_path}/rbcosim.sock"
+    with serve_toy(bind) as address:
         c = c_exchange(native_build, address, steps, tmp_path)
         py = python_exchange(address, steps)
     assert c["server_version"] == py["server_version"]
@@ -381,6 +383,25 @@ def test_late_replies_to_other_requests_are_skipped(native_build):
     with fake_server(reply_for) as address:
         out = hello(native_build, address, 3000)
     assert out[:3] == ["hello", str(status_codes()["RBC_OK"]), "1.2"]
+
+
+def test_misuse_is_refused_by_the_library(native_build):
+    done = run([native_build / "conformance" / "live_exchange", "misuse"])
+    assert done.returncode == 0, done.stderr
+    lines = dict(line.split(" ", 1) for line in done.stdout.splitlines())
+    argument = f"{status_codes()['RBC_ERR_ARGUMENT']} invalid_argument"
+    for call in (
+        "step_unattached",
+        "wait_without_send",
+        "attach_without_session",
+        "create_two_sources",
+        "create_no_source",
+        "join_empty",
+        "null_client",
+    ):
+        assert lines[call] == argument, (call, lines[call])
+    assert lines["connect_bad_endpoint"].startswith("1 cannot connect to nonsense://x")
+    assert lines["connect_bad_curve"].startswith("1 CURVE key server_public must be 40")
 
 
 # --- install and pkg-config ----------------------------------------------------------------

@@ -3,6 +3,7 @@
  *
  *   live_exchange run ENDPOINT SCENARIO.toml STEPS   a coupled run on the point/joint "tip"
  *   live_exchange hello ENDPOINT TIMEOUT_MS          one hello; prints its status
+ *   live_exchange misuse                             calls the API wrongly; prints statuses
  *
  * Output: one line per result, doubles as C99 hex floats (%a, exact; Python reads them with
  * float.fromhex). CURVE keys come from the environment when RBC_CURVE_SERVER_PUBLIC,
@@ -182,8 +183,41 @@ static int hello(const char *endpoint, int timeout_ms)
     return 0;
 }
 
+static void report_misuse(const char *what, const rbc_client *c, rbc_status status)
+{
+    printf("%s %d %s\n", what, (int)status, rbc_error_code(c));
+}
+
+/* Calls that must be refused by the library itself, before anything is sent. */
+static int misuse(void)
+{
+    static const char *const tip[] = {"tip"};
+    const rbc_curve_keys bad = {"short", "short", "short"};
+    char error[256] = "";
+    rbc_client *c = rbc_connect("tcp://127.0.0.1:1", NULL, 100, NULL, 0);
+    rbc_exchange x;
+    rbc_inputs in;
+    memset(&in, 0, sizeof in);
+    report_misuse("step_unattached", c, rbc_step(c, &in, &x));
+    report_misuse("wait_without_send", c, rbc_step_wait(c, &x));
+    report_misuse("attach_without_session", c, rbc_attach(c, tip, 1, NULL, 0, NULL, 0, NULL, NULL));
+    report_misuse("create_two_sources", c, rbc_create_session(c, "a.toml", "[toy]", NULL));
+    report_misuse("create_no_source", c, rbc_create_session(c, NULL, NULL, NULL));
+    report_misuse("join_empty", c, rbc_join_session(c, ""));
+    report_misuse("null_client", NULL, rbc_hello(NULL, "x"));
+    rbc_destroy(c);
+    rbc_destroy(NULL);
+    printf("connect_bad_endpoint %d %s\n",
+           rbc_connect("nonsense://x", NULL, 100, error, sizeof error) == NULL, error);
+    printf("connect_bad_curve %d %s\n",
+           rbc_connect("tcp://127.0.0.1:1", &bad, 100, error, sizeof error) == NULL, error);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 2 && strcmp(argv[1], "misuse") == 0)
+        return misuse();
     if (argc == 5 && strcmp(argv[1], "run") == 0)
         return run(argv[2], argv[3], atoi(argv[4]));
     if (argc == 4 && strcmp(argv[1], "hello") == 0)
