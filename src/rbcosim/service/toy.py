@@ -140,6 +140,18 @@ class ToySide:
         """Point -> (13,) x y z q0..q3 vx vy vz wx wy wz, inertial frame."""
         return {p: np.array(self._state[i]) for p, i in self._index.items()}
 
+    def motions_array(self) -> np.ndarray:
+        """(n, 19): the 13 outputs of each point, then its acceleration ax ay az (m/s²) and
+        angular acceleration (rad/s²), inertial, under the held wrench's constant term."""
+        m, inertia = self._mass, self._inertia
+        rows = []
+        for s, coefficients in zip(self._state, self._wrench):
+            c0 = coefficients[0]
+            acc = [c0[j] / m + self._gravity[j] for j in range(3)]
+            acc += [c0[j] / inertia for j in range(3, 6)]
+            rows.append(list(s) + acc)
+        return np.array(rows, dtype=np.float64).reshape(len(self._state), 19)
+
     def set_wrench(self, point: str, wrench: np.ndarray) -> None:
         """Force and moment, inertial frame, shape (6,), N and N·m, held over the next step."""
         self._wrench[self._i(point, "point")] = [[float(w) for w in wrench]]
