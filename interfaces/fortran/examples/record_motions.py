@@ -51,7 +51,10 @@ def record(scenario) -> tuple[np.ndarray, list[np.ndarray]]:
         return originals[2](self, t, motion, end_motion)
 
     FlexEndpoint.initialize, FlexEndpoint.inputs_for_rigid, FlexEndpoint.finish = (
-        initialize, inputs_for_rigid, finish)
+        initialize,
+        inputs_for_rigid,
+        finish,
+    )
     try:
         master = CosimMaster(scenario)
         for _ in range(macro_steps(scenario)):
@@ -97,14 +100,14 @@ def main() -> None:
     cs = scenario.cosim
     init, steps = record(scenario)
     with open(args.motions, "w") as f:
-        f.write(f"{cs.scheme} {cs.extrapolation} {cs.micro_steps} {cs.macro_step!r} "
-                f"{len(steps)} {int(cs.added_mass)}\n")
+        f.write(
+            f"{cs.scheme} {cs.extrapolation} {cs.micro_steps} {cs.macro_step!r} "
+            f"{len(steps)} {int(cs.added_mass)}\n"
+        )
         f.write(_line(init) + "\n")
-        for t, m, t_end, end in steps:
-            f.write(_line([t, *m, t_end, *end]) + "\n")
+        f.writelines(_line([t, *m, t_end, *end]) + "\n" for t, m, t_end, end in steps)
     with open(args.reference, "w") as f:
-        for r in replay(scenario, init, steps):
-            f.write(_line(r) + "\n")
+        f.writelines(_line(r) + "\n" for r in replay(scenario, init, steps))
 
 
 if __name__ == "__main__":
