@@ -176,3 +176,50 @@ def test_minimal_client_from_the_document_completes_a_run(tmp_path):
             timeout=120,
         )
         assert proc.returncode == 1 and "scenario_error" in proc.stderr
+
+
+def _doc_section(text: str, msg_type: str) -> str:
+    """The text of the ``### msg_type`` section (``save / restore`` holds both)."""
+    for part in re.split(r"^### ", text, flags=re.MULTILINE)[1:]:
+        heading = part.splitlines()[0]
+        if msg_type in {h.strip() for h in heading.split("/")}:
+            return part
+    raise AssertionError(f"no section for {msg_type}")
+
+
+def test_every_schema_field_is_documented_and_every_sent_field_is_in_the_schema():
+    """Document and schema are checked against each other and against what the server sends:
+    a field in the schema appears in backticks in its message's section, and every content
+    key of a real reply is a property of that reply's schema."""
+    text = DOC.read_text(encoding="utf-8")
+    defs = json.loads(SCHEMA.read_text())["$defs"]
+    for t in MESSAGE_TYPES:
+        section = _doc_section(text, t)
+        for kind in ("request", "reply"):
+            for key in defs[f"{kind}_{t}"].get("properties", {}):
+                assert f"`{key}`" in section, f"{kind} field {key!r} of {t} is not documented"
+    for key in defs["coupling"]["properties"]:
+        assert f"`{key}`" in _doc_section(text, "attach"), key
+    svc = toy_service()
+    sent: dict[str, set] = {}
+
+    def call(msg: dict) -> dict:
+        for _, reply in svc.handle(msg):
+            if reply["status"] == "ok":
+                sent.setdefault(reply["msg_type"][: -len("_reply")], set()).update(
+                    reply["content"])
+        return reply
+
+    sid = call(message("create_session", text=TOY_TWO_POINTS))["content"]["session"]
+    cid = call(message("attach", sid, points=["a", "b"], joints=["a", "b"]))["content"]["client"]
+    wrench, flex = spring_inputs(np.zeros((2, 13)), 0)
+    call(message("step", sid, client=cid, step=0, wrench=wrench, flex_kinematics=flex))
+    blob = call(message("get_state", sid))["content"]["state"]
+    for msg in (message("hello"), message("set_state", sid, state=blob, step=1),
+                message("save", sid), message("restore", sid), message("outputs", sid),
+                message("results", sid), message("heartbeat", sid, client=cid),
+                message("detach", sid, client=cid), message("close", sid)):
+        call(msg)
+    for t, keys in sent.items():
+        unknown = keys - set(defs[f"reply_{t}"].get("properties", {}))
+        assert not unknown, f"{t}_reply sends {sorted(unknown)}, which the schema does not list"

@@ -105,9 +105,9 @@ def test_refusals(call):
                               flex_kinematics=kin, flex_energy=np.array([np.inf])))) == "non_finite"
     assert error(call(message("report", sid, client=cid, step=0, flex_kinematics=kin,
                               interface_jacobian=np.zeros((1, 2, 6, 6))))) == "invalid_argument"
-    # no motions from a rigid side without them is a toy case; a step without reports is not
+    # a step without its required node report is a missing field, not a malformed array
     assert error(call(message("step", sid, client=cid, step=0, wrench=np.zeros((1, 6))))) == (
-        "invalid_array")
+        "invalid_argument")
 
 
 def test_barrier_waits_for_every_joint_and_does_not_mix_reports_and_steps(call):

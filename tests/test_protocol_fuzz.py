@@ -231,7 +231,9 @@ def kinds(fz: Fuzzer):
             )
         ),
         values.filter(lambda v: not isinstance(v, (dict, list))).map(
-            lambda v: ([pack(step({"wrench": v}))], {"invalid_array"})
+            # nil is a missing field; any other scalar a malformed array
+            lambda v: ([pack(step({"wrench": v}))],
+                       {"invalid_argument" if v is None else "invalid_array"})
         ),
         st.sampled_from(["<f4", ">f8", "float64", "<i8"]).map(
             lambda d: (

@@ -86,6 +86,22 @@ class RigidSide:
     def macro_step(self) -> float:
         return self.scenario.cosim.macro_step
 
+    def coupling_info(self) -> dict:
+        """What a flexible solver joining the session needs to run the scenario's coupling:
+        scheme, wrench extrapolation order, micro steps, macro step H (s), t_end (s), the
+        number of macro steps to t_end, output_every and whether to hand its added mass over."""
+        cosim, solver = self.scenario.cosim, self.scenario.solver
+        return {
+            "scheme": cosim.scheme,
+            "extrapolation": int(cosim.extrapolation),
+            "micro_steps": int(cosim.micro_steps),
+            "macro_step": float(cosim.macro_step),
+            "t_end": float(solver.t_end),
+            "n_steps": round(solver.t_end / cosim.macro_step),
+            "output_every": int(solver.output_every),
+            "added_mass": bool(cosim.added_mass),
+        }
+
     def parameters(self) -> dict[str, float]:
         """Every numeric scalar of the scenario by dotted key."""
         return scalar_parameters(self.scenario.raw)

@@ -28,7 +28,7 @@ import numpy as np
 from rbcosim import PROTOCOL_VERSION, __version__
 from rbcosim.errors import ScenarioError, SimulationError
 from rbcosim.service.errors import ProtocolError
-from rbcosim.service.wire import Limits, array_shape, as_array
+from rbcosim.service.wire import Limits, array_shape, as_array, wire_kind
 
 Peer = Hashable
 Replies = list[tuple[Any, dict]]
@@ -107,11 +107,15 @@ def _field(content: dict, key: str, types: type | tuple, *, required: bool = Tru
     if isinstance(value, bool) and bool not in (types if isinstance(types, tuple) else (types,)):
         raise ProtocolError("invalid_argument", f"{key!r} must not be a boolean")
     if not isinstance(value, types):
-        names = " or ".join(t.__name__ for t in (types if isinstance(types, tuple) else (types,)))
-        raise ProtocolError(
-            "invalid_argument", f"{key!r} must be {names}, got {type(value).__name__}"
-        )
+        wanted = types if isinstance(types, tuple) else (types,)
+        names = " or ".join(_WANTED_KINDS.get(t, t.__name__) for t in wanted)
+        raise ProtocolError("invalid_argument", f"{key!r} must be {names}, got {wire_kind(value)}")
     return value
+
+
+#: The msgpack kind each Python type of a content field stands for, in error messages.
+_WANTED_KINDS = {str: "a string", int: "an integer", float: "a float", bool: "a boolean",
+                 dict: "a map", list: "an array", bytes: "bin (raw bytes)"}
 
 
 def _names(content: dict, key: str) -> tuple[str, ...]:
@@ -247,6 +251,8 @@ class _Session:
     snapshot_every: int = 0
     wait_for_joints: bool = False
     """Barriers also wait until every joint has a client (a run that starts its clients apart)."""
+    coupling: dict | None = None
+    """The rigid side's coupling_info(), sent to every attaching client (protocol 1.2)."""
     row_steps: list[int] = field(default_factory=list)
     rows: list[np.ndarray] = field(default_factory=list)
     """Result rows (the rigid side's ``results_row()``) and the step index of each."""
@@ -525,6 +531,7 @@ class Service:
                 "added_mass",
                 "result_rows",
                 "auto_snapshots",
+                "coupling_info",
             ],
             "max_message_size": self.limits.max_message_size,
             "barrier_timeout": self.barrier_timeout,
@@ -597,6 +604,7 @@ class Service:
             output_every=output_every or _scenario_output_every(rigid),
             snapshot_every=snapshot_every,
             wait_for_joints=wait_for_joints,
+            coupling=_plain(rigid.coupling_info()) if hasattr(rigid, "coupling_info") else None,
         )
         s.nan_gaps = np.full((len(s.joints), 4), np.nan)
         s.nan_gaps.flags.writeable = False
@@ -618,6 +626,8 @@ class Service:
             "snapshot_every": s.snapshot_every,
             "wait_for_joints": s.wait_for_joints,
         }
+        if s.coupling is not None:
+            out["coupling"] = s.coupling
         if s.records_rows:
             out["columns"] = list(rigid.results_columns())
         return out
@@ -697,6 +707,8 @@ class Service:
             "macro_step": s.macro_step,
             "kinematics": np.array([outs[p] for p in points]) if points else _EMPTY_KIN,
         }
+        if s.coupling is not None:
+            content_out["coupling"] = s.coupling
         if motions:
             content_out["motions"] = _select(s.current_motions(), _rows(points, s.points))
         if replies:
@@ -816,7 +828,13 @@ class Service:
             wrench = as_array(polynomial, buffers, "wrench_polynomial", (len(c.points), order, 6))
             _finite(wrench.reshape(len(c.points), -1), "wrench_polynomial", c.points)
         elif c.points:
-            wrench = as_array(content.get("wrench"), buffers, "wrench", (len(c.points), 6))
+            if content.get("wrench") is None:
+                raise ProtocolError(
+                    "invalid_argument",
+                    f"the field 'wrench' (or 'wrench_polynomial') is required: client {c.id} "
+                    f"drives the points {list(c.points)}",
+                )
+            wrench = as_array(content["wrench"], buffers, "wrench", (len(c.points), 6))
             _finite(wrench, "wrench", c.points)
         else:
             wrench = _EMPTY_GAPS

@@ -47,6 +47,8 @@ class ProtocolError(Exception):
         super().__init__(message)
         self.code = code
         self.message = message
+        self.envelope: dict | None = None
+        """The readable envelope fields of a request refused before it was decoded."""
 
     def __str__(self) -> str:
         return f"{self.code}: {self.message}"

@@ -181,7 +181,7 @@ class Server:
             msg = decode(body, self.limits)
             replies = self.service.handle(msg, peer)
         except ProtocolError as exc:
-            replies = [(peer, error_reply(msg, exc))]
+            replies = [(peer, error_reply(msg or exc.envelope, exc))]
         except Exception as exc:
             log.exception("internal error while handling a request")
             replies = [

@@ -15,6 +15,7 @@ Scenario (TOML)::
     mass = 1.0
     inertia = 0.1
     gravity = [0.0, 0.0, -9.81]
+    t_end = 1.0          # s, only reported to clients (coupling_info)
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ _DEFAULTS = {
     "mass": 1.0,
     "inertia": 0.1,
     "gravity": [0.0, 0.0, -9.81],
+    "t_end": 1.0,
 }
 
 
@@ -71,6 +73,7 @@ class ToySide:
             self._mass = float(cfg["mass"])
             self._inertia = float(cfg["inertia"])
             self._gravity = tuple(float(g) for g in cfg["gravity"])
+            self._t_end = float(cfg["t_end"])
         except (TypeError, ValueError) as exc:
             raise ScenarioError(f"[toy]: {exc}") from None
         if not (
@@ -123,12 +126,31 @@ class ToySide:
                 f"Invalid {kind} name {name!r}. Valid names: {list(self.point_names)}"
             ) from None
 
+    def coupling_info(self) -> dict:
+        """The coupling a client runs (see RigidSide.coupling_info): Jacobi, held wrenches."""
+        return {"scheme": "jacobi", "extrapolation": 0, "micro_steps": self._substeps,
+                "macro_step": self.macro_step, "t_end": self._t_end,
+                "n_steps": round(self._t_end / self.macro_step), "output_every": 1,
+                "added_mass": False}
+
     def parameters(self) -> dict[str, float]:
         return {"mass": self._mass, "inertia": self._inertia, "macro_step": self.macro_step}
 
     def point_outputs(self) -> dict[str, np.ndarray]:
         """Point -> (13,) x y z q0..q3 vx vy vz wx wy wz, inertial frame."""
         return {p: np.array(self._state[i]) for p, i in self._index.items()}
+
+    def motions_array(self) -> np.ndarray:
+        """(n, 19): the 13 outputs of each point, then its acceleration ax ay az (m/s²) and
+        angular acceleration (rad/s²), inertial, under the held wrench's constant term."""
+        m, inertia = self._mass, self._inertia
+        rows = []
+        for s, coefficients in zip(self._state, self._wrench):
+            c0 = coefficients[0]
+            acc = [c0[j] / m + self._gravity[j] for j in range(3)]
+            acc += [c0[j] / inertia for j in range(3, 6)]
+            rows.append(list(s) + acc)
+        return np.array(rows, dtype=np.float64).reshape(len(self._state), 19)
 
     def set_wrench(self, point: str, wrench: np.ndarray) -> None:
         """Force and moment, inertial frame, shape (6,), N and N·m, held over the next step."""

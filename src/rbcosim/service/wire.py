@@ -41,6 +41,29 @@ class Limits:
         return 2 * self.max_message_size + (1 << 20)
 
 
+def wire_kind(value: Any) -> str:
+    """The msgpack kind of a decoded value, for error messages (never a Python type name)."""
+    if value is None:
+        return "nil"
+    if isinstance(value, bool):
+        return "a boolean"
+    for types, kind in _KINDS:
+        if isinstance(value, types):
+            return kind
+    return "an unsupported value"
+
+
+_KINDS = (
+    (int, "an integer"),
+    (float, "a float"),
+    (str, "a string"),
+    ((bytes, bytearray, memoryview), "bin (raw bytes)"),
+    ((list, tuple), "an array"),
+    (dict, "a map"),
+    (np.ndarray, "an array"),
+)
+
+
 def protocol_major(version: str) -> int:
     """Major number of a ``"MAJOR.MINOR"`` protocol version string."""
     major, _, minor = version.partition(".")
@@ -66,31 +89,36 @@ def unpack_header(data: bytes, limits: Limits) -> Any:
             max_map_len=limits.max_map_len,
             max_ext_len=0,
         )
-    except (
-        ValueError,
-        TypeError,
-        msgpack.ExtraData,
-        msgpack.FormatError,
-        msgpack.StackError,
-    ) as exc:
-        raise ProtocolError(
-            "bad_message", f"the header frame is not one valid msgpack map ({exc})"
-        ) from None
+    except msgpack.ExtraData:
+        reason = "bytes follow the first msgpack object"
+    except msgpack.StackError:
+        reason = "it nests deeper than the decoder allows"
+    except msgpack.FormatError:
+        reason = "it holds a byte that starts no msgpack object"
+    except ValueError as exc:  # truncated data, limits, ext types, non-string map keys
+        reason = str(exc) or "it is truncated or breaks a limit"
+    except TypeError:
+        reason = "a map key is not a string"
+    raise ProtocolError("bad_message", f"the header frame is not one valid msgpack map: {reason}")
+
+
+def _valid_msg_id(msg_id: Any) -> bool:
+    """A msg_id is an integer or a string of at most 256 characters."""
+    if isinstance(msg_id, str):
+        return len(msg_id) <= _MAX_MSG_ID_LEN
+    return isinstance(msg_id, int) and not isinstance(msg_id, bool)
 
 
 def check_envelope(header: Any) -> dict:
     """Validate the envelope of a decoded header; returns it with ``content`` defaulted."""
     if not isinstance(header, dict):
         raise ProtocolError(
-            "bad_message", f"the header must be a msgpack map, got {type(header).__name__}"
+            "bad_message", f"the header must be a msgpack map, got {wire_kind(header)}"
         )
     for key in _ENVELOPE_KEYS:
         if key not in header:
             raise ProtocolError("bad_message", f"the envelope lacks the field {key!r}")
-    msg_id = header["msg_id"]
-    if not (
-        isinstance(msg_id, int) or (isinstance(msg_id, str) and len(msg_id) <= _MAX_MSG_ID_LEN)
-    ):
+    if not _valid_msg_id(header["msg_id"]):
         raise ProtocolError(
             "bad_message",
             f"msg_id must be a string of at most {_MAX_MSG_ID_LEN} characters or an integer",
@@ -125,11 +153,34 @@ def check_envelope(header: Any) -> dict:
     return header
 
 
+def readable_envelope(header: Any) -> dict | None:
+    """The envelope fields of a refused header that a reply can echo (``msg_id``,
+    ``msg_type``, ``session`` where well-typed), so that even an error reply to it carries the
+    request's ``parent_id``; None when the header is not a map."""
+    if not isinstance(header, dict):
+        return None
+    out = {}
+    if _valid_msg_id(header.get("msg_id")):
+        out["msg_id"] = header["msg_id"]
+    if isinstance(header.get("msg_type"), str):
+        out["msg_type"] = header["msg_type"]
+    if isinstance(header.get("session"), str):
+        out["session"] = header["session"]
+    return out
+
+
 def decode(frames: list[bytes], limits: Limits) -> dict:
-    """Frames after routing (header, buffers...) -> envelope dict with ``buffers`` attached."""
+    """Frames after routing (header, buffers...) -> envelope dict with ``buffers`` attached.
+
+    A refused envelope raises ProtocolError with ``envelope`` set to its readable fields."""
     if not frames or not frames[0]:
         raise ProtocolError("bad_message", "the message has no header frame")
-    header = check_envelope(unpack_header(frames[0], limits))
+    raw = unpack_header(frames[0], limits)
+    try:
+        header = check_envelope(raw)
+    except ProtocolError as exc:
+        exc.envelope = readable_envelope(raw)
+        raise
     header["buffers"] = frames[1:]
     return header
 
@@ -140,8 +191,11 @@ def as_array(
     """Turn a content field into a float64 array of exactly ``shape``.
 
     Accepts an array descriptor (inline ``data`` or ``frame`` index), a numpy array (direct
-    callers of the service) or nested lists of numbers. Does not check finiteness.
+    callers of the service) or nested lists of numbers. Does not check finiteness. A missing
+    field (None) is an ``invalid_argument``, a malformed one an ``invalid_array``.
     """
+    if value is None:
+        raise ProtocolError("invalid_argument", f"the field {field!r} is required")
     if isinstance(value, dict):
         dtype = value.get("dtype", DTYPE)
         if dtype != DTYPE:
@@ -206,7 +260,7 @@ def as_array(
     else:
         raise ProtocolError(
             "invalid_array",
-            f"{field}: expected an array descriptor map, got {type(value).__name__}",
+            f"{field}: expected an array descriptor map, got {wire_kind(value)}",
         )
     if array.shape != shape:
         raise ProtocolError(
