@@ -6,6 +6,8 @@
 void poly_through(int m, int width, const double *taus, const double *values, double *c)
 {
     double d[POLY_MAX_POINTS][6];
+    if (m < 1 || m > POLY_MAX_POINTS || width < 1 || width > 6)
+        return;
     for (int i = 0; i < m; ++i)
         for (int k = 0; k < width; ++k)
             d[i][k] = values[i * width + k];
