@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from native_build import native_build  # noqa: F401  (the C/Fortran build, tests/native_build.py)
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -145,64 +145,110 @@ def record_exchange(address: str) -> tuple[Recorder, dict]:
         expect[f"{prefix}.code"] = reply["error"]["code"]
         expect[f"{prefix}.message"] = reply["error"]["message"]
 
-    c = r.request(1, "rbc_hello", "hello", None,
-                  {"protocol_version": VERSION, "client_name": "conformance"})["content"]
+    c = r.request(
+        1, "rbc_hello", "hello", None, {"protocol_version": VERSION, "client_name": "conformance"}
+    )["content"]
     expect["hello.protocol_version"] = c["protocol_version"]
 
     overrides = {"toy.mass": "2.0"}
     expect["create.override_keys"] = "toy.mass"
     expect["create.override_values"] = "2.0"
     expect["create.barrier_timeout"] = [5.0]
-    c = r.request(1, "rbc_create_session", "create_session", None,
-                  {"text": SCENARIO, "overrides": overrides, "barrier_timeout": 5.0})["content"]
+    c = r.request(
+        1,
+        "rbc_create_session",
+        "create_session",
+        None,
+        {"text": SCENARIO, "overrides": overrides, "barrier_timeout": 5.0},
+    )["content"]
     session = c["session"]
     expect["session"] = session
 
-    c = r.request(1, "rbc_attach", "attach", session,
-                  {"points": ["tip"], "joints": ["tip"], "name": "conformance", "force": False,
-                   "motions": True})["content"]
+    c = r.request(
+        1,
+        "rbc_attach",
+        "attach",
+        session,
+        {
+            "points": ["tip"],
+            "joints": ["tip"],
+            "name": "conformance",
+            "force": False,
+            "motions": True,
+        },
+    )["content"]
     client = c["client"]
     expect["client"] = client
     take("attach", c, gaps=False)
     coupling = c.get("coupling") or {}
     expect["coupling.scheme"] = coupling.get("scheme", "")
-    for key in ("extrapolation", "micro_steps", "macro_step", "t_end", "n_steps",
-                "output_every"):
+    for key in ("extrapolation", "micro_steps", "macro_step", "t_end", "n_steps", "output_every"):
         expect[f"coupling.{key}"] = [coupling.get(key, 0)]
     expect["coupling.added_mass"] = [1 if coupling.get("added_mass") else 0]
 
     mass = (np.eye(6) * 0.5 + 0.01).reshape(-1).tolist()
     expect["added_mass"] = mass
-    error_of("added_mass", r.request(1, "rbc_set_added_mass", "set_added_mass", session,
-                                     {"client": client,
-                                      "added_mass": descriptor(mass, (1, 6, 6))}))
+    error_of(
+        "added_mass",
+        r.request(
+            1,
+            "rbc_set_added_mass",
+            "set_added_mass",
+            session,
+            {"client": client, "added_mass": descriptor(mass, (1, 6, 6))},
+        ),
+    )
 
     kin = expect["attach.kinematics"]
     expect["report.wrench"] = spring(kin, 0)
     expect["report.flex"] = flex_of(kin, 0)
-    c = r.request(1, "rbc_report", "report", session,
-                  {"client": client, "step": 0,
-                   "flex_kinematics": descriptor(expect["report.flex"], (1, 13)),
-                   "wrench": descriptor(expect["report.wrench"], (1, 6))})["content"]
+    c = r.request(
+        1,
+        "rbc_report",
+        "report",
+        session,
+        {
+            "client": client,
+            "step": 0,
+            "flex_kinematics": descriptor(expect["report.flex"], (1, 13)),
+            "wrench": descriptor(expect["report.wrench"], (1, 6)),
+        },
+    )["content"]
     take("report", c)
 
     kin = expect["report.kinematics"]
     expect["step0.wrench"] = spring(kin, 1) + [0.5, -0.5, 0.0, 0.0, 0.0, 0.125]  # 2 terms
     expect["step0.flex"] = flex_of(kin, 1)
-    c = r.request(1, "rbc_step", "step", session,
-                  {"client": client, "step": 0,
-                   "flex_kinematics": descriptor(expect["step0.flex"], (1, 13)),
-                   "wrench_polynomial": descriptor(expect["step0.wrench"], (1, 2, 6))})["content"]
+    c = r.request(
+        1,
+        "rbc_step",
+        "step",
+        session,
+        {
+            "client": client,
+            "step": 0,
+            "flex_kinematics": descriptor(expect["step0.flex"], (1, 13)),
+            "wrench_polynomial": descriptor(expect["step0.wrench"], (1, 2, 6)),
+        },
+    )["content"]
     take("step0", c)
 
     kin = expect["step0.kinematics"]
     expect["step1.wrench"] = spring(kin, 2)
     expect["step1.flex"] = flex_of(kin, 2)
-    c = r.request(1, "rbc_step_send+rbc_step_wait", "step", session,
-                  {"client": client, "step": 1,
-                   "flex_kinematics": descriptor(expect["step1.flex"], (1, 13)),
-                   "wrench": descriptor(expect["step1.wrench"], (1, 6)),
-                   "flex_kinematics_at": "end"})["content"]
+    c = r.request(
+        1,
+        "rbc_step_send+rbc_step_wait",
+        "step",
+        session,
+        {
+            "client": client,
+            "step": 1,
+            "flex_kinematics": descriptor(expect["step1.flex"], (1, 13)),
+            "wrench": descriptor(expect["step1.wrench"], (1, 6)),
+            "flex_kinematics_at": "end",
+        },
+    )["content"]
     take("step1", c)
 
     c = r.request(1, "rbc_save", "save", session, {"name": "snap"})["content"]
@@ -223,9 +269,12 @@ def record_exchange(address: str) -> tuple[Recorder, dict]:
     kin = expect["step1.kinematics"]
     expect["stale.wrench"] = spring(kin, 3)
     expect["stale.flex"] = flex_of(kin, 3)
-    stale_content = {"client": client, "step": 2,
-                     "flex_kinematics": descriptor(expect["stale.flex"], (1, 13)),
-                     "wrench": descriptor(expect["stale.wrench"], (1, 6))}
+    stale_content = {
+        "client": client,
+        "step": 2,
+        "flex_kinematics": descriptor(expect["stale.flex"], (1, 13)),
+        "wrench": descriptor(expect["stale.wrench"], (1, 6)),
+    }
     error_of("stale", r.request(1, "rbc_step", "step", session, stale_content))
 
     c = r.request(1, "rbc_get_state", "get_state", session, {})["content"]
