@@ -14,7 +14,9 @@
  *
  * --scenario: create a session from FILE (a path the server can read; --set overrides);
  * --session: join one (e.g. the one `rbcosim cosim FILE --serve-external` prints).
- * --out: this side's rows "t,x2" (s, m) at the steps where the server records a result row.
+ * --out: this side's rows "t,x2,x_node" (s, m, m: mass 2 and the structure's own interface
+ * node, which ends each step where its extrapolated frame puts it) at the steps where the
+ * server records a result row.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,8 +55,11 @@ static void motion_from(fe_motion *m, const double *values, double time)
 
 static void write_row(FILE *csv, const fe_endpoint *ep)
 {
-    if (csv)
-        fprintf(csv, "%.17g,%.17g\n", gs_time(ep->body), gs_interior(ep->body)[0]);
+    double kin[13];
+    if (!csv)
+        return;
+    gs_node_kinematics(ep->body, kin);
+    fprintf(csv, "%.17g,%.17g,%.17g\n", gs_time(ep->body), gs_interior(ep->body)[0], kin[0]);
 }
 
 /* Initialize from the attach motion, hand the added mass over if there is one, and report
@@ -146,7 +151,7 @@ int main(int argc, char **argv)
     fe_endpoint ep;
     fe_setup(&ep, body, (fe_scheme)fe_scheme_of(cp.scheme), cp.extrapolation, cp.macro_step);
     if (csv)
-        fprintf(csv, "t,x2\n");
+        fprintf(csv, "t,x2,x_node\n");
     int rc = start(c, &ep, &cp, &ex, &ex);
     if (!rc)
         write_row(csv, &ep);
