@@ -17,7 +17,7 @@ int fe_scheme_of(const char *name)
     return -1;
 }
 
-void fe_setup(fe_endpoint *ep, gs_structure *body, fe_scheme scheme, int order, double H)
+void fe_setup(fe_endpoint *ep, fe_body body, fe_scheme scheme, int order, double H)
 {
     memset(ep, 0, sizeof *ep);
     ep->body = body;
@@ -26,35 +26,80 @@ void fe_setup(fe_endpoint *ep, gs_structure *body, fe_scheme scheme, int order, 
     ep->H = H;
 }
 
+/* R(q) [3][3], point frame -> inertial, q normalised here. */
+static void rotation_of(const double *q, double *r)
+{
+    double n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+    double w = q[0] / n, x = q[1] / n, y = q[2] / n, z = q[3] / n;
+    r[0] = 1 - 2 * (y * y + z * z), r[1] = 2 * (x * y - w * z), r[2] = 2 * (x * z + w * y);
+    r[3] = 2 * (x * y + w * z), r[4] = 1 - 2 * (x * x + z * z), r[5] = 2 * (y * z - w * x);
+    r[6] = 2 * (x * z - w * y), r[7] = 2 * (y * z + w * x), r[8] = 1 - 2 * (x * x + y * y);
+}
+
+/* out = T m T^T (inverse 0: T^T m T), T = diag(R(q), R(q)): a (6, 6) mass between point-frame
+ * and inertial axes. */
+static void rotate_mass(const double *m, const double *q, int inverse, double *out)
+{
+    double r[9], t6[36] = {0}, tmp[36];
+    rotation_of(q, r);
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) {
+            double v = inverse ? r[3 * i + j] : r[3 * j + i]; /* T or T^T */
+            t6[6 * i + j] = t6[6 * (i + 3) + j + 3] = v;
+        }
+    for (int i = 0; i < 6; ++i) /* tmp = t6 m */
+        for (int j = 0; j < 6; ++j) {
+            double acc = 0.0;
+            for (int l = 0; l < 6; ++l)
+                acc += t6[6 * i + l] * m[6 * l + j];
+            tmp[6 * i + j] = acc;
+        }
+    for (int i = 0; i < 6; ++i) /* out = tmp t6^T */
+        for (int j = 0; j < 6; ++j) {
+            double acc = 0.0;
+            for (int l = 0; l < 6; ++l)
+                acc += tmp[6 * i + l] * t6[6 * j + l];
+            out[6 * i + j] = acc;
+        }
+}
+
 void fe_rigid_input(const fe_endpoint *ep, double *wrench)
 {
-    gs_wrench(ep->body, wrench);
-    if (ep->implicit_mass) {
-        double acc[6];
-        gs_frame_accelerations(ep->body, acc);
+    const fe_body_ops *ops = ep->body.ops;
+    ops->wrench(ep->body.self, wrench);
+    if (ep->implicit_mass) { /* W + M_a [a; alpha]: the rigid side applies -M_a [a_p; alpha_p] */
+        double acc[6], mass[36], kin[13];
+        const double *m = ep->handed_mass;
+        ops->frame_accelerations(ep->body.self, acc);
+        if (ep->point_frame) {
+            ops->node_kinematics(ep->body.self, kin);
+            rotate_mass(ep->handed_mass, kin + 3, 1, mass);
+            m = mass;
+        }
         for (int r = 0; r < 6; ++r)
             for (int c = 0; c < 6; ++c)
-                wrench[r] += ep->handed_mass[6 * r + c] * acc[c];
+                wrench[r] += m[6 * r + c] * acc[c];
     }
 }
 
-int fe_initialize(fe_endpoint *ep, double t, const fe_motion *motion, const double *reference,
-                  int want_added_mass, double *added_mass)
+int fe_initialize(fe_endpoint *ep, double t, int want_added_mass, double *added_mass,
+                  const char **frame)
 {
     int handover = 0;
-    gs_initialize(ep->body, t, motion->v, reference);
     if (want_added_mass) {
         double mass[36], big = 0.0;
-        int any = 0;
-        gs_added_mass(ep->body, mass);
+        int any = 0, point_frame = 0;
+        ep->body.ops->added_mass(ep->body.self, mass, &point_frame);
         for (int i = 0; i < 36; ++i)
             big = fmax(big, fabs(mass[i]));
         for (int i = 0; i < 36; ++i)
             any |= fabs(mass[i]) > 1e-12 * fmax(1.0, big);
-        if (any) { /* a grounded structure's mass is in inertial axes */
+        if (any) {
             memcpy(ep->handed_mass, mass, sizeof mass);
             memcpy(added_mass, mass, sizeof mass);
             ep->implicit_mass = 1;
+            ep->point_frame = point_frame;
+            *frame = point_frame ? "point" : "inertial";
             handover = 1;
         }
     }
@@ -68,7 +113,7 @@ int fe_initialize(fe_endpoint *ep, double t, const fe_motion *motion, const doub
 
 void fe_report(const fe_endpoint *ep, double *kinematics, double *energy)
 {
-    gs_node_kinematics(ep->body, kinematics);
+    ep->body.ops->node_kinematics(ep->body.self, kinematics);
     *energy = ep->energy;
 }
 
@@ -89,8 +134,8 @@ int fe_polynomial(const fe_endpoint *ep, double t, const double *end, double *co
 static double power(const fe_endpoint *ep)
 {
     double w[6], kin[13], p = 0.0;
-    gs_wrench(ep->body, w);
-    gs_node_kinematics(ep->body, kin);
+    ep->body.ops->wrench(ep->body.self, w);
+    ep->body.ops->node_kinematics(ep->body.self, kin);
     for (int i = 0; i < 6; ++i)
         p += w[i] * kin[7 + i];
     return p;
@@ -115,7 +160,7 @@ static int advance(fe_endpoint *ep, double t, const fe_motion *motion, const fe_
         memcpy(rows + 19 * i, past[i]->v, sizeof past[i]->v);
     }
     ep->pending_power = power(ep);
-    return gs_step(ep->body, t, ep->H, motion->v, n, taus, rows);
+    return ep->body.ops->step(ep->body.self, t, ep->H, motion->v, n, taus, rows);
 }
 
 static void commit(fe_endpoint *ep, const fe_motion *motion)
@@ -123,7 +168,7 @@ static void commit(fe_endpoint *ep, const fe_motion *motion)
     ep->energy += 0.5 * ep->H * (ep->pending_power + power(ep));
     memmove(ep->times + 1, ep->times, sizeof(double) * (FE_HISTORY - 1));
     memmove(ep->wrenches[1], ep->wrenches[0], sizeof(double) * 6 * (FE_HISTORY - 1));
-    ep->times[0] = gs_time(ep->body);
+    ep->times[0] = ep->body.ops->time(ep->body.self);
     fe_rigid_input(ep, ep->wrenches[0]);
     ep->count = min_int(ep->count + 1, FE_HISTORY);
     ep->motions[1] = ep->motions[0];

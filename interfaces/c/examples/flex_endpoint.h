@@ -1,5 +1,5 @@
-/* flex_endpoint.h: the flexible side of one joint - a grounded structure and what it has
- * exchanged (the C counterpart of rbcosim.cosim.flex_endpoint.FlexEndpoint, grounded bodies).
+/* flex_endpoint.h: the flexible side of one joint - a body (flex_body.h) and what it has
+ * exchanged (the C counterpart of rbcosim.cosim.flex_endpoint.FlexEndpoint).
  *
  * Per macro step [t, t + H], in the order of interfaces/PROTOCOL.md section 7a:
  *   fe_report          the node's kinematics [13] and the energy (J) delivered so far;
@@ -12,7 +12,7 @@
 #ifndef RBC_EXAMPLES_FLEX_ENDPOINT_H
 #define RBC_EXAMPLES_FLEX_ENDPOINT_H
 
-#include "grounded_structure.h"
+#include "flex_body.h"
 
 #define FE_HISTORY 4 /* exchanged wrenches kept */
 
@@ -28,7 +28,7 @@ typedef struct fe_motion {
 } fe_motion;
 
 typedef struct fe_endpoint {
-    gs_structure *body; /* not owned */
+    fe_body body;       /* not owned */
     fe_scheme scheme;
     int order;          /* wrench and acceleration extrapolation order, 0..2 */
     double H;           /* macro step, s */
@@ -39,6 +39,7 @@ typedef struct fe_endpoint {
     double energy;        /* J delivered to the rigid side since t0 */
     double pending_power; /* W, at the start of the step being taken */
     int implicit_mass;    /* 1 once the added mass is handed over */
+    int point_frame;      /* 1: handed_mass is in the point's axes, 0: inertial */
     double handed_mass[36];
 } fe_endpoint;
 
@@ -46,13 +47,13 @@ typedef struct fe_endpoint {
 int fe_scheme_of(const char *name);
 
 /* Set up (no stepping); order: the coupling's extrapolation (0, 1, 2). */
-void fe_setup(fe_endpoint *ep, gs_structure *body, fe_scheme scheme, int order, double H);
+void fe_setup(fe_endpoint *ep, fe_body body, fe_scheme scheme, int order, double H);
 
-/* Start at t with the rigid point's motion (reference: grounded_reference or NULL). With
- * want_added_mass, fills added_mass [6][6] (inertial) and returns 1 when the structure's
- * boundary carries mass (hand it over with rbc_set_added_mass, frame "inertial"), else 0. */
-int fe_initialize(fe_endpoint *ep, double t, const fe_motion *motion, const double *reference,
-                  int want_added_mass, double *added_mass);
+/* Start at t, the body already placed at the rigid point's motion. With want_added_mass,
+ * fills added_mass [6][6] and *frame ("point" or "inertial") and returns 1 when the body
+ * has an added mass to hand over (rbc_set_added_mass), else 0. */
+int fe_initialize(fe_endpoint *ep, double t, int want_added_mass, double *added_mass,
+                  const char **frame);
 
 /* The wrench [6] the rigid side takes now: W, or W + M_a [a; alpha] once M_a is handed over. */
 void fe_rigid_input(const fe_endpoint *ep, double *wrench);

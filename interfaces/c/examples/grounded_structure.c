@@ -410,3 +410,29 @@ void gs_added_mass(const gs_structure *s, double *mass)
         for (int c = 0; c < 6; ++c)
             mass[6 * r + c] = 0.5 * (m[6 * r + c] + m[6 * c + r]);
 }
+
+/* --- as an endpoint's body ----------------------------------------------------------------- */
+
+static int ops_step(void *b, double t, double H, const double *motion, int n_past,
+                    const double *taus, const double *past)
+{
+    return gs_step(b, t, H, motion, n_past, taus, past);
+}
+static void ops_wrench(const void *b, double *w) { gs_wrench(b, w); }
+static void ops_kinematics(const void *b, double *k) { gs_node_kinematics(b, k); }
+static void ops_accelerations(const void *b, double *a) { gs_frame_accelerations(b, a); }
+static double ops_time(const void *b) { return gs_time(b); }
+static void ops_added_mass(const void *b, double *m, int *point_frame)
+{
+    gs_added_mass(b, m);
+    *point_frame = 0;
+}
+
+static const fe_body_ops GS_OPS = {ops_step, ops_wrench, ops_kinematics, ops_accelerations,
+                                   ops_added_mass, ops_time};
+
+fe_body gs_body(gs_structure *s)
+{
+    fe_body b = {s, &GS_OPS};
+    return b;
+}

@@ -28,6 +28,8 @@
 
 #include <stddef.h>
 
+#include "flex_body.h"
+
 typedef struct gs_structure gs_structure;
 
 /* Component index of "x" "y" "z" "rx" "ry" "rz", or -1. */
@@ -70,5 +72,8 @@ void gs_frame_accelerations(const gs_structure *s, double *acc); /* [6] a, alpha
 /* Instantaneous added mass M_a [6][6] (inertial): -d(wrench)/d[a; alpha], symmetrised. */
 void gs_added_mass(const gs_structure *s, double *mass);
 const double *gs_interior(const gs_structure *s); /* [2 n_i]: x (m, rad), x' */
+
+/* The structure as an endpoint's body (added mass in inertial axes). */
+fe_body gs_body(gs_structure *s);
 
 #endif

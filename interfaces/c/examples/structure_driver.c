@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "flex_endpoint.h"
+#include "grounded_structure.h"
 
 static int read_motions(FILE *f, int n, fe_motion *m)
 {
@@ -33,18 +34,19 @@ static void print_row(int k, int terms, const double *coeff, const double *kin, 
                       const fe_endpoint *ep)
 {
     double w[6];
-    int ni = gs_n_interior(ep->body);
+    const gs_structure *body = ep->body.self;
+    int ni = gs_n_interior(body);
     printf("%d %d", k, terms);
     for (int i = 0; i < 18; ++i)
         printf(" %.17g", i < 6 * terms ? coeff[i] : 0.0);
     for (int i = 0; i < 13; ++i)
         printf(" %.17g", kin[i]);
     printf(" %.17g", energy);
-    gs_wrench(ep->body, w);
+    gs_wrench(body, w);
     for (int i = 0; i < 6; ++i)
         printf(" %.17g", w[i]);
     for (int i = 0; i < 2 * ni; ++i)
-        printf(" %.17g", gs_interior(ep->body)[i]);
+        printf(" %.17g", gs_interior(body)[i]);
     printf("\n");
 }
 
@@ -79,9 +81,10 @@ int main(int argc, char **argv)
         return 1;
     }
     fe_endpoint ep;
-    double added[36], kin[13], energy, coeff[18];
-    fe_setup(&ep, body, (fe_scheme)fe_scheme_of(scheme), order, H);
-    fe_initialize(&ep, m[0].time, &m[0], has_ref ? ref : NULL, 0, added);
+    double kin[13], energy, coeff[18];
+    fe_setup(&ep, gs_body(body), (fe_scheme)fe_scheme_of(scheme), order, H);
+    gs_initialize(body, m[0].time, m[0].v, has_ref ? ref : NULL);
+    fe_initialize(&ep, m[0].time, 0, NULL, NULL);
     for (int k = 0; k < n_steps; ++k) {
         fe_report(&ep, kin, &energy);
         int terms = fe_inputs(&ep, m[k].time, &m[k], coeff);

@@ -24,6 +24,7 @@
 
 #include "example_common.h"
 #include "flex_endpoint.h"
+#include "grounded_structure.h"
 
 #ifndef TWO_MASS_DATA_DIR
 #define TWO_MASS_DATA_DIR "scenarios/data/two_mass"
@@ -55,11 +56,12 @@ static void motion_from(fe_motion *m, const double *values, double time)
 
 static void write_row(FILE *csv, const fe_endpoint *ep)
 {
+    const gs_structure *body = ep->body.self;
     double kin[13];
     if (!csv)
         return;
-    gs_node_kinematics(ep->body, kin);
-    fprintf(csv, "%.17g,%.17g,%.17g\n", gs_time(ep->body), gs_interior(ep->body)[0], kin[0]);
+    gs_node_kinematics(body, kin);
+    fprintf(csv, "%.17g,%.17g,%.17g\n", gs_time(body), gs_interior(body)[0], kin[0]);
 }
 
 /* Initialize from the attach motion, hand the added mass over if there is one, and report
@@ -70,9 +72,10 @@ static int start(rbc_client *c, fe_endpoint *ep, const rbc_coupling *cp,
     static const double reference[3] = {0.0, 0.0, 0.0}; /* grounded_reference, m */
     fe_motion m0;
     double added[36], kin[13], energy, coeff[18];
+    const char *frames[1];
     motion_from(&m0, initial->motions, initial->time);
-    if (fe_initialize(ep, initial->time, &m0, reference, cp->added_mass, added)) {
-        const char *frames[1] = {"inertial"};
+    gs_initialize(ep->body.self, initial->time, m0.v, reference);
+    if (fe_initialize(ep, initial->time, cp->added_mass, added, frames)) {
         if (rbc_set_added_mass(c, added, frames) != RBC_OK)
             return ex_fail(c, PROGRAM, "set_added_mass");
     }
@@ -149,7 +152,7 @@ int main(int argc, char **argv)
         return 1;
     }
     fe_endpoint ep;
-    fe_setup(&ep, body, (fe_scheme)fe_scheme_of(cp.scheme), cp.extrapolation, cp.macro_step);
+    fe_setup(&ep, gs_body(body), (fe_scheme)fe_scheme_of(cp.scheme), cp.extrapolation, cp.macro_step);
     if (csv)
         fprintf(csv, "t,x2,x_node\n");
     int rc = start(c, &ep, &cp, &ex, &ex);
