@@ -208,3 +208,42 @@ def test_two_mass_refuses_an_unsupported_scheme(native_build, tmp_path):
             capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 1
     assert "interface_jacobian" in done.stderr and "runs only" in done.stderr
+
+
+# --- two beams from one C process ---------------------------------------------------------
+
+BEAMS_T_END = "solver.t_end=0.05"  # 200 macro steps of 0.25 ms
+RIGID_BEAMS = ("flex_bodies.beam_tip.modes=0", "flex_bodies.beam_side.modes=0")
+
+
+def link_angle(columns, rows) -> np.ndarray:
+    """The link's rotation about the hinge axis Y (rad) from its quaternion columns."""
+    columns, rows = list(columns), np.asarray(rows)
+    q0, q2 = rows[:, columns.index("link.q0")], rows[:, columns.index("link.q2")]
+    return 2.0 * np.arctan2(q2, q0)
+
+
+def two_beams_on_serve(native_build: Path, *sets: str) -> dict:
+    with rbcosim_serve() as address:
+        cmd = [example(native_build, "two_beams_flex"), address, "--scenario", TWO_BEAMS]
+        for s in sets:
+            cmd += ["--set", s]
+        session = run_c(cmd).stdout.split()[1]
+        with Client(address, timeout=30) as client:
+            client.session = session
+            return client.results()
+
+
+@pytest.mark.parametrize(("sets", "tolerance"), [
+    ((BEAMS_T_END,), 5e-4),               # flexible beams in `rbcosim run`: their bending
+    ((BEAMS_T_END, *RIGID_BEAMS), 1e-12),  # rigid beams on both sides: the same numbers
+])
+def test_two_beams_link_angle_agrees_with_run(native_build, tmp_path, sets, tolerance):
+    results = two_beams_on_serve(native_build, *sets)
+    ref = reference(tmp_path, TWO_BEAMS, *sets)
+    assert list(results["row_steps"])[-1] == 200
+    got = link_angle(results["columns"], results["rows"])
+    want = link_angle(ref.columns, ref.data)
+    assert got.shape == want.shape
+    assert np.abs(want - want[0]).max() > 0.01  # the link swings
+    assert np.abs(got - want).max() <= tolerance
