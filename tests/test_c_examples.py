@@ -127,6 +127,31 @@ def cosim_serve_external(tmp_path: Path, scenario: Path, *sets: str):
         proc.wait(30)
 
 
+# A variant of the two-mass structure whose boundary carries mass (0.5 kg, coupled to the
+# interior by 0.05 kg), in coordinate format: the added-mass handover and the regrounding
+# shift M_ii^-1 M_ib are then at work.
+MASSIVE_BOUNDARY_M = """%%MatrixMarket matrix coordinate real symmetric
+% boundary mass 0.5 kg, coupled to the interior
+2 2 3
+1 1 0.5
+2 1 0.05
+2 2 1.0
+"""
+
+
+@pytest.fixture
+def massive_boundary(tmp_path) -> tuple[Path, Path]:
+    """(scenario, data folder) of the two-mass oscillator with a massive boundary."""
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "m.mtx").write_text(MASSIVE_BOUNDARY_M)
+    for name in ("k.mtx", "c.mtx"):
+        (data / name).write_text((TWO_MASS_DATA / name).read_text())
+    scenario = tmp_path / "massive_boundary.toml"
+    scenario.write_text(TWO_MASS.read_text().replace("data/two_mass/", "data/"))
+    return scenario, data
+
+
 # --- the structure alone ------------------------------------------------------------------
 
 
@@ -138,22 +163,25 @@ def structure_reference():
     return module
 
 
-@pytest.mark.parametrize(("scheme", "order", "component"), [
-    ("jacobi", 1, "x"),
-    ("gauss_seidel_rigid_first", 2, "x"),
-    ("gauss_seidel_flex_first", 2, "rz"),
-    ("jacobi", 0, "rz"),
+@pytest.mark.parametrize(("scheme", "order", "component", "massive"), [
+    ("jacobi", 1, "x", False),
+    ("gauss_seidel_rigid_first", 2, "x", False),
+    ("gauss_seidel_flex_first", 2, "rz", False),
+    ("jacobi", 0, "rz", False),
+    ("gauss_seidel_rigid_first", 2, "x", True),
+    ("jacobi", 1, "rz", True),
 ])
-def test_structure_alone_equals_the_python_endpoint(native_build, tmp_path, scheme, order,
-                                                    component):
+def test_structure_alone_equals_the_python_endpoint(native_build, tmp_path, massive_boundary,
+                                                    scheme, order, component, massive):
     """Fed the same rigid motions, the C structure gives the Python FlexEndpoint's wrench
     polynomials, node kinematics, energies, wrenches and interior states to 1e-12."""
+    scenario, data = massive_boundary if massive else (TWO_MASS, TWO_MASS_DATA)
     motions = tmp_path / "motions.txt"
     sets = [f'cosim.scheme="{scheme}"', f"cosim.extrapolation={order}",
             f'flex_bodies.structure.boundary_dofs=["{component}"]']
-    py = structure_reference().record(TWO_MASS, motions, overrides=sets, steps=300)
-    done = run_c([example(native_build, "structure_driver"), TWO_MASS_DATA / "m.mtx",
-                  TWO_MASS_DATA / "k.mtx", TWO_MASS_DATA / "c.mtx", component, motions])
+    py = structure_reference().record(scenario, motions, overrides=sets, steps=300)
+    done = run_c([example(native_build, "structure_driver"), data / "m.mtx", data / "k.mtx",
+                  data / "c.mtx", component, motions])
     c = np.loadtxt(done.stdout.splitlines(), ndmin=2)
     assert c.shape == py.shape
     assert np.array_equal(c[:, :2], py[:, :2])  # step index, number of polynomial terms
@@ -188,6 +216,25 @@ def test_two_mass_against_rbcosim_serve_equals_run(native_build, tmp_path, schem
     assert np.abs(own[:, 0] - ref.data[:, 0]).max() <= 1e-12
     eta = ref.data[:, ref.columns.index("structure.eta1")]
     assert np.abs(modal_coordinate(own) - eta).max() <= TOLERANCE
+
+
+def test_two_mass_hands_a_massive_boundary_over_and_equals_run(native_build, tmp_path,
+                                                              massive_boundary):
+    scenario, data = massive_boundary
+    sets = (T_END, 'cosim.scheme="jacobi"')
+    with rbcosim_serve() as address:
+        cmd = [example(native_build, "two_mass_flex"), address, "--scenario", scenario,
+               "--data", data]
+        for s in sets:
+            cmd += ["--set", s]
+        done = run_c(cmd)
+        # M_a = M_bb - M_bi M_ii^-1 M_ib = 0.5 - 0.05^2 / 1 kg
+        assert "added mass handed over (inertial axes), M_a[x][x] = 0.4975 kg" in done.stderr
+        with Client(address, timeout=30) as client:
+            client.session = done.stdout.split()[1]
+            results = client.results()
+    ref = reference(tmp_path, scenario, *sets)
+    assert worst_difference(results["columns"], results["rows"], ref) <= TOLERANCE
 
 
 def test_two_mass_against_cosim_serve_external_equals_run(native_build, tmp_path):

@@ -4,7 +4,8 @@
  *   structure_driver M.mtx K.mtx C.mtx|- COMPONENTS MOTIONS.txt > OUT.txt
  *
  * COMPONENTS: comma-separated boundary components, e.g. "x" or "x,rz".
- * MOTIONS.txt: first line "scheme order H micro_steps n_steps ref(0|1) rx ry rz", then
+ * MOTIONS.txt: first line "scheme order H micro_steps n_steps ref(0|1) rx ry rz added(0|1)"
+ * (added: the Python side handed its added mass over, so the polynomials exclude it), then
  * n_steps + 1 lines "t m[19]" (the rigid point's motions at t_0 .. t_n).
  * OUT.txt: per step k = 0..n-1 one line
  *   k terms coeff[3][6] kin[13] energy | wrench[6] x[n_i] x'[n_i]
@@ -53,7 +54,7 @@ static void print_row(int k, int terms, const double *coeff, const double *kin, 
 int main(int argc, char **argv)
 {
     char err[512], scheme[64], *names[6], comps[64];
-    int order, micro, n_steps, has_ref, nb = 0;
+    int order, micro, n_steps, has_ref, has_added, nb = 0;
     double H, ref[3];
     if (argc != 6) {
         fprintf(stderr, "usage: %s M.mtx K.mtx C.mtx|- COMPONENTS MOTIONS.txt\n", argv[0]);
@@ -63,8 +64,8 @@ int main(int argc, char **argv)
     for (char *tok = strtok(comps, ","); tok && nb < 6; tok = strtok(NULL, ","))
         names[nb++] = tok;
     FILE *f = fopen(argv[5], "r");
-    if (!f || fscanf(f, "%63s %d %lf %d %d %d %lf %lf %lf", scheme, &order, &H, &micro,
-                     &n_steps, &has_ref, &ref[0], &ref[1], &ref[2]) != 9) {
+    if (!f || fscanf(f, "%63s %d %lf %d %d %d %lf %lf %lf %d", scheme, &order, &H, &micro,
+                     &n_steps, &has_ref, &ref[0], &ref[1], &ref[2], &has_added) != 10) {
         fprintf(stderr, "%s: cannot read the header line\n", argv[5]);
         return 1;
     }
@@ -81,10 +82,15 @@ int main(int argc, char **argv)
         return 1;
     }
     fe_endpoint ep;
-    double kin[13], energy, coeff[18];
+    double kin[13], energy, coeff[18], added[36];
+    const char *frame = NULL;
     fe_setup(&ep, gs_body(body), (fe_scheme)fe_scheme_of(scheme), order, H);
     gs_initialize(body, m[0].time, m[0].v, has_ref ? ref : NULL);
-    fe_initialize(&ep, m[0].time, 0, NULL, NULL);
+    if (fe_initialize(&ep, m[0].time, has_added, added, &frame) != has_added) {
+        fprintf(stderr, "the Python side %s an added mass, this one %s\n",
+                has_added ? "handed over" : "had no", has_added ? "has none" : "has one");
+        return 1;
+    }
     for (int k = 0; k < n_steps; ++k) {
         fe_report(&ep, kin, &energy);
         int terms = fe_inputs(&ep, m[k].time, &m[k], coeff);

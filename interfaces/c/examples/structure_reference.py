@@ -20,6 +20,7 @@ import numpy as np
 from rbcosim.cosim.flex_endpoint import motion_of
 from rbcosim.distributed.flex_solver import endpoint_for
 from rbcosim.flex.craig_bampton import craig_bampton
+from rbcosim.flex.matrices_io import load_mtx
 from rbcosim.scenario import load_scenario
 
 
@@ -51,12 +52,12 @@ def record(scenario_path, motions_path, *, overrides=(), steps=200):
     H = scenario.cosim.macro_step
     model = ep.body.model
     # the transformation of the same reduction the body was built from (all modes kept)
-    structure = _structure_matrices(scenario)
-    cb = craig_bampton(structure[0], structure[1], np.arange(model.n_boundary), None)
+    mass, stiffness = _structure_matrices(scenario)
+    cb = craig_bampton(mass, stiffness, np.arange(model.n_boundary), None)
     times = [k * H for k in range(steps + 1)]
     motions = [prescribed_motion(t) for t in times]
     ref = ep.coupling.grounded_reference
-    ep.initialize(times[0], motion_of(motions[0], times[0]))
+    handover = ep.initialize(times[0], motion_of(motions[0], times[0]))
     rows = []
     for k in range(steps):
         t = times[k]
@@ -75,7 +76,7 @@ def record(scenario_path, motions_path, *, overrides=(), steps=200):
     with open(motions_path, "w") as f:
         r = [0.0, 0.0, 0.0] if ref is None else [float(v) for v in ref]
         f.write(f"{s.scheme} {s.extrapolation} {H!r} {ep.body.micro_steps} {steps} "
-                f"{int(ref is not None)} {r[0]!r} {r[1]!r} {r[2]!r}\n")
+                f"{int(ref is not None)} {r[0]!r} {r[1]!r} {r[2]!r} {int(handover is not None)}\n")
         for t, m in zip(times, motions):
             f.write(" ".join(repr(float(v)) for v in [t, *m]) + "\n")
     return np.array(rows)
@@ -83,15 +84,11 @@ def record(scenario_path, motions_path, *, overrides=(), steps=200):
 
 def _structure_matrices(scenario):
     """(M, K) of the scenario's first flexible body, from its Matrix Market files."""
-    import scipy.io
-    import tomllib
-
-    raw = tomllib.loads(Path(scenario.source).read_text())
-    files = next(iter(raw["flex_bodies"].values()))["files"]
+    cfg = next(iter(scenario.raw["flex_bodies"].values()))
     base = Path(scenario.source).parent
-    return [np.asarray(scipy.io.mmread(base / files[k]).todense()
-                       if hasattr(scipy.io.mmread(base / files[k]), "todense")
-                       else scipy.io.mmread(base / files[k]), dtype=float) for k in ("M", "K")]
+    files = {k: base / v for k, v in cfg["files"].items()}
+    structure = load_mtx(files, int(cfg["n_boundary"]), cfg.get("boundary_dofs"))
+    return structure.mass, structure.stiffness
 
 
 def main() -> None:

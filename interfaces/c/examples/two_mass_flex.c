@@ -78,6 +78,8 @@ static int start(rbc_client *c, fe_endpoint *ep, const rbc_coupling *cp,
     if (fe_initialize(ep, initial->time, cp->added_mass, added, frames)) {
         if (rbc_set_added_mass(c, added, frames) != RBC_OK)
             return ex_fail(c, PROGRAM, "set_added_mass");
+        fprintf(stderr, "%s: added mass handed over (%s axes), M_a[x][x] = %g kg\n", PROGRAM,
+                frames[0], added[0]);
     }
     fe_report(ep, kin, &energy);
     rbc_inputs in = {0};
