@@ -45,8 +45,9 @@ def example(native_build: Path, name: str) -> Path:
 
 
 def run_c(cmd, timeout: float = 120) -> subprocess.CompletedProcess:
-    done = subprocess.run([str(c) for c in cmd], capture_output=True, text=True,
-                          timeout=timeout, check=False)
+    done = subprocess.run(
+        [str(c) for c in cmd], capture_output=True, text=True, timeout=timeout, check=False
+    )
     assert done.returncode == 0, done.stderr
     return done
 
@@ -88,7 +89,11 @@ def rbcosim_serve():
     """`rbcosim serve` on a free loopback port; yields its address."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "rbcosim.cli.serve_cmd", "--bind", "tcp://127.0.0.1:0"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env())
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env(),
+    )
     try:
         line = proc.stdout.readline()
         assert line.startswith("serving on "), line + proc.stderr.read()
@@ -103,8 +108,18 @@ def cosim_serve_external(tmp_path: Path, scenario: Path, *sets: str):
     """`rbcosim cosim SCENARIO --serve-external`; yields (address, session, process, out)."""
     out = tmp_path / f"{scenario.stem}.cosim.csv"
     log = tmp_path / "cosim.err"
-    args = [sys.executable, "-m", "rbcosim", "cosim", str(scenario), "--serve-external",
-            "--out", str(out), "--no-plot", "--quiet"]
+    args = [
+        sys.executable,
+        "-m",
+        "rbcosim",
+        "cosim",
+        str(scenario),
+        "--serve-external",
+        "--out",
+        str(out),
+        "--no-plot",
+        "--quiet",
+    ]
     for s in sets:
         args += ["--set", s]
     with log.open("w") as err:
@@ -156,32 +171,48 @@ def massive_boundary(tmp_path) -> tuple[Path, Path]:
 
 
 def structure_reference():
-    spec = importlib.util.spec_from_file_location("structure_reference",
-                                                  EXAMPLES_SRC / "structure_reference.py")
+    spec = importlib.util.spec_from_file_location(
+        "structure_reference", EXAMPLES_SRC / "structure_reference.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-@pytest.mark.parametrize(("scheme", "order", "component", "massive"), [
-    ("jacobi", 1, "x", False),
-    ("gauss_seidel_rigid_first", 2, "x", False),
-    ("gauss_seidel_flex_first", 2, "rz", False),
-    ("jacobi", 0, "rz", False),
-    ("gauss_seidel_rigid_first", 2, "x", True),
-    ("jacobi", 1, "rz", True),
-])
-def test_structure_alone_equals_the_python_endpoint(native_build, tmp_path, massive_boundary,
-                                                    scheme, order, component, massive):
+@pytest.mark.parametrize(
+    ("scheme", "order", "component", "massive"),
+    [
+        ("jacobi", 1, "x", False),
+        ("gauss_seidel_rigid_first", 2, "x", False),
+        ("gauss_seidel_flex_first", 2, "rz", False),
+        ("jacobi", 0, "rz", False),
+        ("gauss_seidel_rigid_first", 2, "x", True),
+        ("jacobi", 1, "rz", True),
+    ],
+)
+def test_structure_alone_equals_the_python_endpoint(
+    native_build, tmp_path, massive_boundary, scheme, order, component, massive
+):
     """Fed the same rigid motions, the C structure gives the Python FlexEndpoint's wrench
     polynomials, node kinematics, energies, wrenches and interior states to 1e-12."""
     scenario, data = massive_boundary if massive else (TWO_MASS, TWO_MASS_DATA)
     motions = tmp_path / "motions.txt"
-    sets = [f'cosim.scheme="{scheme}"', f"cosim.extrapolation={order}",
-            f'flex_bodies.structure.boundary_dofs=["{component}"]']
+    sets = [
+        f'cosim.scheme="{scheme}"',
+        f"cosim.extrapolation={order}",
+        f'flex_bodies.structure.boundary_dofs=["{component}"]',
+    ]
     py = structure_reference().record(scenario, motions, overrides=sets, steps=300)
-    done = run_c([example(native_build, "structure_driver"), data / "m.mtx", data / "k.mtx",
-                  data / "c.mtx", component, motions])
+    done = run_c(
+        [
+            example(native_build, "structure_driver"),
+            data / "m.mtx",
+            data / "k.mtx",
+            data / "c.mtx",
+            component,
+            motions,
+        ]
+    )
     c = np.loadtxt(done.stdout.splitlines(), ndmin=2)
     assert c.shape == py.shape
     assert np.array_equal(c[:, :2], py[:, :2])  # step index, number of polynomial terms
@@ -200,8 +231,7 @@ def test_two_mass_against_rbcosim_serve_equals_run(native_build, tmp_path, schem
     sets = (T_END, f'cosim.scheme="{scheme}"')
     x2 = tmp_path / "x2.csv"
     with rbcosim_serve() as address:
-        cmd = [example(native_build, "two_mass_flex"), address, "--scenario", TWO_MASS,
-               "--out", x2]
+        cmd = [example(native_build, "two_mass_flex"), address, "--scenario", TWO_MASS, "--out", x2]
         for s in sets:
             cmd += ["--set", s]
         done = run_c(cmd)
@@ -218,13 +248,20 @@ def test_two_mass_against_rbcosim_serve_equals_run(native_build, tmp_path, schem
     assert np.abs(modal_coordinate(own) - eta).max() <= TOLERANCE
 
 
-def test_two_mass_hands_a_massive_boundary_over_and_equals_run(native_build, tmp_path,
-                                                              massive_boundary):
+def test_two_mass_hands_a_massive_boundary_over_and_equals_run(
+    native_build, tmp_path, massive_boundary
+):
     scenario, data = massive_boundary
     sets = (T_END, 'cosim.scheme="jacobi"')
     with rbcosim_serve() as address:
-        cmd = [example(native_build, "two_mass_flex"), address, "--scenario", scenario,
-               "--data", data]
+        cmd = [
+            example(native_build, "two_mass_flex"),
+            address,
+            "--scenario",
+            scenario,
+            "--data",
+            data,
+        ]
         for s in sets:
             cmd += ["--set", s]
         done = run_c(cmd)
@@ -250,9 +287,21 @@ def test_two_mass_against_cosim_serve_external_equals_run(native_build, tmp_path
 def test_two_mass_refuses_an_unsupported_scheme(native_build, tmp_path):
     with rbcosim_serve() as address:
         done = subprocess.run(
-            [str(example(native_build, "two_mass_flex")), address, "--scenario", str(TWO_MASS),
-             "--set", T_END, "--set", 'cosim.scheme="interface_jacobian"'],
-            capture_output=True, text=True, timeout=60, check=False)
+            [
+                str(example(native_build, "two_mass_flex")),
+                address,
+                "--scenario",
+                str(TWO_MASS),
+                "--set",
+                T_END,
+                "--set",
+                'cosim.scheme="interface_jacobian"',
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
     assert done.returncode == 1
     assert "interface_jacobian" in done.stderr and "runs only" in done.stderr
 
@@ -281,10 +330,13 @@ def two_beams_on_serve(native_build: Path, *sets: str) -> dict:
             return client.results()
 
 
-@pytest.mark.parametrize(("sets", "tolerance"), [
-    ((BEAMS_T_END,), 5e-4),               # flexible beams in `rbcosim run`: their bending
-    ((BEAMS_T_END, *RIGID_BEAMS), 1e-12),  # rigid beams on both sides: the same numbers
-])
+@pytest.mark.parametrize(
+    ("sets", "tolerance"),
+    [
+        ((BEAMS_T_END,), 5e-4),  # flexible beams in `rbcosim run`: their bending
+        ((BEAMS_T_END, *RIGID_BEAMS), 1e-12),  # rigid beams on both sides: the same numbers
+    ],
+)
 def test_two_beams_link_angle_agrees_with_run(native_build, tmp_path, sets, tolerance):
     results = two_beams_on_serve(native_build, *sets)
     ref = reference(tmp_path, TWO_BEAMS, *sets)

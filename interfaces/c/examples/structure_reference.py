@@ -39,8 +39,12 @@ def physical_interior(body, transformation: np.ndarray) -> np.ndarray:
     nb = body.model.n_boundary
     ub, vb = body.boundary_state()
     t_i = transformation[nb:]
-    return np.concatenate([t_i @ np.concatenate([ub, body.modal_coordinates]),
-                           t_i @ np.concatenate([vb, body.modal_velocities])])
+    return np.concatenate(
+        [
+            t_i @ np.concatenate([ub, body.modal_coordinates]),
+            t_i @ np.concatenate([vb, body.modal_velocities]),
+        ]
+    )
 
 
 def record(scenario_path, motions_path, *, overrides=(), steps=200):
@@ -70,13 +74,25 @@ def record(scenario_path, motions_path, *, overrides=(), steps=200):
             ep.finish(t, motion)
         coeff = np.zeros((3, 6))
         coeff[: poly.shape[0]] = poly
-        rows.append(np.concatenate([[k, poly.shape[0]], coeff.ravel(), kin, [energy],
-                                    ep.body.wrench(), physical_interior(ep.body, cb.transformation)]))
+        rows.append(
+            np.concatenate(
+                [
+                    [k, poly.shape[0]],
+                    coeff.ravel(),
+                    kin,
+                    [energy],
+                    ep.body.wrench(),
+                    physical_interior(ep.body, cb.transformation),
+                ]
+            )
+        )
     s = scenario.cosim
     with open(motions_path, "w") as f:
         r = [0.0, 0.0, 0.0] if ref is None else [float(v) for v in ref]
-        f.write(f"{s.scheme} {s.extrapolation} {H!r} {ep.body.micro_steps} {steps} "
-                f"{int(ref is not None)} {r[0]!r} {r[1]!r} {r[2]!r} {int(handover is not None)}\n")
+        f.write(
+            f"{s.scheme} {s.extrapolation} {H!r} {ep.body.micro_steps} {steps} "
+            f"{int(ref is not None)} {r[0]!r} {r[1]!r} {r[2]!r} {int(handover is not None)}\n"
+        )
         for t, m in zip(times, motions):
             f.write(" ".join(repr(float(v)) for v in [t, *m]) + "\n")
     return np.array(rows)
