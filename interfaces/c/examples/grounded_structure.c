@@ -20,6 +20,9 @@ struct gs_structure {
     double *shift; /* [ni][nb]: M_ii^-1 M_ib */
     double *prop;  /* [2 ni][2 ni + 5 nb]: y(H) = P [y(0); u]; NULL until the first step */
     double prop_h; /* s, the step P is for */
+    /* scratch of the calls (so they allocate nothing; not for concurrent calls) */
+    double *scratch_in;  /* [2 ni + 5 nb]: the propagator's [y; u], or the wrench's inputs */
+    double *scratch_out; /* [2 ni + 3 nb]: the propagated y, shifts, the wrench's ODE row */
     /* state */
     double t;
     double frame[FR_SIZE];
@@ -51,6 +54,8 @@ void gs_destroy(gs_structure *s)
     free(s->shift);
     free(s->prop);
     free(s->y);
+    free(s->scratch_in);
+    free(s->scratch_out);
     free(s);
 }
 
@@ -73,10 +78,13 @@ static int build_operators(gs_structure *s, int n, const double *m, const double
     s->fb = calloc((size_t)nb * fc, sizeof(double));
     s->shift = calloc((size_t)ni * nb + 1, sizeof(double));
     s->y = calloc((size_t)2 * ni + 1, sizeof(double));
+    s->scratch_in = calloc((size_t)fc + 2 * nb, sizeof(double)); /* >= 2 ni + 5 nb */
+    s->scratch_out = calloc((size_t)wc, sizeof(double));         /* >= 2 ni */
     double *mii = calloc((size_t)ni * ni + 1, sizeof(double));
     double *mii2 = calloc((size_t)ni * ni + 1, sizeof(double));
     int rc = -1;
-    if (!s->w || !s->fb || !s->shift || !s->y || !mii || !mii2)
+    if (!s->w || !s->fb || !s->shift || !s->y || !s->scratch_in || !s->scratch_out || !mii ||
+        !mii2)
         goto done;
     /* FB = [K_bb, C_bb, M_bb, K_bi, C_bi, M_bi] */
     put_block(s->fb, fc, 0, k, n, 0, 0, nb, nb, 1.0);
@@ -198,7 +206,8 @@ static void boundary_rows(const gs_structure *s, const double *frame, double *ro
 void gs_set_motion(gs_structure *s, const double *motion)
 {
     int nb = s->nb, ni = s->ni;
-    double before[18], after[18], dx[6], dv[6];
+    double before[18], after[18];
+    double *shift_x = s->scratch_out, *shift_v = s->scratch_out + ni;
     boundary_rows(s, s->frame, before);
     frame_set(s->frame, motion);
     if (!ni)
@@ -206,20 +215,12 @@ void gs_set_motion(gs_structure *s, const double *motion)
     boundary_rows(s, s->frame, after);
     for (int i = 0; i < 2 * nb; ++i)
         after[i] -= before[i];
-    double *shift_x = calloc((size_t)ni, sizeof(double));
-    double *shift_v = calloc((size_t)ni, sizeof(double));
-    if (shift_x && shift_v) {
-        memcpy(dx, after, sizeof(double) * nb);
-        memcpy(dv, after + nb, sizeof(double) * nb);
-        dense_matvec(ni, nb, s->shift, dx, shift_x);
-        dense_matvec(ni, nb, s->shift, dv, shift_v);
-        for (int i = 0; i < ni; ++i) {
-            s->y[i] -= shift_x[i];
-            s->y[ni + i] -= shift_v[i];
-        }
+    dense_matvec(ni, nb, s->shift, after, shift_x);      /* du_b */
+    dense_matvec(ni, nb, s->shift, after + nb, shift_v); /* du_b' */
+    for (int i = 0; i < ni; ++i) {
+        s->y[i] -= shift_x[i];
+        s->y[ni + i] -= shift_v[i];
     }
-    free(shift_x);
-    free(shift_v);
 }
 
 void gs_initialize(gs_structure *s, double t0, const double *motion, const double *reference)
@@ -316,6 +317,7 @@ int gs_step(gs_structure *s, double t, double H, const double *motion, int n_pas
 {
     int ni = s->ni, nb = s->nb, d = 2 * ni, n_coeff = n_past + 1;
     double coeff[3 * 6], q_end[4], rows[18];
+    double *x = s->scratch_in, *y = s->scratch_out;
     if (!(H > 0.0) || !isfinite(H) || n_past < 0 || n_past > 2)
         return -1;
     if (ni && (!s->prop || s->prop_h != H) && build_propagator(s, H))
@@ -323,50 +325,34 @@ int gs_step(gs_structure *s, double t, double H, const double *motion, int n_pas
     gs_set_motion(s, motion);
     frame_acceleration_polynomial(motion, n_past, past_taus, past, coeff);
     frame_end_orientation(s->frame, n_coeff, coeff, H, s->micro, q_end);
-    double *x = calloc((size_t)d + 5 * nb, sizeof(double));
-    double *y = calloc((size_t)d + 1, sizeof(double));
-    int rc = -1;
-    if (!x || !y)
-        goto done;
-    if (ni) {
+    if (ni) { /* y <- P [y; u_b(0); u_b'(0); c_0; c_1; c_2] on the boundary components */
+        memset(x, 0, sizeof(double) * (size_t)(d + 5 * nb));
         memcpy(x, s->y, sizeof(double) * d);
         boundary_rows(s, s->frame, rows);
         memcpy(x + d, rows, sizeof(double) * 2 * nb);
         for (int j = 0; j < n_coeff; ++j)
-            for (int i = 0; i < nb; ++i) {
-                int c = s->comps[i];
-                x[d + (2 + j) * nb + i] = coeff[6 * j + c];
-            }
+            for (int i = 0; i < nb; ++i)
+                x[d + (2 + j) * nb + i] = coeff[6 * j + s->comps[i]];
         dense_matvec(d, d + 5 * nb, s->prop, x, y);
     }
-    rc = -2;
     for (int i = 0; i < 4; ++i)
         if (!isfinite(q_end[i]))
-            goto done;
+            return -2;
     for (int i = 0; i < d; ++i)
         if (!isfinite(y[i]))
-            goto done;
+            return -2;
     frame_write_end(s->frame, n_coeff, coeff, H, q_end);
     memcpy(s->y, y, sizeof(double) * d);
     s->t = t + H;
-    rc = 0;
-done:
-    free(x);
-    free(y);
-    return rc;
+    return 0;
 }
 
 /* The wrench [6] at (frame, y): -f_b on the components, inertial. */
 static void wrench_at(const gs_structure *s, const double *frame, const double *y, double *out)
 {
     int nb = s->nb, ni = s->ni, wc = 2 * ni + 3 * nb, fc = 3 * nb + 3 * ni;
-    double *x = calloc((size_t)fc, sizeof(double));
-    double *z = calloc((size_t)wc, sizeof(double));
-    double fb[6];
-    memset(out, 0, 6 * sizeof(double));
-    if (!x || !z)
-        goto done;
-    boundary_rows(s, frame, x);
+    double *x = s->scratch_in, *z = s->scratch_out, fb[6];
+    boundary_rows(s, frame, x); /* x = [u_b, u_b', u_b'', y, y''] */
     memcpy(x + 3 * nb, y, sizeof(double) * 2 * ni);
     if (ni) { /* x'' = W [x, x', u_b, u_b', u_b''] */
         memcpy(z, y, sizeof(double) * 2 * ni);
@@ -374,11 +360,9 @@ static void wrench_at(const gs_structure *s, const double *frame, const double *
         dense_matvec(ni, wc, s->w, z, x + 3 * nb + 2 * ni);
     }
     dense_matvec(nb, fc, s->fb, x, fb);
+    memset(out, 0, 6 * sizeof(double));
     for (int i = 0; i < nb; ++i)
         out[s->comps[i]] = -fb[i];
-done:
-    free(x);
-    free(z);
 }
 
 void gs_wrench(const gs_structure *s, double *wrench) { wrench_at(s, s->frame, s->y, wrench); }
