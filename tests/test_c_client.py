@@ -17,6 +17,7 @@ import threading
 from pathlib import Path
 
 import msgpack
+import numpy as np
 import pytest
 import zmq
 
@@ -51,17 +52,17 @@ def run(cmd, **kwargs) -> subprocess.CompletedProcess:
 
 
 @contextlib.contextmanager
-def serve_toy():
-    """`rbcosim serve` with the toy rigid side on a free port; yields its address."""
+def serve_toy(bind: str = "tcp://127.0.0.1:0", factory: str | None = FACTORY):
+    """`rbcosim serve` with the toy rigid side (factory None: the real one), by default on a
+    free port; yields its address."""
     proc = subprocess.Popen(
         [
             sys.executable,
             "-m",
             "rbcosim.cli.serve_cmd",
             "--bind",
-            "tcp://127.0.0.1:0",
-            "--rigid-factory",
-            FACTORY,
+            bind,
+            *(["--rigid-factory", factory] if factory else []),
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -158,13 +159,18 @@ def flex_of(x: list[float], k: int) -> list[float]:
     return flex
 
 
-def python_exchange(address: str, steps: int) -> dict:
-    """What live_exchange.c does, with rbcosim.client.Client."""
+def python_exchange(
+    address: str, steps: int, point="tip", joint="tip", scenario=None, energy=False, mass=False
+) -> dict:
+    """What live_exchange.c does, with rbcosim.client.Client (scenario: a path, else TOY)."""
     out: dict = {"step": []}
-    with Client(address, timeout=10) as a:
+    with Client(address, timeout=60) as a:
         out["server_version"] = a.hello("python")["protocol_version"]
-        a.create_session(text=TOY)
-        att = a.attach(["tip"], ["tip"], name="live", motions=True)
+        if scenario is not None:
+            a.create_session(str(scenario))
+        else:
+            a.create_session(text=TOY)
+        att = a.attach([point], [joint], name="live", motions=True)
         k = att["coupling"]
         out["coupling"] = [
             k["scheme"],
@@ -182,12 +188,15 @@ def python_exchange(address: str, steps: int) -> dict:
             *att["kinematics"].ravel().tolist(),
             *att["motions"].ravel().tolist(),
         ]
+        if mass:
+            a.set_added_mass([(0.5 * np.eye(6)).tolist()])
         kin = att["kinematics"][0].tolist()
-        r = a.report(flex_of(kin, 0), wrench=[spring(kin, 0)])
+        r = a.report(flex_of(kin, 0), [0.0] if energy else None, wrench=[spring(kin, 0)])
         out["report"] = exchange_row(r)
         for s in range(steps):
             kin = r.kinematics[0].tolist()
-            r = a.step([spring(kin, s + 1)], [flex_of(kin, s + 1)])
+            e = [0.001 * s] if energy else None
+            r = a.step([spring(kin, s + 1)], [flex_of(kin, s + 1)], flex_energy=e)
             out["step"].append(exchange_row(r))
         out["state"] = a.get_state()["state"].hex()
         with Client(address, timeout=10) as b:
@@ -213,13 +222,15 @@ def exchange_row(r) -> list:
     ]
 
 
-def c_exchange(native_build: Path, address: str, steps: int, tmp_path: Path, **extra) -> dict:
-    scenario = tmp_path / "toy.toml"
-    scenario.write_text(TOY)
-    done = run(
-        [native_build / "conformance" / "live_exchange", "run", address, scenario, steps],
-        env={**os.environ, **extra},
-    )
+def c_exchange(
+    native_build: Path, address: str, steps: int, tmp_path: Path, options=(), scenario=None, **extra
+) -> dict:
+    """live_exchange's output parsed (options: its flags; scenario: a path, else TOY)."""
+    if scenario is None:
+        scenario = tmp_path / "toy.toml"
+        scenario.write_text(TOY)
+    program = native_build / "conformance" / "live_exchange"
+    done = run([program, "run", *options, address, scenario, steps], env={**os.environ, **extra})
     assert done.returncode == 0, done.stderr
     out: dict = {"step": []}
     for line in done.stdout.splitlines():
@@ -243,9 +254,11 @@ def c_exchange(native_build: Path, address: str, steps: int, tmp_path: Path, **e
     return out
 
 
-def test_live_server_numbers_equal_the_python_clients_bitwise(native_build, tmp_path):
+@pytest.mark.parametrize("transport", ["tcp", "ipc"])
+def test_live_server_numbers_equal_the_python_clients_bitwise(native_build, tmp_path, transport):
     steps = 6
-    with serve_toy() as address:
+    bind = "tcp://127.0.0.1:0" if transport == "tcp" else f"ipc://{tmp_path}/rbcosim.sock"
+    with serve_toy(bind) as address:
         c = c_exchange(native_build, address, steps, tmp_path)
         py = python_exchange(address, steps)
     assert c["server_version"] == py["server_version"]
@@ -258,6 +271,21 @@ def test_live_server_numbers_equal_the_python_clients_bitwise(native_build, tmp_
         c["stale"] == (status_codes()["RBC_ERR_SERVER"], py["stale"])
         and py["stale"] == "stale_step"
     )
+
+
+def test_real_rigid_side_numbers_equal_the_python_clients_bitwise(native_build, tmp_path):
+    """The two-mass oscillator on the real rigid side: scenario path, coupling, added mass,
+    flexible energy."""
+    scenario = REPO / "scenarios" / "two_mass_oscillator.toml"
+    names = ["--point", "interface", "--joint", "coupling"]
+    options = [*names, "--path", "--energy", "--added-mass"]
+    with serve_toy(factory=None) as address:
+        c = c_exchange(native_build, address, 4, tmp_path, options, scenario)
+        py = python_exchange(address, 4, "interface", "coupling", scenario, True, True)
+    assert c["coupling"] == py["coupling"] and c["coupling"][0] == "jacobi"
+    for key in ("attach", "report", "step", "state", "close"):
+        assert c[key] == py[key], key
+    assert c["stale"] == (status_codes()["RBC_ERR_SERVER"], py["stale"])
 
 
 def test_live_exchange_over_curve(native_build, tmp_path):
@@ -381,6 +409,25 @@ def test_late_replies_to_other_requests_are_skipped(native_build):
     with fake_server(reply_for) as address:
         out = hello(native_build, address, 3000)
     assert out[:3] == ["hello", str(status_codes()["RBC_OK"]), "1.2"]
+
+
+def test_misuse_is_refused_by_the_library(native_build):
+    done = run([native_build / "conformance" / "live_exchange", "misuse"])
+    assert done.returncode == 0, done.stderr
+    lines = dict(line.split(" ", 1) for line in done.stdout.splitlines())
+    argument = f"{status_codes()['RBC_ERR_ARGUMENT']} invalid_argument"
+    for call in (
+        "step_unattached",
+        "wait_without_send",
+        "attach_without_session",
+        "create_two_sources",
+        "create_no_source",
+        "join_empty",
+        "null_client",
+    ):
+        assert lines[call] == argument, (call, lines[call])
+    assert lines["connect_bad_endpoint"].startswith("1 cannot connect to nonsense://x")
+    assert lines["connect_bad_curve"].startswith("1 CURVE key server_public must be 40")
 
 
 # --- install and pkg-config ----------------------------------------------------------------

@@ -20,7 +20,31 @@
  * Every call returns RBC_OK or an error status; rbc_error_code() then gives the server's
  * code (PROTOCOL.md section 8, e.g. "stale_step") or the library's ("timeout",
  * "transport", "bad_reply", "incompatible_version", "invalid_argument", "no_memory"), and
- * rbc_error_message() a sentence. A failed call changes nothing in the client.
+ * rbc_error_message() a sentence. A failed call changes nothing in the client (but its
+ * error state; request ids are not reused).
+ *
+ * Threads: an rbc_client is not thread-safe; use one client per thread (each has its own
+ * ZeroMQ context and socket). Distinct clients may run concurrently.
+ *
+ * On the wire (PROTOCOL.md): a DEALER socket; every request is two frames, an empty delimiter
+ * and one msgpack map with the keys, in this order, version ("1.2"), msg_id (an integer
+ * counting from 1 per client), msg_type, session (nil for hello and create_session) and
+ * content; arrays inline ({"dtype": "<f8", "shape": [...], "data": bin}). Replies are matched
+ * by parent_id; others (late replies to requests that timed out) are dropped. The content
+ * keys, in order (a key in [brackets] only when given):
+ *   hello           protocol_version, [client_name]
+ *   create_session  scenario | text, [overrides], [base_dir], [barrier_timeout],
+ *                   [output_every], [snapshot_every], [wait_for_joints]
+ *   attach          points, joints, name ("" for NULL), force, motions (always true)
+ *   set_added_mass  client, added_mass [n_points,6,6], [frames]
+ *   report, step    client, step, [flex_kinematics], [flex_energy], [wrench [n,6] when
+ *                   wrench_terms is 1 | wrench_polynomial [n,m,6] when it is 2 or 3],
+ *                   [interface_jacobian], [flex_kinematics_at: "end"]
+ *   save            name ("default" for NULL), [path]
+ *   restore         path if given, else name ("default" for NULL)
+ *   get_state       (none)            set_state  state (bin), [step]
+ *   heartbeat       [client] (when attached)   detach  client   close  (none)
+ * interfaces/conformance/ holds a recorded exchange with these exact bytes.
  */
 #ifndef RBCOSIM_CLIENT_H
 #define RBCOSIM_CLIENT_H
@@ -87,7 +111,7 @@ typedef struct rbc_exchange {
     double time;              /* s */
     int n_points, n_joints;
     const double *kinematics; /* [n_points][13] */
-    const double *motions;    /* [n_points][19] */
+    const double *motions;    /* [n_points][19]; NULL if the server sent none */
     const double *gaps;       /* [n_joints][4]; NULL after rbc_attach */
 } rbc_exchange;
 
@@ -104,8 +128,10 @@ typedef struct rbc_inputs {
 /* --- connection -------------------------------------------------------------------------- */
 
 /* Connect to `endpoint` (e.g. "tcp://127.0.0.1:5555"); keys may be NULL (no CURVE);
- * timeout_ms bounds every wait for a reply (<= 0: wait forever). NULL on failure (a
- * sentence in *error if error is not NULL: a static or caller-freed string, see below). */
+ * timeout_ms bounds every wait for a reply (<= 0: wait forever). Nothing is sent yet (ZeroMQ
+ * connects in the background; a dead server shows as RBC_ERR_TIMEOUT of the first call).
+ * NULL on failure, with a sentence copied into error[error_size] (truncated, NUL-terminated)
+ * when error is not NULL. */
 rbc_client *rbc_connect(const char *endpoint, const rbc_curve_keys *keys, int timeout_ms,
                         char *error, size_t error_size);
 void rbc_destroy(rbc_client *client);             /* closes the socket; NULL is allowed */
@@ -124,13 +150,17 @@ const char *rbc_server_version(const rbc_client *client); /* e.g. "1.2" */
  * text (scenario_text); exactly one is non-NULL. */
 rbc_status rbc_create_session(rbc_client *client, const char *scenario_path,
                               const char *scenario_text, const rbc_session_options *options);
-/* Join a session somebody else created (e.g. `rbcosim cosim --serve-external`). */
+/* Join a session somebody else created (e.g. `rbcosim cosim --serve-external`): records
+ * the id and checks it with a heartbeat (unknown_session if it does not exist), which also
+ * sets rbc_step_index and rbc_time. */
 rbc_status rbc_join_session(rbc_client *client, const char *session_id);
 const char *rbc_session_id(const rbc_client *client);
 
 /* Attach to points and joints (their order is the row order of every array); force: take
  * over names held by a client the server has not yet given up on. Fills the coupling
- * settings and the initial exchange (motions at the session's time). */
+ * settings (zeros and scheme "" from a server that does not send them) and the initial
+ * exchange (motions at the session's time; gaps NULL). Always asks for motions. coupling
+ * and initial may be NULL. */
 rbc_status rbc_attach(rbc_client *client, const char *const *points, int n_points,
                       const char *const *joints, int n_joints, const char *name, int force,
                       rbc_coupling *coupling, rbc_exchange *initial);
@@ -146,26 +176,35 @@ rbc_status rbc_report(rbc_client *client, const rbc_inputs *inputs, rbc_exchange
 
 /* One macro step: send this client's inputs for the session's current step index and wait
  * until every client's are in. rbc_step = rbc_step_send + rbc_step_wait; split them to
- * compute the flexible side's step while the rigid side takes the same step (Jacobi). */
+ * compute the flexible side's step while the rigid side takes the same step (Jacobi).
+ * Between rbc_step_send and rbc_step_wait other calls are refused (invalid_argument). When
+ * rbc_step_wait times out the step stays in flight and rbc_step_wait may be called again;
+ * rbc_step gives it up instead (a late reply is then dropped). A step needs the wrench of
+ * every point; flex_kinematics may be NULL when a report at this step delivered them. */
 rbc_status rbc_step(rbc_client *client, const rbc_inputs *inputs, rbc_exchange *out);
 rbc_status rbc_step_send(rbc_client *client, const rbc_inputs *inputs);
 rbc_status rbc_step_wait(rbc_client *client, rbc_exchange *out);
 
-long rbc_step_index(const rbc_client *client);  /* the session's step index as last seen */
+/* The session's step index as last seen in any reply that reports it (create_session,
+ * attach, step, report, get_state, set_state, save, restore, heartbeat, detach, close). */
+long rbc_step_index(const rbc_client *client);
 double rbc_time(const rbc_client *client);      /* s, as last seen */
 
 /* --- state ------------------------------------------------------------------------------- */
 
-rbc_status rbc_save(rbc_client *client, const char *name, const char *path); /* path may be NULL */
-rbc_status rbc_restore(rbc_client *client, const char *name, const char *path); /* one of them */
+/* name NULL: "default"; path (a file on the server's host) may be NULL. */
+rbc_status rbc_save(rbc_client *client, const char *name, const char *path);
+/* From the file `path` if not NULL, else the snapshot `name` (NULL: "default"). */
+rbc_status rbc_restore(rbc_client *client, const char *name, const char *path);
 /* The rigid side's state as an opaque blob (malloc'ed; free() it). */
 rbc_status rbc_get_state(rbc_client *client, unsigned char **blob, size_t *size, long *step,
                          double *time);
+/* step < 0: keep the session's step index. */
 rbc_status rbc_set_state(rbc_client *client, const unsigned char *blob, size_t size, long step);
 
-rbc_status rbc_heartbeat(rbc_client *client);
-rbc_status rbc_detach(rbc_client *client);
-rbc_status rbc_close_session(rbc_client *client);
+rbc_status rbc_heartbeat(rbc_client *client);     /* with the client id when attached */
+rbc_status rbc_detach(rbc_client *client);        /* the client id is forgotten */
+rbc_status rbc_close_session(rbc_client *client); /* the session and client ids are forgotten */
 
 #ifdef __cplusplus
 }

@@ -19,6 +19,7 @@ struct rbc_client {
     void *context;
     void *socket;
     int timeout_ms;
+    int receive_timeout;       /* the socket's ZMQ_RCVTIMEO as last set */
     uint64_t last_id;          /* msg_id of the last request; ids count from 1 */
 
     char *session;             /* NULL: none */

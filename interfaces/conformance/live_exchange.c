@@ -1,8 +1,13 @@
 /* live_exchange.c: drives the rbcosim C client against a live server and prints what the API
  * returns, for tests/test_c_client.py to compare with the Python client's numbers.
  *
- *   live_exchange run ENDPOINT SCENARIO.toml STEPS   a coupled run on the point/joint "tip"
+ *   live_exchange run [OPTIONS] ENDPOINT SCENARIO.toml STEPS   a coupled run
+ *       --point NAME, --joint NAME   the interface point and joint (default "tip" for both)
+ *       --path        send the scenario's path (default: its text)
+ *       --energy      send flex_energy (0.001 J per step so far) with every report and step
+ *       --added-mass  hand over an added mass (0.5 on the diagonal) before the first report
  *   live_exchange hello ENDPOINT TIMEOUT_MS          one hello; prints its status
+ *   live_exchange misuse                             calls the API wrongly; prints statuses
  *
  * Output: one line per result, doubles as C99 hex floats (%a, exact; Python reads them with
  * float.fromhex). CURVE keys come from the environment when RBC_CURVE_SERVER_PUBLIC,
@@ -115,23 +120,29 @@ static void move_ahead(const char *endpoint, const char *session, long steps)
     rbc_destroy(b);
 }
 
-static int run(const char *endpoint, const char *scenario, int steps)
+typedef struct run_options {
+    const char *point, *joint;
+    int path, energy, added_mass;
+} run_options;
+
+static int run(const char *endpoint, const char *scenario, int steps, const run_options *o)
 {
-    static const char *const tip[] = {"tip"};
+    const char *const point[] = {o->point}, *const joint[] = {o->joint};
     char *text = read_file(scenario);
-    rbc_client *a = connect_to(endpoint, 10000);
+    rbc_client *a = connect_to(endpoint, 60000);
     rbc_coupling k;
     rbc_exchange x;
     rbc_inputs in;
-    double wrench[6], flex[13];
+    double wrench[6], flex[13], energy[1] = {0.0}, mass[36] = {0.0};
     unsigned char *blob = NULL;
     size_t size = 0, i;
     rbc_status status;
     int s;
     CHECK("rbc_hello", a, rbc_hello(a, "live_exchange"));
     printf("server_version %s\n", rbc_server_version(a));
-    CHECK("rbc_create_session", a, rbc_create_session(a, NULL, text, NULL));
-    CHECK("rbc_attach", a, rbc_attach(a, tip, 1, tip, 1, "live", 0, &k, &x));
+    CHECK("rbc_create_session", a,
+          rbc_create_session(a, o->path ? scenario : NULL, o->path ? NULL : text, NULL));
+    CHECK("rbc_attach", a, rbc_attach(a, point, 1, joint, 1, "live", 0, &k, &x));
     printf("coupling %s %d %d %a %a %ld %d %d\n", k.scheme, k.extrapolation, k.micro_steps,
            k.macro_step, k.t_end, k.n_steps, k.output_every, k.added_mass);
     print_exchange("attach", &x, 0);
@@ -139,6 +150,12 @@ static int run(const char *endpoint, const char *scenario, int steps)
     in.wrench = wrench;
     in.wrench_terms = 1;
     in.flex_kinematics = flex;
+    in.flex_energy = o->energy ? energy : NULL;
+    if (o->added_mass) {
+        for (s = 0; s < 6; ++s)
+            mass[7 * s] = 0.5;
+        CHECK("rbc_set_added_mass", a, rbc_set_added_mass(a, mass, NULL));
+    }
     spring(x.kinematics, 0, wrench);
     flex_of(x.kinematics, 0, flex);
     CHECK("rbc_report", a, rbc_report(a, &in, &x));
@@ -146,6 +163,7 @@ static int run(const char *endpoint, const char *scenario, int steps)
     for (s = 0; s < steps; ++s) {
         spring(x.kinematics, s + 1, wrench);
         flex_of(x.kinematics, s + 1, flex);
+        energy[0] = 0.001 * s;
         if (s % 2 == 0) {
             CHECK("rbc_step", a, rbc_step(a, &in, &x));
         } else {
@@ -182,13 +200,65 @@ static int hello(const char *endpoint, int timeout_ms)
     return 0;
 }
 
+static void report_misuse(const char *what, const rbc_client *c, rbc_status status)
+{
+    printf("%s %d %s\n", what, (int)status, rbc_error_code(c));
+}
+
+/* Calls that must be refused by the library itself, before anything is sent. */
+static int misuse(void)
+{
+    static const char *const tip[] = {"tip"};
+    const rbc_curve_keys bad = {"short", "short", "short"};
+    char error[256] = "";
+    rbc_client *c = rbc_connect("tcp://127.0.0.1:1", NULL, 100, NULL, 0);
+    rbc_exchange x;
+    rbc_inputs in;
+    memset(&in, 0, sizeof in);
+    report_misuse("step_unattached", c, rbc_step(c, &in, &x));
+    report_misuse("wait_without_send", c, rbc_step_wait(c, &x));
+    report_misuse("attach_without_session", c, rbc_attach(c, tip, 1, NULL, 0, NULL, 0, NULL, NULL));
+    report_misuse("create_two_sources", c, rbc_create_session(c, "a.toml", "[toy]", NULL));
+    report_misuse("create_no_source", c, rbc_create_session(c, NULL, NULL, NULL));
+    report_misuse("join_empty", c, rbc_join_session(c, ""));
+    report_misuse("null_client", NULL, rbc_hello(NULL, "x"));
+    rbc_destroy(c);
+    rbc_destroy(NULL);
+    printf("connect_bad_endpoint %d %s\n",
+           rbc_connect("nonsense://x", NULL, 100, error, sizeof error) == NULL, error);
+    printf("connect_bad_curve %d %s\n",
+           rbc_connect("tcp://127.0.0.1:1", &bad, 100, error, sizeof error) == NULL, error);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc == 5 && strcmp(argv[1], "run") == 0)
-        return run(argv[2], argv[3], atoi(argv[4]));
+    if (argc == 2 && strcmp(argv[1], "misuse") == 0)
+        return misuse();
+    if (argc >= 5 && strcmp(argv[1], "run") == 0) {
+        run_options o = {"tip", "tip", 0, 0, 0};
+        int i = 2;
+        for (; i < argc - 3; ++i) {
+            if (strcmp(argv[i], "--point") == 0 && i + 1 < argc - 3)
+                o.point = argv[++i];
+            else if (strcmp(argv[i], "--joint") == 0 && i + 1 < argc - 3)
+                o.joint = argv[++i];
+            else if (strcmp(argv[i], "--path") == 0)
+                o.path = 1;
+            else if (strcmp(argv[i], "--energy") == 0)
+                o.energy = 1;
+            else if (strcmp(argv[i], "--added-mass") == 0)
+                o.added_mass = 1;
+            else
+                break;
+        }
+        if (i == argc - 3)
+            return run(argv[i], argv[i + 1], atoi(argv[i + 2]), &o);
+    }
     if (argc == 4 && strcmp(argv[1], "hello") == 0)
         return hello(argv[2], atoi(argv[3]));
-    fprintf(stderr, "usage: %s run ENDPOINT SCENARIO STEPS | hello ENDPOINT TIMEOUT_MS\n",
+    fprintf(stderr, "usage: %s run [OPTIONS] ENDPOINT SCENARIO STEPS | hello ENDPOINT "
+                    "TIMEOUT_MS | misuse\n",
             argv[0]);
     return 2;
 }
