@@ -274,8 +274,9 @@ def test_two_mass_hands_a_massive_boundary_over_and_equals_run(
     assert worst_difference(results["columns"], results["rows"], ref) <= TOLERANCE
 
 
-def test_two_mass_against_cosim_serve_external_equals_run(native_build, tmp_path):
-    sets = (T_END, 'cosim.scheme="gauss_seidel_flex_first"')
+@pytest.mark.parametrize("scheme", ["jacobi", "gauss_seidel_flex_first"])
+def test_two_mass_against_cosim_serve_external_equals_run(native_build, tmp_path, scheme):
+    sets = (T_END, f'cosim.scheme="{scheme}"')
     with cosim_serve_external(tmp_path, TWO_MASS, *sets) as (address, session, proc, out):
         run_c([example(native_build, "two_mass_flex"), address, "--session", session])
         assert proc.wait(60) == 0
