@@ -6,6 +6,12 @@
 
 #include "polynomial.h"
 
+void fe_motion_from(fe_motion *m, const double *values, double time)
+{
+    memcpy(m->v, values, sizeof m->v);
+    m->time = time;
+}
+
 int fe_scheme_of(const char *name)
 {
     if (!strcmp(name, "jacobi"))

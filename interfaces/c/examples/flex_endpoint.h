@@ -43,6 +43,9 @@ typedef struct fe_endpoint {
     double handed_mass[36];
 } fe_endpoint;
 
+/* m = the motion row values [19] at time (s). */
+void fe_motion_from(fe_motion *m, const double *values, double time);
+
 /* The scheme of a name, or -1 for one this example does not run. */
 int fe_scheme_of(const char *name);
 

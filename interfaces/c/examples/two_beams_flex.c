@@ -46,12 +46,6 @@ typedef struct beams {
     fe_endpoint ep[N_BEAMS];
 } beams;
 
-static void motion_from(fe_motion *m, const double *values, double time)
-{
-    memcpy(m->v, values, sizeof m->v);
-    m->time = time;
-}
-
 static void write_row(FILE *csv, const beams *b)
 {
     double p[N_BEAMS][3];
@@ -72,7 +66,7 @@ static int inputs(beams *b, const rbc_exchange *ex, double *kin, double *energy,
     for (int i = 0; i < N_BEAMS; ++i) {
         fe_motion now;
         double coeff[18];
-        motion_from(&now, ex->motions + 19 * i, ex->time);
+        fe_motion_from(&now, ex->motions + 19 * i, ex->time);
         fe_report(&b->ep[i], kin + 13 * i, energy + i);
         int n = fe_inputs(&b->ep[i], ex->time, &now, coeff); /* flex first: steps here */
         if (n < 0)
@@ -90,9 +84,9 @@ static int finish_all(beams *b, double t, const double *start, const rbc_exchang
 {
     for (int i = 0; i < N_BEAMS; ++i) {
         fe_motion now, later;
-        motion_from(&now, start + 19 * i, t);
+        fe_motion_from(&now, start + 19 * i, t);
         if (end)
-            motion_from(&later, end->motions + 19 * i, end->time);
+            fe_motion_from(&later, end->motions + 19 * i, end->time);
         if (fe_finish(&b->ep[i], t, &now, end ? &later : NULL))
             return -1;
     }

@@ -48,12 +48,6 @@ static gs_structure *load_structure(const char *dir, int micro_steps)
     return s;
 }
 
-static void motion_from(fe_motion *m, const double *values, double time)
-{
-    memcpy(m->v, values, sizeof m->v);
-    m->time = time;
-}
-
 static void write_row(FILE *csv, const fe_endpoint *ep)
 {
     const gs_structure *body = ep->body.self;
@@ -73,7 +67,7 @@ static int start(rbc_client *c, fe_endpoint *ep, const rbc_coupling *cp,
     fe_motion m0;
     double added[36], kin[13], energy, coeff[18];
     const char *frames[1];
-    motion_from(&m0, initial->motions, initial->time);
+    fe_motion_from(&m0, initial->motions, initial->time);
     gs_initialize(ep->body.self, initial->time, m0.v, reference);
     if (fe_initialize(ep, initial->time, cp->added_mass, added, frames)) {
         if (rbc_set_added_mass(c, added, frames) != RBC_OK)
@@ -98,7 +92,7 @@ static int macro_step(rbc_client *c, fe_endpoint *ep, rbc_exchange *ex)
 {
     fe_motion now, end;
     double kin[13], energy, coeff[18];
-    motion_from(&now, ex->motions, ex->time);
+    fe_motion_from(&now, ex->motions, ex->time);
     fe_report(ep, kin, &energy);
     rbc_inputs in = {0};
     in.wrench = coeff;
@@ -116,7 +110,7 @@ static int macro_step(rbc_client *c, fe_endpoint *ep, rbc_exchange *ex)
         goto failed;
     if (rbc_step_wait(c, ex) != RBC_OK)
         return ex_fail(c, PROGRAM, "step");
-    motion_from(&end, ex->motions, ex->time);
+    fe_motion_from(&end, ex->motions, ex->time);
     if (ep->scheme != FE_JACOBI && fe_finish(ep, now.time, &now, &end))
         goto failed;
     return 0;
