@@ -62,6 +62,8 @@ def main() -> int:
                 "rbcosim.cli.serve_cmd",
                 "--bind",
                 "tcp://127.0.0.1:0",
+                "--root",
+                tmp,
                 "--rigid-factory",
                 FACTORY,
             ],

@@ -62,6 +62,8 @@ def serve_toy(bind: str = "tcp://127.0.0.1:0", factory: str | None = FACTORY):
             "rbcosim.cli.serve_cmd",
             "--bind",
             bind,
+            "--root",
+            str(REPO),
             *(["--rigid-factory", factory] if factory else []),
         ],
         stdout=subprocess.PIPE,

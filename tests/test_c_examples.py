@@ -85,10 +85,11 @@ def own_rows(path: Path) -> np.ndarray:
 
 
 @contextlib.contextmanager
-def rbcosim_serve():
-    """`rbcosim serve` on a free loopback port; yields its address."""
+def rbcosim_serve(root: Path = REPO):
+    """`rbcosim serve` on a free loopback port, reading under ``root``; yields its address."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "rbcosim.cli.serve_cmd", "--bind", "tcp://127.0.0.1:0"],
+        [sys.executable, "-m", "rbcosim.cli.serve_cmd", "--bind", "tcp://127.0.0.1:0",
+         "--root", str(root)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -253,7 +254,7 @@ def test_two_mass_hands_a_massive_boundary_over_and_equals_run(
 ):
     scenario, data = massive_boundary
     sets = (T_END, 'cosim.scheme="jacobi"')
-    with rbcosim_serve() as address:
+    with rbcosim_serve(root=scenario.parent) as address:
         cmd = [
             example(native_build, "two_mass_flex"),
             address,

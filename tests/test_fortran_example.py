@@ -87,7 +87,8 @@ def run_fortran(fortran: Path, address: str, *args: str, timeout: float = 300):
 def serve():
     """`rbcosim serve` on an OS-chosen loopback port; yields its address."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "rbcosim.cli.main", "serve", "--bind", "tcp://127.0.0.1:0"],
+        [sys.executable, "-m", "rbcosim.cli.main", "serve", "--bind", "tcp://127.0.0.1:0",
+         "--root", str(REPO)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -179,7 +179,9 @@ def kinds(fz: Fuzzer):
             unique=True,
         ).map(lambda names: ([pack(fz.envelope("attach", {"points": names}))], {"unknown_name"})),
         st.one_of(st.integers(-(2**63), -1), st.integers(1, 2**64 - 1)).map(
-            lambda k: ([pack(step({"step": k}))], {"stale_step", "step_out_of_order"})
+            # indices are 0 ... 2**53; beyond that range they are refused as arguments
+            lambda k: ([pack(step({"step": k}))], {"step_out_of_order"} if 0 < k <= 2**53
+                       else {"invalid_argument"})
         ),
         values.filter(lambda v: not isinstance(v, int) or isinstance(v, bool)).map(
             lambda v: ([pack(step({"step": v}))], {"invalid_argument"})

@@ -11,11 +11,17 @@ import importlib
 import signal
 import sys
 import threading
+from pathlib import Path
 
 import zmq
 
 from rbcosim import PROTOCOL_VERSION, __version__
 from rbcosim.errors import RbcosimError
+from rbcosim.service.server import DEFAULT_BUILD_TIMEOUT, DEFAULT_SEND_HWM
+
+#: The folder `rbcosim serve` reads and writes in when no --root is given (in the working
+#: directory, created on start).
+DEFAULT_ROOT = "rbcosim-sessions"
 
 
 class ServeError(RbcosimError):
@@ -59,8 +65,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument(
         "--root",
         metavar="DIR",
-        help="scenario paths and state files must lie under DIR "
-        "(default: unrestricted on loopback, the working directory otherwise)",
+        help="the only folder the server reads and writes: scenario paths, the structure files "
+        "they name and state files must lie under DIR, and relative paths start there "
+        f"(default: ./{DEFAULT_ROOT}, created)",
     )
     parser.add_argument(
         "--barrier-timeout",
@@ -76,7 +83,19 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         metavar="BYTES",
         help="largest accepted message (default %(default)s)",
     )
-    parser.add_argument("--max-sessions", type=int, default=256, metavar="N")
+    parser.add_argument("--max-sessions", type=int, default=256, metavar="N",
+                        help="sessions held at once, each in its own process (default %(default)s)")
+    parser.add_argument(
+        "--build-timeout", type=float, default=DEFAULT_BUILD_TIMEOUT, metavar="S",
+        help="seconds a session's model build may take before it is stopped (default %(default)s)")
+    parser.add_argument(
+        "--session-memory", type=int, default=None, metavar="BYTES",
+        help="address space a session's process may add beyond the loaded core (default: "
+        "unbounded); a session beyond it fails alone with limit_exceeded")
+    parser.add_argument(
+        "--send-hwm", type=int, default=DEFAULT_SEND_HWM, metavar="N",
+        help="unread replies queued per client; a client that stops reading loses replies "
+        "beyond it instead of growing the server (default %(default)s)")
     parser.add_argument(
         "--rigid-factory",
         metavar="MODULE:NAME",
@@ -96,7 +115,6 @@ def _load_factory(spec: str):
 
 def run(args: argparse.Namespace) -> int:
     from rbcosim.service import CurveConfig, Limits, Server, Service, generate_keys
-    from rbcosim.service.server import is_loopback
 
     if args.generate_keys:
         keys = generate_keys(args.generate_keys)
@@ -110,9 +128,11 @@ def run(args: argparse.Namespace) -> int:
     if (args.curve_secret is None) != (args.curve_clients is None):
         raise ServeError("--curve-secret and --curve-clients go together")
     curve = CurveConfig(args.curve_secret, args.curve_clients) if args.curve_secret else None
-    root = args.root
-    if root is None and not is_loopback(args.bind):
-        root = "."
+    root = Path(args.root if args.root is not None else DEFAULT_ROOT)
+    if args.root is None:
+        root.mkdir(exist_ok=True)
+    elif not root.is_dir():
+        raise ServeError(f"--root {args.root}: not a folder")
     service = Service(
         rigid_factory=_load_factory(args.rigid_factory) if args.rigid_factory else None,
         barrier_timeout=args.barrier_timeout,
@@ -122,7 +142,9 @@ def run(args: argparse.Namespace) -> int:
     )
     try:
         server = Server(
-            service, args.bind, allow_remote=args.allow_remote, curve=curve, insecure=args.insecure
+            service, args.bind, allow_remote=args.allow_remote, curve=curve, insecure=args.insecure,
+            send_hwm=args.send_hwm, build_timeout=args.build_timeout,
+            session_memory=args.session_memory,
         )
     except ValueError as exc:
         raise ServeError(str(exc)) from None
@@ -134,7 +156,7 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"rbcosim {__version__}, protocol {PROTOCOL_VERSION}"
         + (", CURVE on" if curve else "")
-        + (f", root {service.root}" if service.root else ""),
+        + f", root {service.root} (scenario and state paths are relative to it)",
         file=sys.stderr,
         flush=True,
     )

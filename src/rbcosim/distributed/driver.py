@@ -108,9 +108,12 @@ def _tail(path: Path, lines: int = 6) -> str:
 
 
 class ServerProcess:
-    """`rbcosim serve` in a child process; `address` is read from its first stdout line."""
+    """`rbcosim serve` in a child process; `address` is read from its first stdout line.
 
-    def __init__(self, bind: str, barrier_timeout: float, log_path: Path, wait: float = 60.0):
+    root: the only folder it may read (the scenario's own folder, which holds what it names)."""
+
+    def __init__(self, bind: str, barrier_timeout: float, log_path: Path, root: Path,
+                 wait: float = 60.0):
         if not is_loopback(bind):
             raise CosimError(
                 f"--bind {bind}: the server `rbcosim cosim` starts binds to loopback only; to "
@@ -120,7 +123,8 @@ class ServerProcess:
         self.log_path = log_path
         self._log = open(log_path, "w")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(
-            _rbcosim_command("serve", "--bind", bind, "--barrier-timeout", repr(barrier_timeout)),
+            _rbcosim_command("serve", "--bind", bind, "--barrier-timeout", repr(barrier_timeout),
+                             "--root", str(root)),
             stdout=subprocess.PIPE, stderr=self._log, text=True,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
@@ -303,7 +307,7 @@ def run_distributed(scenario_path: str | Path, overrides: list[str] | None = Non
         try:
             if options.connect is None:
                 server = ServerProcess(options.bind, options.barrier_timeout,
-                                       workdir / "server.log")
+                                       workdir / "server.log", scenario_path.resolve().parent)
                 address = server.address
             else:
                 address = options.connect

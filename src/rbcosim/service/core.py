@@ -27,6 +27,7 @@ import numpy as np
 
 from rbcosim import PROTOCOL_VERSION, __version__
 from rbcosim.errors import ScenarioError, SimulationError
+from rbcosim.service import files
 from rbcosim.service.errors import ProtocolError
 from rbcosim.service.wire import Limits, array_shape, as_array, wire_kind
 
@@ -116,6 +117,19 @@ def _field(content: dict, key: str, types: type | tuple, *, required: bool = Tru
 #: The msgpack kind each Python type of a content field stands for, in error messages.
 _WANTED_KINDS = {str: "a string", int: "an integer", float: "a float", bool: "a boolean",
                  dict: "a map", list: "an array", bytes: "bin (raw bytes)"}
+
+
+#: Step indices are integers in [0, 2**53]: exact as float64 and far beyond any run.
+MAX_STEP_INDEX = 2**53
+
+
+def _step_index(content: dict, default: int | None = None) -> int:
+    """The request's ``step`` field, an integer in [0, MAX_STEP_INDEX]."""
+    step = _field(content, "step", int, required=default is None, default=default)
+    if not 0 <= step <= MAX_STEP_INDEX:
+        raise ProtocolError("invalid_argument",
+                            f"'step' must be an integer from 0 to 2**53, got {step}")
+    return step
 
 
 def _names(content: dict, key: str) -> tuple[str, ...]:
@@ -458,19 +472,8 @@ class Service:
         c.last_seen = self.clock()
         return c
 
-    def _path(self, text: Any, key: str) -> Path:
-        if not isinstance(text, str) or not text:
-            raise ProtocolError("invalid_argument", f"{key!r} must be a non-empty path string")
-        path = Path(text)
-        if self.root is None:
-            return path
-        resolved = (self.root / path).resolve()
-        if not resolved.is_relative_to(self.root):
-            raise ProtocolError(
-                "forbidden_path",
-                f"{key} {text!r} lies outside the server's root directory {self.root}",
-            )
-        return resolved
+    def _path(self, text: Any, key: str, base: Path | None = None) -> Path:
+        return files.confined(self.root, text, key, base)
 
     def _require_idle_barrier(self, s: _Session, action: str) -> None:
         if s.pending:
@@ -585,11 +588,17 @@ class Service:
         wait_for_joints = _field(content, "wait_for_joints", bool, required=False, default=False)
         if snapshot_every < 0:
             raise ProtocolError("invalid_argument", "snapshot_every must be 0 (off) or positive")
+        if scenario is not None:
+            path = self._path(scenario, "scenario", base)
+            source = files.read_regular(path, files.MAX_SCENARIO_BYTES, "scenario",
+                                        "scenario_error")
+            files.check_referenced_files(self.root, source.decode("utf-8", "replace"),
+                                         path.parent, str(path))
+        else:
+            files.check_referenced_files(self.root, text, base or self.root or Path.cwd(),
+                                         "the scenario text")
         try:
             if scenario is not None:
-                path = self._path(scenario, "scenario")
-                if base is not None and not path.is_absolute():
-                    path = base / path
                 rigid = self.rigid_factory(path, base_dir=base, overrides=clean or None)
             else:
                 rigid = self.rigid_factory(text=text, base_dir=base, overrides=clean or None)
@@ -741,7 +750,7 @@ class Service:
         s = self._session(msg)
         content = msg["content"]
         c = self._client(s, content)
-        step = _field(content, "step", int)
+        step = _step_index(content)
         if s.failed is not None:
             raise ProtocolError(
                 "session_failed", f"{s.failed}; restore a saved state or set a state first"
@@ -1027,9 +1036,7 @@ class Service:
         s = self._session(msg)
         content = msg["content"]
         blob = _field(content, "state", bytes)
-        step = _field(content, "step", int, required=False, default=s.step)
-        if step < 0:
-            raise ProtocolError("invalid_argument", "step must be non-negative")
+        step = _step_index(content, default=s.step)
         self._require_idle_barrier(s, "set the state")
         self._restore(s, blob, step)
         return {"step": s.step, "time": s.rigid.time}
@@ -1062,12 +1069,7 @@ class Service:
                 },
                 use_bin_type=True,
             )
-            try:
-                path.write_bytes(data)
-            except OSError as exc:
-                raise ProtocolError(
-                    "io_error", f"cannot write the state file {str(path)!r}: {exc}"
-                ) from None
+            files.write_atomically(path, data, "state file")
             out["path"] = str(path)
         s.snapshots[name] = snap
         return out
@@ -1079,12 +1081,7 @@ class Service:
         path_text = content.get("path")
         if path_text is not None:
             path = self._path(path_text, "path")
-            try:
-                raw = path.read_bytes()
-            except OSError as exc:
-                raise ProtocolError(
-                    "io_error", f"cannot read the state file {str(path)!r}: {exc}"
-                ) from None
+            raw = files.read_regular(path, self.limits.max_message_size, "state file")
             try:
                 data = msgpack.unpackb(raw, raw=False, strict_map_key=True, max_ext_len=0)
             except (ValueError, msgpack.UnpackException):
