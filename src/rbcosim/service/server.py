@@ -30,6 +30,7 @@ log = logging.getLogger("rbcosim.service")
 DEFAULT_BIND = "tcp://127.0.0.1:5555"
 DEFAULT_SEND_HWM = 1000  # unread replies queued per client before further ones are dropped
 DEFAULT_BUILD_TIMEOUT = 120.0  # s a create_session's model build may take
+_BATCH = 64  # messages taken from one socket before the loop looks at the other
 _LOOPBACK_NAMES = {"localhost", "lo", "ip6-localhost"}
 
 
@@ -168,13 +169,19 @@ class Server:
         wait_ms = max(1, int(poll_interval * 1000.0))
         while not self._stop.is_set():
             events = dict(poller.poll(wait_ms))
+            # Bounded batches in turn, so that a flood on one side cannot starve the other
+            # (ZeroMQ already queues fairly between the clients of each socket).
             if back in events:
-                while back.getsockopt(zmq.EVENTS) & zmq.POLLIN:
+                for _ in range(_BATCH):
+                    if not back.getsockopt(zmq.EVENTS) & zmq.POLLIN:
+                        break
                     frames = self.workers.receive()
                     if frames is not None:
                         self._send_frames(frames)
             if front in events:
-                while front.getsockopt(zmq.EVENTS) & zmq.POLLIN:
+                for _ in range(_BATCH):
+                    if not front.getsockopt(zmq.EVENTS) & zmq.POLLIN:
+                        break
                     self._handle_frames(front.recv_multipart())
             for peer, reply in self.workers.reap():
                 self._send(peer, reply)

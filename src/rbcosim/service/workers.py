@@ -18,6 +18,7 @@ failed creation), when the worker exits.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 import multiprocessing
@@ -25,8 +26,10 @@ import multiprocessing.forkserver
 import os
 import resource
 import shutil
+import sys
 import tempfile
 import time
+import types
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +43,7 @@ from rbcosim.service.wire import decode, encode
 log = logging.getLogger("rbcosim.service")
 
 _PARENT_CHECK_S = 1.0  # how often an idle worker checks that the server still runs
+QUEUED_REQUESTS = 1000  # requests waiting for one session's worker before more are refused
 
 
 def flags_of(delimited: bool, use_frames: bool) -> bytes:
@@ -173,6 +177,7 @@ class SessionWorkers:
         self.socket = context.socket(zmq.ROUTER)
         self.socket.setsockopt(zmq.LINGER, 0)
         self.socket.setsockopt(zmq.ROUTER_MANDATORY, 1)
+        self.socket.setsockopt(zmq.SNDHWM, QUEUED_REQUESTS)
         self.socket.bind(f"ipc://{self._folder}/backend")
         self.address = self.socket.getsockopt(zmq.LAST_ENDPOINT).decode()
         self.config = config
@@ -212,7 +217,8 @@ class SessionWorkers:
             target=run_worker, name=f"rbcosim session worker {worker_id.decode()}",
             args=(self.address, worker_id, self.config, self.memory_bytes, os.getpid()),
             daemon=True)
-        process.start()
+        with _without_main_module():
+            process.start()
         w = Worker(worker_id, process, time.monotonic())
         self.workers[worker_id] = w
         self.forward(w, peer, msg, body)
@@ -228,12 +234,24 @@ class SessionWorkers:
         w.outstanding[(identity, parent_key(msg["msg_id"]))] = (peer, _envelope(msg))
         frames = [w.id, identity, flags_of(delimited, use_frames), *body]
         if not w.ready:  # it connects a moment after it starts
+            if len(w.queue) >= QUEUED_REQUESTS:
+                self._refuse_busy(w, identity, msg)
             w.queue.append(frames)
             return
         try:
-            self.socket.send_multipart(frames)
+            # Never block the loop on one session: a worker whose queue is full refuses.
+            self.socket.send_multipart(frames, zmq.NOBLOCK)
+        except zmq.Again:
+            self._refuse_busy(w, identity, msg)
         except zmq.ZMQError:  # it is gone; reap() answers the request
             log.warning("a request to the ended worker %s waits for its reaping", w.id)
+
+    def _refuse_busy(self, w: Worker, identity: bytes, msg: dict) -> None:
+        w.outstanding.pop((identity, parent_key(msg["msg_id"])), None)
+        raise ProtocolError(
+            "limit_exceeded",
+            f"session {w.session or '(being created)'} has {QUEUED_REQUESTS} requests waiting "
+            "for it; this one is refused: wait for replies before sending more")
 
     # --- replies out ----------------------------------------------------------------------
     def receive(self) -> list[list[bytes]] | None:
@@ -294,6 +312,18 @@ class SessionWorkers:
         out = [(peer, error_reply(envelope, exc)) for peer, envelope in w.outstanding.values()]
         w.outstanding.clear()
         return out
+
+
+@contextlib.contextmanager
+def _without_main_module():
+    """Start a worker without multiprocessing's re-import of the parent's ``__main__`` (a
+    worker needs nothing from it, and a script read from stdin cannot be re-imported)."""
+    main = sys.modules["__main__"]
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        sys.modules["__main__"] = main
 
 
 def _envelope(msg: dict) -> dict:
