@@ -16,12 +16,14 @@ Scenario (TOML)::
     inertia = 0.1
     gravity = [0.0, 0.0, -9.81]
     t_end = 1.0          # s, only reported to clients (coupling_info)
+    build_seconds = 0.0  # s the build takes (sleeps): a slow model build for isolation tests
 """
 
 from __future__ import annotations
 
 import math
 import struct
+import time
 import tomllib
 from pathlib import Path
 
@@ -37,6 +39,7 @@ _DEFAULTS = {
     "inertia": 0.1,
     "gravity": [0.0, 0.0, -9.81],
     "t_end": 1.0,
+    "build_seconds": 0.0,
 }
 
 
@@ -74,12 +77,14 @@ class ToySide:
             self._inertia = float(cfg["inertia"])
             self._gravity = tuple(float(g) for g in cfg["gravity"])
             self._t_end = float(cfg["t_end"])
+            build_seconds = float(cfg["build_seconds"])
         except (TypeError, ValueError) as exc:
             raise ScenarioError(f"[toy]: {exc}") from None
         if not (
             self.macro_step > 0 and self._substeps > 0 and self._mass > 0 and self._inertia > 0
         ):
             raise ScenarioError("[toy]: macro_step, substeps, mass and inertia must be positive")
+        time.sleep(build_seconds)
         self.point_names = tuple(points)
         self.joint_names = tuple(points)
         self.time = 0.0
