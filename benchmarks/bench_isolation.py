@@ -19,7 +19,6 @@ import argparse
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -28,7 +27,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from rbcosim.client import Client  # noqa: E402
+from rbcosim.client import Client
 
 BUILDER = """
 import sys, time

@@ -50,9 +50,8 @@ def test_a_slow_build_does_not_hold_up_another_session():
 
 def test_a_build_past_the_timeout_is_stopped_and_the_server_goes_on():
     with running_server(build_timeout=0.5) as server:
-        with Client(server.address, timeout=30) as c:
-            with pytest.raises(ServiceError) as info:
-                c.create_session(text=SLOW_BUILD.format(seconds=60.0))
+        with Client(server.address, timeout=30) as c, pytest.raises(ServiceError) as info:
+            c.create_session(text=SLOW_BUILD.format(seconds=60.0))
         assert info.value.code == "limit_exceeded"
         assert "--build-timeout" in info.value.message
         _drive(server.address, 3)
@@ -79,29 +78,28 @@ def test_a_dead_worker_answers_its_waiting_client_and_spares_the_others():
 
 
 def test_a_client_that_never_reads_has_its_replies_dropped_not_queued():
-    with running_server(send_hwm=50) as server:
-        with Client(server.address, timeout=30) as owner:
-            owner.create_session(text=TOY_TWO_POINTS)
-            kin = owner.attach(["a", "b"], ["a", "b"])["kinematics"]
-            for k in range(300):  # a results reply of 300 rows: about 70 kB
-                kin = owner.step(*spring_inputs(kin, k)).kinematics
-            ctx = zmq.Context.instance()
-            lazy = ctx.socket(zmq.DEALER)
-            lazy.setsockopt(zmq.RCVHWM, 50)
-            lazy.setsockopt(zmq.RCVBUF, 4096)  # little room in the kernel either
-            lazy.setsockopt(zmq.LINGER, 0)
-            lazy.connect(server.address)
-            head = {"version": "1.2", "msg_type": "results", "session": owner.session}
-            sent = 1000
-            for n in range(sent):
-                lazy.send_multipart([b"", msgpack.packb({**head, "msg_id": n})])
-            _drive(server.address, 5)  # another session is served meanwhile
-            owner.heartbeat()  # every request was handled: the lazy one's are all in
-            received = 0
-            while lazy.poll(200):
-                lazy.recv_multipart()
-                received += 1
-            lazy.close()
+    with running_server(send_hwm=50) as server, Client(server.address, timeout=30) as owner:
+        owner.create_session(text=TOY_TWO_POINTS)
+        kin = owner.attach(["a", "b"], ["a", "b"])["kinematics"]
+        for k in range(300):  # a results reply of 300 rows: about 70 kB
+            kin = owner.step(*spring_inputs(kin, k)).kinematics
+        ctx = zmq.Context.instance()
+        lazy = ctx.socket(zmq.DEALER)
+        lazy.setsockopt(zmq.RCVHWM, 50)
+        lazy.setsockopt(zmq.RCVBUF, 4096)  # little room in the kernel either
+        lazy.setsockopt(zmq.LINGER, 0)
+        lazy.connect(server.address)
+        head = {"version": "1.2", "msg_type": "results", "session": owner.session}
+        sent = 1000
+        for n in range(sent):
+            lazy.send_multipart([b"", msgpack.packb({**head, "msg_id": n})])
+        _drive(server.address, 5)  # another session is served meanwhile
+        owner.heartbeat()  # every request was handled: the lazy one's are all in
+        received = 0
+        while lazy.poll(200):
+            lazy.recv_multipart()
+            received += 1
+        lazy.close()
     # Replies beyond the high-water marks (the server's queue to the client, the client's
     # own and the kernel's buffers) were dropped: of 70 MB of replies most never existed.
     assert 0 < received < sent / 2, received
