@@ -76,8 +76,8 @@ class TableReader:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise self.error(key, f"expected a number, got {_describe(value)}")
         if integer and not isinstance(value, int):
-            raise self.error(key, f"expected an integer (a count, written without a decimal "
-                                  f"point or exponent), got {value}")
+            raise self.error(key, f"expected an integer, got {value} (a count: write it "
+                                  "without a decimal point or exponent)")
         if not math.isfinite(value) or abs(value) > MAX_MAGNITUDE:
             raise self.error(key, f"expected a finite number of magnitude at most "
                                   f"{MAX_MAGNITUDE:g}, got {value}")

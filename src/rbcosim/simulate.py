@@ -64,7 +64,7 @@ class Diagnostics:
 
     def restore(self, d: dict) -> None:
         """Take back the running maxima saved by as_dict (checkpoint resume)."""
-        self.energy0 = d["energy_initial_J"]
+        self.energy0 = np.nan if d["energy_initial_J"] is None else d["energy_initial_J"]
         self.max_phi = d["max_constraint_violation"]
         self.max_phidot = d["max_constraint_velocity_violation"]
         self.max_energy_error = d["_max_energy_error"]
@@ -84,8 +84,9 @@ class Diagnostics:
             "energy_max_relative_drift": self.energy_drift if self.conservative else None,
             "max_quaternion_norm_error": self.quaternion_error,
         }
-        if private:
-            d.update(_max_energy_error=self.max_energy_error, _energy_scale=self.energy_scale)
+        if private:  # a checkpoint: finite numbers only (None: no energy observed yet)
+            d.update(_max_energy_error=self.max_energy_error, _energy_scale=self.energy_scale,
+                     energy_initial_J=None if np.isnan(self.energy0) else self.energy0)
         return d
 
 
@@ -239,7 +240,9 @@ _MAX_STEP = 2**53
 
 def checked_diagnostics(d: dict) -> dict:
     """The running maxima of a checkpoint, each a finite number (steps an integer)."""
-    for key in ("energy_initial_J", "max_constraint_violation",
+    if d.get("energy_initial_J", 0.0) is not None:
+        field(d, "energy_initial_J", (int, float), "state.diagnostics")
+    for key in ("max_constraint_violation",
                 "max_constraint_velocity_violation", "_max_energy_error", "_energy_scale",
                 "max_quaternion_norm_error"):
         field(d, key, (int, float), "state.diagnostics")

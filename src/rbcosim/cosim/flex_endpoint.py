@@ -251,7 +251,8 @@ class FlexEndpoint:
         n = array(d, "wt", (None,)).size
         if n > _HISTORY:
             raise StateFormatError(f"state.wt: {n} wrenches, at most {_HISTORY}")
-        array(d, "w", (n, 6))
+        if array(d, "w", (None, None)).shape != (n, 6):
+            raise StateFormatError(f"state.w: expected {n} wrenches (n, 6), got {d['w'].shape}")
         motions = array(d, "m", (None, 20))
         for key in ("energy", "pending"):
             field(d, key)
