@@ -11,3 +11,15 @@ class ScenarioError(RbcosimError, ValueError):
 
 class SimulationError(RbcosimError, RuntimeError):
     """A run failed numerically (non-finite state, singular constraints, continuity stop)."""
+
+
+class LimitError(ScenarioError):
+    """A scenario needs more than a run limit allows (`rbcosim.limits`); names the limit."""
+
+
+class NonFiniteError(SimulationError):
+    """A run produced a non-finite value; `partial` holds the results rows computed before."""
+
+    def __init__(self, message: str, partial=None):
+        super().__init__(message)
+        self.partial = partial

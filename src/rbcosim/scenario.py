@@ -41,6 +41,12 @@ from rbcosim.settings import (
 )
 
 
+#: Most coupling iterations per macro step a scenario may ask for.
+MAX_ITERATIONS = 10_000
+#: Most links a [generators.chain] may have (the run limits then apply to its bodies).
+MAX_LINKS = 1_000_000
+
+
 @dataclass(frozen=True)
 class Scenario:
     """A loaded scenario. `raw` is the TOML data after overrides (for re-export and FMUs)."""
@@ -282,7 +288,7 @@ class _Builder:
         gens = self.root.sub("generators")
         if gens.has("chain"):
             c = gens.sub("chain")
-            n = c.number("links", integer=True, positive=True)
+            n = c.number("links", integer=True, positive=True, maximum=MAX_LINKS)
             length = c.number("link_length", 0.1, positive=True)
             mass = c.number("link_mass", 0.1, positive=True)
             angle = np.radians(c.number("initial_angle_deg", 30.0))
@@ -301,14 +307,10 @@ class _Builder:
             if kind == "driver":
                 pending_drivers.append((name, r))
                 continue
-            m1, m2 = self.joint_markers(r)
+            m1, m2 = self.distance_markers(r) if kind == "distance" else self.joint_markers(r)
             if m1.body == m2.body:
                 raise r.error("body2", "a joint must connect two different bodies")
-            length = 0.0
-            if kind == "distance":
-                p1 = self.pose[m1.body][0] + self.pose[m1.body][1] @ m1.position
-                p2 = self.pose[m2.body][0] + self.pose[m2.body][1] @ m2.position
-                length = r.number("length", float(np.linalg.norm(p2 - p1)), positive=True)
+            length = self.distance_length(r, m1, m2) if kind == "distance" else 0.0
             r.finish()
             names[name] = len(joints)
             joints.append(Joint(name, kind, m1, m2, length=length))
@@ -326,6 +328,30 @@ class _Builder:
                                 driven_joint=names[target_name], motion=motion))
         self.joint_names = names
         return joints
+
+    def distance_markers(self, r: TableReader) -> tuple[Marker, Marker]:
+        """A distance joint's two attachment points: marker1/marker2, or body1/body2 with
+        point1/point2 (inertial, m, initial configuration); the one-point `at` form would put
+        both ends together (length 0), so it is refused."""
+        if r.has("at"):
+            raise r.error("at", "a distance joint needs two attachment points: give point1 and "
+                                "point2 (inertial positions, m) instead of at, or marker1/marker2")
+        if r.has("marker1") or r.has("marker2"):
+            return self.marker_ref(r, "marker1"), self.marker_ref(r, "marker2")
+        b1, b2 = self.body_ref(r, "body1"), self.body_ref(r, "body2")
+        return (self.marker_from_inertial(b1, r.vector("point1", 3), np.eye(3)),
+                self.marker_from_inertial(b2, r.vector("point2", 3), np.eye(3)))
+
+    def distance_length(self, r: TableReader, m1: Marker, m2: Marker) -> float:
+        """`length`, by default the attachment points' initial distance (which must be > 0)."""
+        p1 = self.pose[m1.body][0] + self.pose[m1.body][1] @ m1.position
+        p2 = self.pose[m2.body][0] + self.pose[m2.body][1] @ m2.position
+        initial = float(np.linalg.norm(p2 - p1))
+        if not r.has("length") and initial < 1e-12:
+            raise r.error("length", "missing, and the attachment points coincide initially "
+                                    "(a zero-length distance joint): give length > 0 m or "
+                                    "attachment points apart")
+        return r.number("length", initial, positive=True)
 
     def joint_markers(self, r: TableReader) -> tuple[Marker, Marker]:
         if r.has("marker1") or r.has("marker2"):
@@ -457,7 +483,8 @@ class _Builder:
             scheme=c.string("scheme", d.scheme, choices=SCHEMES),
             extrapolation=c.number("extrapolation", d.extrapolation, integer=True, nonnegative=True),
             tolerance=c.number("tolerance", d.tolerance, positive=True),
-            max_iterations=c.number("max_iterations", d.max_iterations, positive=True, integer=True),
+            max_iterations=c.number("max_iterations", d.max_iterations, positive=True, integer=True,
+                                    maximum=MAX_ITERATIONS),
             added_mass=c.boolean("added_mass", d.added_mass),
         )
         if settings.extrapolation > 2:

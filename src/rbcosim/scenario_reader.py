@@ -3,6 +3,11 @@
 Every getter records the key it read; `finish()` rejects the keys nobody read (unknown keys are
 errors). Messages look like `scenarios/x.toml: bodies.link2.inertia: expected 3 or 3x3 numbers,
 got 2`.
+
+Numbers are finite and at most MAX_MAGNITUDE in size: a product of three of them (an energy
+m·v², a moment I·ω²) stays far inside float64 (1.8e308), so a scenario cannot overflow the
+physics by its inputs alone (a run that overflows later stops with a non-finite error). Counts
+(integer=True) must be written as integers: 1e9 or 2.5 are refused.
 """
 
 from __future__ import annotations
@@ -15,6 +20,8 @@ import numpy as np
 from rbcosim.errors import ScenarioError
 
 REQUIRED = object()
+#: Largest |x| of any number in a scenario.
+MAX_MAGNITUDE = 1e100
 
 
 def _describe(value: Any) -> str:
@@ -62,16 +69,20 @@ class TableReader:
         return self.table[key]
 
     def number(self, key: str, default: Any = REQUIRED, *, positive=False, nonnegative=False,
-               integer=False) -> float:
+               integer=False, maximum: float | None = None) -> float:
         value = self.raw(key, default)
         if value is default and default is not REQUIRED:
             return value
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise self.error(key, f"expected a number, got {_describe(value)}")
-        if integer and not float(value).is_integer():
-            raise self.error(key, f"expected an integer, got {value}")
-        if not math.isfinite(value):
-            raise self.error(key, f"expected a finite number, got {value}")
+        if integer and not isinstance(value, int):
+            raise self.error(key, f"expected an integer, got {value} (a count: write it "
+                                  "without a decimal point or exponent)")
+        if not math.isfinite(value) or abs(value) > MAX_MAGNITUDE:
+            raise self.error(key, f"expected a finite number of magnitude at most "
+                                  f"{MAX_MAGNITUDE:g}, got {value}")
+        if maximum is not None and value > maximum:
+            raise self.error(key, f"expected at most {maximum:g}, got {value}")
         if positive and value <= 0:
             raise self.error(key, f"expected a positive number, got {value}")
         if nonnegative and value < 0:
@@ -106,14 +117,25 @@ class TableReader:
         if not isinstance(value, list):
             raise self.error(key, f"expected {wanted} numbers, got {_describe(value)}")
         flat = value
-        if value and all(isinstance(row, list) for row in value):
-            flat = [x for row in value for x in row]
+        if value and any(isinstance(row, list) for row in value):
+            flat = self._square_rows(key, value, sizes, wanted)
         if len(flat) not in sizes:
             raise self.error(key, f"expected {wanted} numbers, got {len(flat)}")
         for x in flat:
-            if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
-                raise self.error(key, f"expected {wanted} finite numbers, found {_describe(x)}")
+            if (isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x)
+                    or abs(x) > MAX_MAGNITUDE):
+                raise self.error(key, f"expected {wanted} finite numbers of magnitude at most "
+                                      f"{MAX_MAGNITUDE:g}, found {_describe(x)}")
         return np.array(flat, dtype=float)
+
+    def _square_rows(self, key: str, value: list, sizes, wanted: str) -> list:
+        """The numbers of a square matrix written as rows (n lists of n), for a size n²."""
+        n = len(value)
+        if n * n not in sizes or not all(isinstance(row, list) and len(row) == n for row in value):
+            lengths = [len(row) if isinstance(row, list) else _describe(row) for row in value]
+            raise self.error(key, f"expected {wanted} numbers, got nested lists of lengths "
+                                  f"{lengths} (ragged, or rows where a flat list belongs)")
+        return [x for row in value for x in row]
 
     def matrix_rows(self, key: str, width: int, default: Any = REQUIRED) -> np.ndarray:
         """A list of rows, each with `width` numbers."""

@@ -9,9 +9,16 @@ from pathlib import Path
 import numpy as np
 
 from rbcosim import quaternion as quat
-from rbcosim.cosim.codec import pack_state, unpack_state, write_atomically
+from rbcosim.cosim.codec import (
+    StateFormatError,
+    array,
+    field,
+    pack_state,
+    unpack_state,
+    write_atomically,
+)
 from rbcosim.dynamics import MaximalSystem
-from rbcosim.errors import SimulationError
+from rbcosim.errors import NonFiniteError, SimulationError
 from rbcosim.integrators import ADAPTIVE, FIXED_STEP
 from rbcosim.model import Model
 from rbcosim.progress import Progress
@@ -57,7 +64,7 @@ class Diagnostics:
 
     def restore(self, d: dict) -> None:
         """Take back the running maxima saved by as_dict (checkpoint resume)."""
-        self.energy0 = d["energy_initial_J"]
+        self.energy0 = np.nan if d["energy_initial_J"] is None else d["energy_initial_J"]
         self.max_phi = d["max_constraint_violation"]
         self.max_phidot = d["max_constraint_velocity_violation"]
         self.max_energy_error = d["_max_energy_error"]
@@ -77,8 +84,9 @@ class Diagnostics:
             "energy_max_relative_drift": self.energy_drift if self.conservative else None,
             "max_quaternion_norm_error": self.quaternion_error,
         }
-        if private:
-            d.update(_max_energy_error=self.max_energy_error, _energy_scale=self.energy_scale)
+        if private:  # a checkpoint: finite numbers only (None: no energy observed yet)
+            d.update(_max_energy_error=self.max_energy_error, _energy_scale=self.energy_scale,
+                     energy_initial_J=None if np.isnan(self.energy0) else self.energy0)
         return d
 
 
@@ -111,10 +119,21 @@ class RigidSimulation:
     def observe(self, state: State | None = None) -> np.ndarray:
         """Update the diagnostics with `state` and return its results row."""
         state = self.state if state is None else state
+        self.system.check_finite(state)
         energy = self.system.energy(state)
         phi, phidot = self.system.drift(state)
-        self.diagnostics.update(energy, phi, phidot, self.system.kinetic_energy(state))
+        kinetic = self.system.kinetic_energy(state)
+        if not np.isfinite([energy, phi, phidot, kinetic]).all():
+            raise SimulationError(f"non-finite energy or constraint drift at t = {state.t:.6g} s "
+                                  f"(energy {energy}, ‖Φ‖∞ {phi}); values overflow float64")
+        self.diagnostics.update(energy, phi, phidot, kinetic)
         return np.concatenate([[state.t], state_row(state), [energy, phi]])
+
+    def partial(self, rows: list, error: SimulationError) -> NonFiniteError:
+        """`error` with the rows so far attached (the CLI writes them before it stops)."""
+        results = Results(self.columns, np.array(rows).reshape(len(rows), len(self.columns)),
+                          {**self.diagnostics.as_dict(), "stopped": str(error)})
+        return NonFiniteError(str(error), results)
 
     def step(self, h: float) -> None:
         self.integrator.step(self.state, h)
@@ -152,10 +171,13 @@ def simulate(model: Model, solver: SolverSettings, *, progress: bool = True,
     with Progress(n_steps, enabled=progress, label="run") as bar:
         k = first - 1
         for stop in stops:
-            sim.advance(solver.dt * np.arange(k, stop + 1), solver.dt)
-            k = stop
-            if k % solver.output_every == 0 or k == n_steps:
-                rows.append(sim.observe())
+            try:
+                sim.advance(solver.dt * np.arange(k, stop + 1), solver.dt)
+                k = stop
+                if k % solver.output_every == 0 or k == n_steps:
+                    rows.append(sim.observe())
+            except SimulationError as exc:
+                raise sim.partial(rows, exc) from None
             if checkpoint is not None and checkpoint_every and k % checkpoint_every == 0:
                 _save_checkpoint(sim, rows, k, Path(checkpoint))
             bar.update(k)
@@ -187,18 +209,71 @@ def _save_checkpoint(sim: RigidSimulation, rows: list, k: int, path: Path) -> No
 
 
 def _load_checkpoint(sim: RigidSimulation, path: Path) -> tuple[list, int]:
-    """Restore `sim` from a checkpoint; returns (rows so far, next step index)."""
+    """Restore `sim` from a checkpoint, all checked before anything changes; returns (rows so
+    far, next step index)."""
     if not path.is_file():
         raise SimulationError(f"{path}: no such checkpoint file")
     try:
         d = unpack_state(path.read_bytes())
-        if d["columns"] != ",".join(sim.columns) or d["r"].shape != sim.state.r.shape:
-            raise ValueError("it belongs to another model")
-        sim.state = State(float(d["t"]), d["r"], d["q"], d["v"], d["w"])
-        sim.diagnostics.restore(d["diagnostics"])
-        return list(d["rows"]), int(d["step"]) + 1
-    except (KeyError, ValueError) as exc:
+        if field(d, "columns", str) != ",".join(sim.columns):
+            raise StateFormatError("columns: it belongs to another model")
+        n = sim.state.r.shape[0]
+        parts = [array(d, k, (n, w)) for k, w in (("r", 3), ("q", 4), ("v", 3), ("w", 3))]
+        step = field(d, "step", int)
+        rows = array(d, "rows", (None, len(sim.columns)))
+        if not 0 < step <= _MAX_STEP or not 0 < len(rows) <= step + 1:
+            raise StateFormatError(f"step: {step} does not fit the {len(rows)} rows")
+        state = State(field(d, "t", (int, float)), *parts)
+        diagnostics = checked_diagnostics(field(d, "diagnostics", dict))
+    except OSError as exc:
+        raise SimulationError(f"{path}: cannot read the checkpoint: {exc}") from None
+    except ValueError as exc:
         raise SimulationError(f"{path}: not a checkpoint of this scenario: {exc}") from None
+    sim.state = state
+    sim.diagnostics.restore(diagnostics)
+    return list(rows), step + 1
+
+
+#: Largest step index a checkpoint may hold (2**53: beyond it float times lose steps).
+_MAX_STEP = 2**53
+
+
+def checked_diagnostics(d: dict) -> dict:
+    """The running maxima of a checkpoint, each a finite number (steps an integer)."""
+    if d.get("energy_initial_J", 0.0) is not None:
+        field(d, "energy_initial_J", (int, float), "state.diagnostics")
+    for key in ("max_constraint_violation",
+                "max_constraint_velocity_violation", "_max_energy_error", "_energy_scale",
+                "max_quaternion_norm_error"):
+        field(d, key, (int, float), "state.diagnostics")
+    field(d, "steps", int, "state.diagnostics")
+    return d
+
+
+class ProgressGuard:
+    """The right-hand side for solve_ivp, stopping a run that no longer advances: fewer than
+    `min_advance` s (1e-6 of the output interval) in `window` evaluations, or no such advance
+    for `seconds` s of wall time. scipy itself would shrink the step for ever at a kinematic
+    singularity without a message."""
+
+    def __init__(self, derivative, solver: SolverSettings, *, window: int = 20000,
+                 seconds: float = 60.0):
+        self.derivative, self.name = derivative, solver.integrator
+        self.min_advance = 1e-6 * solver.dt * solver.output_every
+        self.window, self.seconds = window, seconds
+        self._mark, self._calls, self._since = -np.inf, 0, time.perf_counter()
+
+    def __call__(self, t: float, y: np.ndarray) -> np.ndarray:
+        if t >= self._mark + self.min_advance:
+            self._mark, self._calls, self._since = t, 0, time.perf_counter()
+        self._calls += 1
+        if self._calls > self.window or time.perf_counter() - self._since > self.seconds:
+            raise SimulationError(
+                f"{self.name}: no progress at t = {t:.6g} s ({self._calls} evaluations without "
+                f"advancing {self.min_advance:.3g} s); the model may be at a kinematic "
+                "singularity: use a fixed-step integrator (--integrator rk4 or sdirk2, with "
+                "projection) or a looser rtol/atol")
+        return self.derivative(t, y)
 
 
 def _simulate_adaptive(model: Model, solver: SolverSettings, *, progress: bool) -> Results:
@@ -210,7 +285,8 @@ def _simulate_adaptive(model: Model, solver: SolverSettings, *, progress: bool) 
     with Progress(1, enabled=progress, label=solver.integrator):
         from scipy.integrate import solve_ivp  # adaptive reference runs only
 
-        sol = solve_ivp(sim.system.derivative, (0.0, solver.t_end), sim.state.to_vector(),
+        guard = ProgressGuard(sim.system.derivative, solver)
+        sol = solve_ivp(guard, (0.0, solver.t_end), sim.state.to_vector(),
                         method=solver.integrator, t_eval=t_eval, rtol=solver.rtol,
                         atol=solver.atol)
     if not sol.success:
@@ -221,8 +297,10 @@ def _simulate_adaptive(model: Model, solver: SolverSettings, *, progress: bool) 
         sim.diagnostics.quaternion_error = max(
             sim.diagnostics.quaternion_error, float(np.max(np.abs(np.linalg.norm(state.q, axis=1) - 1))))
         state.q = quat.normalize(state.q)
-        sim.system.check_finite(state)
-        rows.append(sim.observe(state))
+        try:
+            rows.append(sim.observe(state))
+        except SimulationError as exc:
+            raise sim.partial(rows, exc) from None
     sim.diagnostics.steps = int(sol.nfev)
     sim.diagnostics.wall_time = time.perf_counter() - start
     diag = sim.diagnostics.as_dict()

@@ -7,8 +7,9 @@ import argparse
 import numpy as np
 
 from rbcosim.checks import CONSISTENCY_TOL, check_model
-from rbcosim.cli.options import load_with_options
-from rbcosim.errors import SimulationError
+from rbcosim.cli.options import add_limit_option, load_with_options
+from rbcosim.errors import LimitError, SimulationError
+from rbcosim.limits import RunLimits, enforce, estimate, format_bytes
 from rbcosim.minimal.route import coordinate_names, degrees_of_freedom, is_tree
 
 
@@ -17,12 +18,15 @@ def add_parser(sub) -> None:
                        description="Load a scenario and report its bodies, degrees of freedom "
                                    "(rank of Φ_q next to the Grübler–Kutzbach count), redundant "
                                    "constraints, and how far the initial state is from the "
-                                   "constraint manifold. Exit 1 when the model is unusable.")
+                                   "constraint manifold, and the run's estimated size (steps, "
+                                   "memory) against the run limits. Exit 1 when the model is "
+                                   "unusable or over a limit.")
     p.add_argument("scenario", metavar="SCENARIO", help="scenario file (TOML)")
     p.add_argument("--set", dest="overrides", metavar="KEY=VALUE", action="append", default=[],
                    help="override a scenario key by dotted path (repeatable)")
     p.add_argument("--assemble", action="store_true",
                    help="print a consistent initial state (projected) as TOML to paste back")
+    add_limit_option(p)
     p.set_defaults(handler=run, formulation=None)
 
 
@@ -80,6 +84,21 @@ def run(args: argparse.Namespace) -> int:
             print(f"orientation = {{ quaternion = {s.q[i].tolist()} }}")
             print(f"velocity = {s.v[i].tolist()}")
             print(f"angular_velocity = {s.w[i].tolist()}")
+    report.problems.extend(_print_size(scenario, RunLimits.from_items(args.limits)))
     for problem in report.problems:
         print(f"PROBLEM: {problem}")
     return 0 if report.usable else 1
+
+
+def _print_size(scenario, limits: RunLimits) -> list[str]:
+    """Print the estimated size next to the limits; the problem if one is exceeded."""
+    size = estimate(scenario)
+    print(f"estimate: {size.total_steps} steps ({size.steps_per_macro_step} per macro step), "
+          f"memory {format_bytes(size.memory_bytes)}, {size.constraint_rows} constraint rows, "
+          f"{size.modal_coordinates} modal coordinates")
+    print("limits: " + ", ".join(f"{k}={v}" for k, v in limits.as_dict().items()))
+    try:
+        enforce(scenario, limits)
+    except LimitError as exc:
+        return [str(exc)]
+    return []

@@ -11,7 +11,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from rbcosim.cli.options import add_limit_option, enforce_limits
 from rbcosim.errors import ScenarioError
+from rbcosim.scenario import load_scenario
 
 
 def add_parser(sub) -> None:
@@ -55,6 +57,7 @@ def add_parser(sub) -> None:
                    help="with --connect: the server's CURVE public key")
     p.add_argument("--curve-secret", metavar="FILE",
                    help="with --connect: this side's CURVE .key_secret (on the server's allow-list)")
+    add_limit_option(p)
     p.set_defaults(handler=run)
 
 
@@ -67,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
     if args.checkpoint_every < 0:
         raise ScenarioError("--checkpoint-every: expected 0 (off) or a positive integer")
     overrides = scenario_overrides(args.overrides, args.t_end)
+    enforce_limits(args, load_scenario(path, overrides))
     out = Path(args.out or Path("results") / (path.stem + ".csv"))
     options = CosimOptions(
         connect=args.connect, bind=args.bind, serve_external=args.serve_external,

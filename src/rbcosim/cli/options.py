@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from rbcosim.errors import ScenarioError
 from rbcosim.integrators import INTEGRATOR_NAMES
+from rbcosim.limits import RunLimits, RunSize, enforce
 from rbcosim.scenario import Scenario, load_scenario
 from rbcosim.settings import FORMULATIONS
 
@@ -23,6 +24,22 @@ def add_scenario_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--formulation", choices=FORMULATIONS,
                         help="maximal coordinates with multipliers, minimal joint coordinates, "
                              "or auto (minimal for trees)")
+    add_limit_option(parser)
+
+
+LIMIT_HELP = ("raise a run limit, e.g. total_steps=1000000000 (repeatable); keys: "
+              + ", ".join(RunLimits().as_dict()) + "; `rbcosim check` prints the estimate")
+
+
+def add_limit_option(parser: argparse.ArgumentParser) -> None:
+    """--limit KEY=VALUE (repeatable): raise one of rbcosim.limits.RunLimits."""
+    parser.add_argument("--limit", dest="limits", metavar="KEY=VALUE", action="append",
+                        default=[], help=LIMIT_HELP)
+
+
+def enforce_limits(args: argparse.Namespace, scenario: Scenario) -> RunSize:
+    """The scenario's estimated size, or LimitError when it exceeds a (raised) limit."""
+    return enforce(scenario, RunLimits.from_items(args.limits))
 
 
 def load_with_options(args: argparse.Namespace) -> Scenario:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rbcosim.cli.options import add_scenario_options, load_with_options
-from rbcosim.errors import ScenarioError
+from rbcosim.cli.options import add_scenario_options, enforce_limits, load_with_options
+from rbcosim.errors import NonFiniteError, ScenarioError
 from rbcosim.runner import run_scenario
 
 
@@ -14,7 +14,11 @@ def add_parser(sub) -> None:
     p = sub.add_parser("run", help="simulate a scenario in process and write results",
                        description="Simulate a scenario in process (rigid bodies, and flexible "
                                    "bodies co-simulated in the same process) and write a "
-                                   "results table (CSV, or .npz by suffix) with a JSON summary.")
+                                   "results table (CSV, or .npz by suffix) with a JSON summary. "
+                                   "A run that would exceed a limit (bodies, steps, memory, ...) "
+                                   "is refused before it starts: --limit raises one. A run that "
+                                   "turns non-finite stops with exit 1 after writing the rows "
+                                   "computed before.")
     add_scenario_options(p)
     p.add_argument("--out", "-o", metavar="FILE", help="results file (default: results/<name>.csv)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
@@ -34,8 +38,15 @@ def run(args: argparse.Namespace) -> int:
     if args.checkpoint_every < 1:
         raise ScenarioError(f"--checkpoint-every: expected a positive integer, got "
                             f"{args.checkpoint_every}")
-    results = run_scenario(scenario, progress=not args.quiet, checkpoint=args.checkpoint,
-                           checkpoint_every=args.checkpoint_every, resume=args.resume)
+    enforce_limits(args, scenario)
+    try:
+        results = run_scenario(scenario, progress=not args.quiet, checkpoint=args.checkpoint,
+                               checkpoint_every=args.checkpoint_every, resume=args.resume)
+    except NonFiniteError as exc:
+        if exc.partial is not None:
+            written = exc.partial.write(out)
+            print("rows before the failure: " + ", ".join(str(p) for p in written))
+        raise
     written = results.write(out)
     print(format_summary(results.diagnostics))
     print("results: " + ", ".join(str(p) for p in written))

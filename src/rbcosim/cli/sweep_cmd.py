@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from rbcosim.cli.options import add_limit_option
 from rbcosim.errors import ScenarioError
+from rbcosim.limits import RunLimits
 from rbcosim.scenario import split_overrides
 
 
@@ -37,6 +39,7 @@ def add_parser(sub) -> None:
     p.add_argument("--plot", metavar="FIGURE:PARAM",
                    help="also write OUT/FIGURE.png: a summary figure against a parameter key")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    add_limit_option(p)
     p.set_defaults(handler=run)
 
 
@@ -80,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     table = sweep(args.scenario, grid=args.grid, sample=args.sample, samples=args.samples,
                   seed=args.seed, overrides=_overrides(args.overrides, args.scenario), out=args.out,
                   scheduler=args.scheduler, workers=args.workers, probes=_probes(args.probe),
-                  progress=not args.quiet)
+                  progress=not args.quiet, limits=RunLimits.from_items(args.limits))
     failed = int((table["status"] != "ok").sum())
     print(f"cases: {len(table)}, ok: {len(table) - failed}, failed: {failed}")
     print(f"table: {Path(args.out) / 'sweep.csv'}")

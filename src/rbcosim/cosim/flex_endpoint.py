@@ -11,12 +11,12 @@ The same object runs in process (CosimMaster) and in a separate flexible-solver 
 from __future__ import annotations
 
 import numpy as np
-from rbcosim.kernels import jit_alloc
 
-from rbcosim.cosim.codec import pack_state, unpack_state
+from rbcosim.cosim.codec import StateFormatError, array, field, pack_state, unpack_state
 from rbcosim.flex.body import FlexBody
 from rbcosim.flex.kinematics import InterfaceMotion, rotation_matrix_of
 from rbcosim.flex.polynomial import exchange_polynomial
+from rbcosim.kernels import jit_alloc
 from rbcosim.settings import CosimSettings, Coupling
 
 _HISTORY = 4  # exchanged wrenches kept (cubic iteration polynomial)
@@ -242,14 +242,27 @@ class FlexEndpoint:
         })
 
     def set_state(self, blob: bytes) -> None:
+        """Restore a state from get_state; the whole blob is checked before anything changes
+        (ValueError naming the field otherwise)."""
         d = unpack_state(blob)
-        self.body.set_state(d["body"])
-        n = d["wt"].size
-        if n > _HISTORY or d["w"].shape != (n, 6):
-            raise ValueError(f"endpoint state: expected at most {_HISTORY} wrenches (n, 6), got "
-                             f"{d['w'].shape}")
+        body, size = field(d, "body", bytes), len(self.body.get_state())
+        if len(body) != size:
+            raise StateFormatError(f"state.body: {len(body)} bytes, this model's state has {size}")
+        n = array(d, "wt", (None,)).size
+        if n > _HISTORY:
+            raise StateFormatError(f"state.wt: {n} wrenches, at most {_HISTORY}")
+        if array(d, "w", (None, None)).shape != (n, 6):
+            raise StateFormatError(f"state.w: expected {n} wrenches (n, 6), got {d['w'].shape}")
+        motions = array(d, "m", (None, 20))
+        for key in ("energy", "pending"):
+            field(d, key)
+        field(d, "implicit_mass", bool)
+        array(d, "handed_mass", (6, 6))
+        if not np.isfinite(np.frombuffer(body, dtype="<f8")).all():
+            raise StateFormatError("state.body: non-finite values")
+        self.body.set_state(body)
         self._times[:n], self._wrenches[:n], self._count = d["wt"], d["w"], n
-        self._motions = [motion_of(m[:19], float(m[19])) for m in d["m"]]
+        self._motions = [motion_of(m[:19], float(m[19])) for m in motions]
         self.energy, self._pending_power = float(d["energy"]), float(d["pending"])
         self.implicit_mass = bool(d["implicit_mass"])
         self._handed_mass = d["handed_mass"]

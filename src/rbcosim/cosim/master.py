@@ -24,7 +24,14 @@ from pathlib import Path
 
 import numpy as np
 
-from rbcosim.cosim.codec import pack_state, unpack_state, write_atomically
+from rbcosim.cosim.codec import (
+    StateFormatError,
+    array,
+    field,
+    pack_state,
+    unpack_state,
+    write_atomically,
+)
 from rbcosim.cosim.flex_endpoint import FlexEndpoint, motion_of
 from rbcosim.cosim.rigid_side import RigidSide
 from rbcosim.cosim.signals import evaluate
@@ -207,15 +214,29 @@ class CosimMaster:
         })
 
     def set_state(self, blob: bytes) -> None:
+        """Restore both sides from get_state; if any part is refused, every side goes back to
+        the state it had (SimulationError naming what is wrong)."""
+        before = self.get_state()
         try:
-            d = unpack_state(blob)
-            self.rigid.set_state(d["rigid"])
-            for j, ep in self.endpoints.items():
-                ep.set_state(d["flex"][j])
-            self.iterations = [int(x) for x in d["iterations"]]
-            self.step_index = int(d["step_index"])
-        except (KeyError, TypeError, ValueError) as exc:
+            self._apply_state(unpack_state(blob))
+        except (SimulationError, ValueError) as exc:
+            self._apply_state(unpack_state(before))
             raise SimulationError(f"not a saved co-simulation state of this scenario: {exc}") from None
+
+    def _apply_state(self, d: dict) -> None:
+        flex = field(d, "flex", dict)
+        if set(flex) != set(self.endpoints):
+            raise StateFormatError(f"state.flex: joints {sorted(flex)}, this scenario has "
+                                   f"{sorted(self.endpoints)}")
+        step = field(d, "step_index", int)
+        iterations = array(d, "iterations", (None,))
+        if not 0 <= step <= 2**53 or iterations.size > step or (iterations < 0).any():
+            raise StateFormatError(f"state.step_index: {step} with {iterations.size} iteration counts")
+        self.rigid.set_state(field(d, "rigid", bytes))
+        for j, ep in self.endpoints.items():
+            ep.set_state(field(flex, j, bytes, "state.flex"))
+        self.iterations = [int(x) for x in iterations]
+        self.step_index = step
 
 
 def run_cosimulation(scenario: Scenario, *, progress: bool = True, checkpoint: Path | None = None,
@@ -251,7 +272,10 @@ def _load_checkpoint(master: CosimMaster, path: Path) -> list:
         raise SimulationError(f"{path}: no such checkpoint file")
     try:
         d = unpack_state(path.read_bytes())
-        master.set_state(d["master"])
-        return list(d["rows"])
-    except (KeyError, ValueError) as exc:
+        rows = array(d, "rows", (None, len(master.columns())))
+        master.set_state(field(d, "master", bytes))
+    except OSError as exc:
+        raise SimulationError(f"{path}: cannot read the checkpoint: {exc}") from None
+    except (SimulationError, ValueError) as exc:
         raise SimulationError(f"{path}: not a checkpoint of this scenario: {exc}") from None
+    return list(rows)

@@ -13,7 +13,14 @@ from pathlib import Path
 
 import numpy as np
 
-from rbcosim.cosim.codec import pack_state, unpack_state
+from rbcosim.cosim.codec import (
+    StateFormatError,
+    array,
+    field,
+    pack_state,
+    unpack_state,
+    write_atomically,
+)
 from rbcosim.cosim.continuity import enforce, joint_gaps
 from rbcosim.cosim.interface import (
     GAP_FIELDS,
@@ -26,7 +33,7 @@ from rbcosim.kernels import handle as kernel
 from rbcosim.kernels.interface import MAX_POLY_ORDER
 from rbcosim.results import body_columns
 from rbcosim.scenario import Scenario, load_scenario, load_scenario_text, scalar_parameters
-from rbcosim.simulate import RigidSimulation, state_row
+from rbcosim.simulate import RigidSimulation, checked_diagnostics, state_row
 from rbcosim.state import State
 
 
@@ -308,18 +315,13 @@ class RigidSide:
         })
 
     def set_state(self, blob: bytes) -> None:
-        """Restore a state from get_state (same scenario)."""
+        """Restore a state from get_state (same scenario); the whole blob is checked first, so
+        a refused one leaves the current state as it was."""
         try:
-            d = unpack_state(blob)
-            state = State(float(d["t"]), d["r"], d["q"], d["v"], d["w"])
-            if (state.r.shape != self.sim.state.r.shape
-                    or d["poly"].shape != self.inputs.poly.shape):
-                raise ValueError("the saved state belongs to a different scenario")
-        except (KeyError, TypeError, AttributeError) as exc:
-            raise SimulationError(f"not a saved rigid-side state: {exc}") from None
+            d = self._checked_state(unpack_state(blob))
         except ValueError as exc:
-            raise SimulationError(str(exc)) from None
-        self.sim.state = state
+            raise SimulationError(f"not a saved rigid-side state of this scenario: {exc}") from None
+        self.sim.state = State(d["t"], d["r"], d["q"], d["v"], d["w"])
         p = self.inputs
         p.poly[:], p.t0[0] = d["poly"], float(d["t0"])
         p.gains[:, 0], p.gains[:, 1], p.switches[0] = d["kx"], d["kv"], int(bool(d["feedback"]))
@@ -334,8 +336,30 @@ class RigidSide:
         p.switches[1] = int(p.added.any())
         self.sim.integrator.quaternion_error = float(d["quaternion_error"])
 
+    def _checked_state(self, d: dict) -> dict:
+        """`d` if every field has this scenario's type and shape (StateFormatError otherwise)."""
+        n, p = self.sim.state.r.shape[0], self.inputs
+        for key, width in (("r", 3), ("q", 4), ("v", 3), ("w", 3)):
+            array(d, key, (n, width))
+        for key, like in (("poly", p.poly), ("kx", p.gains[:, 0]), ("kv", p.gains[:, 1]),
+                          ("added", p.added), ("added_point_frame", p.flags[:, 1])):
+            array(d, key, like.shape)
+        for key in ("t", "t0", "quaternion_error"):
+            field(d, key)
+        field(d, "feedback", bool)
+        flex, joints = field(d, "flex", dict), field(d, "joints", dict)
+        for name in self.couplings:
+            array(joints, name, (10,), "state.joints")
+            if name in flex:
+                array(flex, name, (13,), "state.flex")
+        if set(flex) - set(self.couplings) or set(joints) != set(self.couplings):
+            raise StateFormatError(f"joints: {sorted(joints)}, this scenario has "
+                                   f"{sorted(self.couplings)}")
+        checked_diagnostics(field(d, "diagnostics", dict))
+        return d
+
     def save(self, path) -> None:
-        Path(path).write_bytes(self.get_state())
+        write_atomically(path, self.get_state())
 
     def restore(self, path) -> None:
         self.set_state(Path(path).read_bytes())

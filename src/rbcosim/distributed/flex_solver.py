@@ -22,7 +22,8 @@ from pathlib import Path
 import numpy as np
 
 from rbcosim.client import Client
-from rbcosim.cosim.codec import pack_state, unpack_state, write_atomically
+from rbcosim.cosim import codec
+from rbcosim.cosim.codec import StateFormatError, pack_state, unpack_state, write_atomically
 from rbcosim.cosim.flex_endpoint import FlexEndpoint, motion_of
 from rbcosim.cosim.master import build_endpoints
 from rbcosim.errors import RbcosimError, ScenarioError
@@ -111,8 +112,9 @@ class FlexResults:
             if d.get("format") != FLEX_RESULTS_FORMAT:
                 raise ValueError("not a flex results file")
             out = cls(str(d["joint"]), [str(c) for c in d["columns"]])
-            out.steps = [int(k) for k in d["steps"]]
-            out.rows = list(np.asarray(d["rows"], dtype=np.float64))
+            steps = codec.array(d, "steps", (None,))
+            out.steps = [int(k) for k in steps]
+            out.rows = list(codec.array(d, "rows", (steps.size, len(out.columns))))
         except (KeyError, TypeError, ValueError) as exc:
             raise FlexSolverError(f"{where}: unreadable ({exc})") from None
         return out
@@ -157,12 +159,15 @@ def _load_checkpoint(directory: Path, ep: FlexEndpoint, step: int) -> FlexResult
         )
     try:
         d = unpack_state(path.read_bytes())
-        if int(d["step"]) != step:
-            raise ValueError(f"it holds step {int(d['step'])}")
-        ep.set_state(d["endpoint"])
-    except (KeyError, TypeError, ValueError) as exc:
+        if codec.field(d, "step", int) != step:
+            raise StateFormatError(f"state.step: it holds step {d['step']}")
+        results = FlexResults.unpack(codec.field(d, "results", bytes), str(path))
+        ep.set_state(codec.field(d, "endpoint", bytes))
+    except OSError as exc:
+        raise FlexSolverError(f"{path}: cannot read the checkpoint: {exc}") from None
+    except ValueError as exc:
         raise FlexSolverError(f"{path}: not a checkpoint of this joint: {exc}") from None
-    return FlexResults.unpack(d["results"], str(path))
+    return results
 
 
 def run_flex_solver(

@@ -35,6 +35,10 @@ from rbcosim.errors import ScenarioError
 from rbcosim.flex.beam import COMPONENT_NAMES
 from rbcosim.flex.matrices_io import load_mtx, load_npz
 from rbcosim.flex.model import FlexModel
+from rbcosim.scenario_reader import MAX_MAGNITUDE
+
+#: Most finite elements of a beam (a dense model of 600,000 DOFs would not fit any machine).
+MAX_ELEMENTS = 100_000
 
 _BEAM_KEYS = {
     "kind",
@@ -95,21 +99,28 @@ def _number(cfg, key, where, *, positive=True, default=None, required=True) -> f
             raise ScenarioError(f"{where}.{key}: missing (expected a number)")
         return default
     v = cfg[key]
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-        raise ScenarioError(f"{where}.{key}: expected a finite number, got {v!r}")
+    if not _finite_number(v):
+        raise ScenarioError(f"{where}.{key}: expected a finite number of magnitude at most "
+                            f"{MAX_MAGNITUDE:g}, got {v!r}")
     if positive and v <= 0:
         raise ScenarioError(f"{where}.{key}: expected a positive number, got {v!r}")
     return float(v)
 
 
-def _integer(cfg, key, where, *, minimum, default=None) -> int | None:
+def _finite_number(v) -> bool:
+    return (not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v)
+            and abs(v) <= MAX_MAGNITUDE)
+
+
+def _integer(cfg, key, where, *, minimum, default=None, maximum=MAX_ELEMENTS) -> int | None:
     if key not in cfg:
         if default is None:
             raise ScenarioError(f"{where}.{key}: missing (expected an integer >= {minimum})")
         return default
     v = cfg[key]
-    if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
-        raise ScenarioError(f"{where}.{key}: expected an integer >= {minimum}, got {v!r}")
+    if isinstance(v, bool) or not isinstance(v, int) or not minimum <= v <= maximum:
+        raise ScenarioError(f"{where}.{key}: expected an integer from {minimum} to {maximum} "
+                            f"(written without a decimal point), got {v!r}")
     return v
 
 
@@ -133,10 +144,7 @@ def _damping(cfg, where) -> dict[str, Any]:
     if "modal_ratio" in d:
         r = d["modal_ratio"]
         values = r if isinstance(r, list) else [r]
-        if not values or any(
-            isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x) or x < 0
-            for x in values
-        ):
+        if not values or any(not _finite_number(x) or x < 0 for x in values):
             raise ScenarioError(
                 f"{w}.modal_ratio: expected a number >= 0 or a list of them, got {r!r}"
             )
@@ -146,7 +154,7 @@ def _damping(cfg, where) -> dict[str, Any]:
         if (
             not isinstance(r, list)
             or len(r) != 2
-            or any(isinstance(x, bool) or not isinstance(x, (int, float)) or x < 0 for x in r)
+            or any(not _finite_number(x) or x < 0 for x in r)
         ):
             raise ScenarioError(
                 f"{w}.rayleigh: expected [alpha, beta], two numbers >= 0, got {r!r}"
@@ -247,7 +255,7 @@ def _beam(cfg: dict, where: str) -> FlexModel:
     if (
         not isinstance(axis, list)
         or len(axis) != 3
-        or any(isinstance(x, bool) or not isinstance(x, (int, float)) for x in axis)
+        or any(not _finite_number(x) for x in axis)
         or math.hypot(*axis) < 1e-12
     ):
         raise ScenarioError(

@@ -8,6 +8,7 @@ import traceback
 from pathlib import Path
 
 from rbcosim.errors import RbcosimError
+from rbcosim.limits import RunLimits, enforce
 
 
 def flat_figures(diagnostics: dict, prefix: str = "") -> dict[str, float | str]:
@@ -19,9 +20,7 @@ def flat_figures(diagnostics: dict, prefix: str = "") -> dict[str, float | str]:
         name = f"{prefix}{key}"
         if isinstance(value, dict):
             out.update(flat_figures(value, name + "."))
-        elif isinstance(value, bool):
-            out[name] = float(value)
-        elif isinstance(value, (int, float)):
+        elif isinstance(value, bool) or isinstance(value, (int, float)):
             out[name] = float(value)
         elif isinstance(value, str):
             out[name] = value
@@ -41,7 +40,7 @@ def case_row(case_key: str, overrides: dict[str, str]) -> dict:
 
 
 def run_case(scenario_path: str, overrides: dict[str, str], case_key: str, out_dir: str,
-             probes: list[tuple[str, float]]) -> dict:
+             probes: list[tuple[str, float]], limits: RunLimits | None = None) -> dict:
     """Load and run the scenario with `overrides`; write `<out_dir>/cases/<key>.csv`.
 
     Never raises: a failure becomes a row with status "failed" and the error message."""
@@ -52,6 +51,7 @@ def run_case(scenario_path: str, overrides: dict[str, str], case_key: str, out_d
     start = time.perf_counter()
     try:
         scenario = load_scenario(scenario_path, dict(overrides))
+        enforce(scenario, limits or RunLimits())
         results = run_scenario(scenario, progress=False)
         path = Path(out_dir) / "cases" / f"{case_key}.csv"
         results.write(path)

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from rbcosim.errors import ScenarioError
+from rbcosim.limits import RunLimits
 from rbcosim.sweep.case_run import case_row, run_case
 from rbcosim.sweep.cases import Case, grid_cases, sample_cases, scenario_digest
 
@@ -20,13 +21,15 @@ TABLE_NAME = "sweep.csv"
 def sweep(scenario, *, grid: list[str] = (), sample: list[str] = (), samples: int = 0,
           seed: int = 0, overrides: dict[str, str] | None = None, out="sweep",
           scheduler: str | None = None, workers: int | None = None,
-          probes: list[tuple[str, float]] = (), progress: bool = True, on_result=None):
+          probes: list[tuple[str, float]] = (), progress: bool = True, on_result=None,
+          limits: RunLimits | None = None):
     """Run every case of a grid (`grid`: "KEY=V1,V2,...") or of `samples` random draws
     (`sample`: "KEY=uniform(a, b)" ...) and return the table as a pandas DataFrame.
 
     `overrides` apply to every case; `scheduler` is a Dask scheduler address (default: a local
     cluster with `workers` processes, one per core); `probes` are (column, time) pairs read from
-    each case's results; `on_result(row, client)` is called as each case finishes."""
+    each case's results; `on_result(row, client)` is called as each case finishes; a case
+    over `limits` (default RunLimits()) fails with a LimitError row."""
     import pandas as pd
 
     path = Path(scenario)
@@ -45,7 +48,8 @@ def sweep(scenario, *, grid: list[str] = (), sample: list[str] = (), samples: in
     todo = [c for c in cases if c.key not in done]
     if todo:
         rows += _run_on_dask(str(path.resolve()), todo, out, table_path, rows, scheduler,
-                             workers, list(probes), progress, on_result)
+                             workers, list(probes), progress, on_result,
+                             limits or RunLimits())
     wanted = {c.key for c in cases}
     table = pd.DataFrame([r for r in rows if r["case"] in wanted])
     return table
@@ -75,7 +79,8 @@ def _write_rows(table_path: Path, rows: list[dict]) -> None:
 
 
 def _run_on_dask(scenario: str, todo: list[Case], out: Path, table_path: Path, rows: list[dict],
-                 scheduler, workers, probes, progress, on_result) -> list[dict]:
+                 scheduler, workers, probes, progress, on_result,
+                 limits: RunLimits) -> list[dict]:
     from dask.distributed import Client, LocalCluster, as_completed
     from tqdm import tqdm
 
@@ -91,7 +96,8 @@ def _run_on_dask(scenario: str, todo: list[Case], out: Path, table_path: Path, r
         if client.dashboard_link and progress:
             print(f"Dask dashboard: {client.dashboard_link}", file=sys.stderr)
         futures = {client.submit(run_case, scenario, c.parameters, c.key, str(out.resolve()),
-                                 probes, key=f"rbcosim-case-{c.key}", pure=False, retries=2): c
+                                 probes, limits, key=f"rbcosim-case-{c.key}", pure=False,
+                                 retries=2): c
                    for c in todo}
         with tqdm(total=len(todo), desc="cases", unit="case", file=sys.stderr,
                   disable=not progress) as bar:

@@ -1,0 +1,151 @@
+"""Run limits: what a scenario will need (estimated before any solver is built) against caps.
+
+`estimate(scenario)` counts, from the parsed Scenario only (cheap: no matrices assembled):
+
+* bodies: moving rigid bodies;
+* constraint_rows: rows of Φ (fixed 6, revolute/prismatic 5, universal/cylindrical 4,
+  spherical/planar 3, distance/driver 1);
+* modal_coordinates: the flexible bodies' modes (a matrices body without `modes`: all of its
+  interior coordinates, from the file size as if it held three dense matrices);
+* steps_per_macro_step: co-simulation micro steps (1 for a rigid run);
+* total_steps: integration steps of the whole run (t_end / dt, or macro steps × micro steps);
+* memory_bytes: the dominant allocations, all float64 (8 B):
+  results rows × columns × 8 × 2 (the list of rows and the final table) plus 112 B per row,
+  three dense (6 n + m)² matrices of the maximal route (n bodies, m constraint rows: the
+  saddle-point matrix, its factors and the Jacobian; the minimal route needs less),
+  and per flexible body six dense N² matrices over its N finite-element DOFs (M, K, C, the
+  Craig–Bampton basis and the eigen solver's work space).
+
+The defaults are generous for real models yet refuse a run that would not fit a workstation;
+`--limit KEY=VALUE` raises one.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+from rbcosim.errors import LimitError, ScenarioError
+
+ROWS_PER_JOINT = {"fixed": 6, "revolute": 5, "prismatic": 5, "universal": 4, "cylindrical": 4,
+                  "spherical": 3, "planar": 3, "distance": 1, "driver": 1}
+_ROW_OVERHEAD = 112  # bytes of a numpy row object besides its data
+_FLEX_MATRICES = 6
+
+
+@dataclass(frozen=True)
+class RunLimits:
+    """Largest sizes a run may have; the defaults refuse e.g. a 22 GiB build."""
+
+    bodies: int = 20_000
+    constraint_rows: int = 120_000
+    modal_coordinates: int = 10_000
+    steps_per_macro_step: int = 1_000_000
+    total_steps: int = 100_000_000
+    memory_bytes: int = 8 * 2**30
+
+    @classmethod
+    def from_items(cls, items: list[str]) -> RunLimits:
+        """Defaults with KEY=VALUE items applied, e.g. ["bodies=20000"]."""
+        known = [f.name for f in fields(cls)]
+        changes = {}
+        for item in items:
+            key, sep, value = item.partition("=")
+            key = key.strip()
+            if not sep or key not in known:
+                raise ScenarioError(f"--limit {item!r}: expected KEY=VALUE with KEY one of {known}")
+            try:
+                number = int(value.strip())
+            except ValueError:
+                raise ScenarioError(f"--limit {item!r}: expected a whole number, got "
+                                    f"{value.strip()!r}") from None
+            if number < 1:
+                raise ScenarioError(f"--limit {item!r}: expected a positive number")
+            changes[key] = number
+        return cls(**changes)
+
+    def as_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class RunSize:
+    """What a scenario will need, in the units of RunLimits."""
+
+    bodies: int
+    constraint_rows: int
+    modal_coordinates: int
+    steps_per_macro_step: int
+    total_steps: int
+    memory_bytes: int
+
+    def as_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+def _flex_size(cfg: dict, base_dir: Path) -> tuple[int, int, int]:
+    """(modes, finite-element DOFs, output columns) of one flexible body's raw table."""
+    if cfg.get("kind") == "beam":
+        per_node = 3 if cfg.get("planar", True) is True else 6
+        n_dof = per_node * (_count(cfg, "elements", 1) + 1)
+        modes = _count(cfg, "modes", 0)
+    else:
+        files = cfg.get("files") if isinstance(cfg.get("files"), dict) else {"": cfg.get("file")}
+        size = sum(_file_size(base_dir / f) for f in files.values() if isinstance(f, str))
+        n_dof = math.isqrt(size // (3 * 8))
+        modes = _count(cfg, "modes", n_dof)
+    outputs = cfg.get("output_nodes", {})
+    return modes, n_dof, modes + 3 * (len(outputs) if isinstance(outputs, dict) else 0)
+
+
+def _count(cfg: dict, key: str, default: int) -> int:
+    """cfg[key] if it is a whole number (else `default`: the loader refuses other values)."""
+    v = cfg.get(key)
+    return v if isinstance(v, int) and not isinstance(v, bool) else default
+
+
+def _steps(t_end: float, step: float) -> int:
+    """Whole steps of `step` s to `t_end` s, saturated at 2**62 (dt = 1e-300 is not a crash)."""
+    n = t_end / step
+    return round(n) if n < 2**62 else 2**62
+
+
+def _file_size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0  # the loader reports the missing file
+
+
+def estimate(scenario) -> RunSize:
+    """The sizes `scenario` will need (see the module docstring for the basis)."""
+    model, solver, cosim = scenario.model, scenario.solver, scenario.cosim
+    n = len(model.bodies)
+    m = sum(ROWS_PER_JOINT[j.kind] for j in model.joints)
+    flex = [_flex_size(cfg, scenario.base_dir) for cfg in scenario.flex_bodies.values()]
+    coupled = bool(scenario.couplings or scenario.flex_bodies)
+    micro = cosim.micro_steps if coupled else 1
+    outer = _steps(solver.t_end, cosim.macro_step if coupled else solver.dt)
+    total = outer * micro
+    rows = outer // solver.output_every + 1
+    columns = 3 + 13 * n + sum(c for _, _, c in flex)
+    memory = (rows * (columns * 8 * 2 + _ROW_OVERHEAD) + 3 * (6 * n + m) ** 2 * 8
+              + sum(_FLEX_MATRICES * d * d * 8 for _, d, _ in flex))
+    return RunSize(n, m, sum(k for k, _, _ in flex), micro, int(total), int(memory))
+
+
+def enforce(scenario, limits: RunLimits) -> RunSize:
+    """The estimate, or LimitError naming the first limit it exceeds and how to raise it."""
+    size = estimate(scenario)
+    for key, cap in limits.as_dict().items():
+        value = getattr(size, key)
+        if value > cap:
+            raise LimitError(f"{scenario.source}: the run needs {key} = {value}, over the limit "
+                             f"{cap}; raise it with --limit {key}={value} if the machine has "
+                             "room (see `rbcosim check` for the estimate)")
+    return size
+
+
+def format_bytes(n: int) -> str:
+    return f"{n / 2**30:.2f} GiB" if n >= 2**30 else f"{n / 2**20:.1f} MiB"
