@@ -165,3 +165,24 @@ def test_step_indices_beyond_the_range_are_refused_and_change_nothing():
                 c.request("set_state", {"state": blob, "step": step})
             assert info.value.code == "invalid_argument"
         assert c.heartbeat()["step"] == 0
+
+
+def test_a_model_over_a_limit_is_refused_before_it_is_built_and_hello_reports_the_limits():
+    from rbcosim.limits import RunLimits
+    from rbcosim.service.core import Service
+    from rbcosim.service.testing import message
+
+    svc = Service(run_limits=RunLimits(bodies=100))
+    (_, reply), = svc.handle(message(
+        "create_session", scenario="scenarios/chain.toml",
+        overrides={"generators.chain.links": "5000"}))  # refused before the solver is built
+    assert reply["error"]["code"] == "limit_exceeded"
+    assert "bodies = 5000" in reply["error"]["message"]
+    assert "--limit bodies=5000" in reply["error"]["message"]
+    assert svc.sessions == {}
+    (_, hello), = svc.handle(message("hello"))
+    assert hello["content"]["limits"]["bodies"] == 100
+    with running_server(svc, build_timeout=7.0, send_hwm=33) as server, \
+            Client(server.address, timeout=10) as c:
+        limits = c.hello()["limits"]
+    assert (limits["build_timeout"], limits["send_hwm"], limits["bodies"]) == (7.0, 33, 100)

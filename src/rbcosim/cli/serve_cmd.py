@@ -16,7 +16,9 @@ from pathlib import Path
 import zmq
 
 from rbcosim import PROTOCOL_VERSION, __version__
+from rbcosim.cli.options import add_limit_option
 from rbcosim.errors import RbcosimError
+from rbcosim.limits import RunLimits
 from rbcosim.service.server import DEFAULT_BUILD_TIMEOUT, DEFAULT_SEND_HWM
 
 #: The folder `rbcosim serve` reads and writes in when no --root is given (in the working
@@ -96,6 +98,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "--send-hwm", type=int, default=DEFAULT_SEND_HWM, metavar="N",
         help="unread replies queued per client; a client that stops reading loses replies "
         "beyond it instead of growing the server (default %(default)s)")
+    add_limit_option(parser)
     parser.add_argument(
         "--rigid-factory",
         metavar="MODULE:NAME",
@@ -139,6 +142,7 @@ def run(args: argparse.Namespace) -> int:
         root=root,
         max_sessions=args.max_sessions,
         limits=Limits(max_message_size=args.max_message_size),
+        run_limits=RunLimits.from_items(args.limits),
     )
     try:
         server = Server(

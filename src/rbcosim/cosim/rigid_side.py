@@ -31,6 +31,8 @@ from rbcosim.cosim.interface import (
 from rbcosim.errors import ScenarioError, SimulationError
 from rbcosim.kernels import handle as kernel
 from rbcosim.kernels.interface import MAX_POLY_ORDER
+from rbcosim.limits import RunLimits
+from rbcosim.limits import enforce as enforce_limits
 from rbcosim.results import body_columns
 from rbcosim.scenario import Scenario, load_scenario, load_scenario_text, scalar_parameters
 from rbcosim.simulate import RigidSimulation, checked_diagnostics, state_row
@@ -62,14 +64,19 @@ class RigidSide:
     # --- construction ---------------------------------------------------------------------
     @classmethod
     def from_scenario(cls, path=None, *, text: str | None = None, base_dir=None,
-                      overrides: dict[str, str] | None = None) -> RigidSide:
-        """From a scenario file or inline TOML text, with --set-style overrides."""
+                      overrides: dict[str, str] | None = None,
+                      limits: RunLimits | None = None) -> RigidSide:
+        """From a scenario file or inline TOML text, with --set-style overrides; with
+        `limits`, the scenario's size estimate must pass them before the solver is built
+        (LimitError otherwise)."""
         if (path is None) == (text is None):
             raise ScenarioError("give either a scenario path or inline scenario text")
         if text is not None:
             scenario = load_scenario_text(text, base_dir=base_dir or ".", overrides=overrides)
         else:
             scenario = load_scenario(path, overrides)
+        if limits is not None:
+            enforce_limits(scenario, limits)
         return cls(scenario)
 
     # --- names and settings ---------------------------------------------------------------

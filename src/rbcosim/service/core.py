@@ -13,6 +13,7 @@ another's numbers.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import secrets
@@ -26,7 +27,8 @@ import msgpack
 import numpy as np
 
 from rbcosim import PROTOCOL_VERSION, __version__
-from rbcosim.errors import ScenarioError, SimulationError
+from rbcosim.errors import LimitError, ScenarioError, SimulationError
+from rbcosim.limits import RunLimits
 from rbcosim.service import files
 from rbcosim.service.errors import ProtocolError
 from rbcosim.service.wire import Limits, array_shape, as_array, wire_kind
@@ -58,13 +60,17 @@ _EMPTY_KIN = np.empty((0, 13))
 _EMPTY_GAPS = np.empty((0, 4))
 
 
-def default_rigid_factory(path=None, *, text=None, base_dir=None, overrides=None):
-    """`RigidSide.from_scenario` from the core, imported when the first session is created."""
+def default_rigid_factory(path=None, *, text=None, base_dir=None, overrides=None,
+                          limits: RunLimits | None = None):
+    """`RigidSide.from_scenario` from the core, imported when the first session is created;
+    the scenario must pass `limits` (default: `rbcosim.limits.RunLimits()`) before the solver
+    is built."""
     try:
         from rbcosim.cosim.rigid_side import RigidSide
     except ImportError as exc:
         raise ScenarioError(f"the rigid side is not available in this build ({exc})") from None
-    return RigidSide.from_scenario(path, text=text, base_dir=base_dir, overrides=overrides)
+    return RigidSide.from_scenario(path, text=text, base_dir=base_dir, overrides=overrides,
+                                   limits=limits or RunLimits())
 
 
 def _reply(
@@ -337,6 +343,7 @@ class Service:
     barrier_timeout: default seconds a step barrier waits for a missing client (a session may
         set its own).
     root: directory that scenario paths and state files must lie in (None: any path).
+    run_limits: model and run sizes a session may have (the default factory enforces them).
     clock: monotonic seconds; tests pass a fake to make timeouts deterministic.
     """
 
@@ -348,9 +355,12 @@ class Service:
         root: str | Path | None = None,
         max_sessions: int = 256,
         limits: Limits = DEFAULT_LIMITS,
+        run_limits: RunLimits | None = None,
         clock: Callable[[], float] = _time.monotonic,
     ) -> None:
-        self.rigid_factory = rigid_factory or default_rigid_factory
+        self.run_limits = run_limits or RunLimits()
+        self.rigid_factory = rigid_factory or functools.partial(default_rigid_factory,
+                                                                limits=self.run_limits)
         self.barrier_timeout = float(barrier_timeout)
         self.root = Path(root).resolve() if root is not None else None
         self.max_sessions = max_sessions
@@ -358,6 +368,8 @@ class Service:
         self.clock = clock
         self.sessions: dict[str, _Session] = {}
         self._waiting: set[str] = set()  # ids of sessions whose barrier is half full
+        self.announced_limits: dict[str, Any] = {}
+        """Limits the socket layer enforces (build timeout, memory, queues), for `hello`."""
         self._handlers: dict[str, Callable[[dict, Any], Any]] = {
             name: getattr(self, f"_on_{name}") for name in MESSAGE_TYPES
         }
@@ -366,7 +378,8 @@ class Service:
         """The keyword arguments a session worker builds its own one-session Service from
         (`rbcosim.service.workers`); a worker runs on the real clock."""
         return {"rigid_factory": self.rigid_factory, "barrier_timeout": self.barrier_timeout,
-                "root": self.root, "max_sessions": 1, "limits": self.limits}
+                "root": self.root, "max_sessions": 1, "limits": self.limits,
+                "run_limits": self.run_limits}
 
     # --- entry points ------------------------------------------------------------------------
 
@@ -544,6 +557,13 @@ class Service:
             ],
             "max_message_size": self.limits.max_message_size,
             "barrier_timeout": self.barrier_timeout,
+            "limits": {
+                "max_sessions": self.max_sessions,
+                "max_message_size": self.limits.max_message_size,
+                **self.announced_limits,
+                **self.run_limits.as_dict(),
+            },
+            "root": str(self.root) if self.root is not None else None,
         }
 
     def _on_create_session(self, msg: dict, peer) -> dict:
@@ -604,6 +624,8 @@ class Service:
                 rigid = self.rigid_factory(text=text, base_dir=base, overrides=clean or None)
         except ProtocolError:
             raise
+        except LimitError as exc:
+            raise ProtocolError("limit_exceeded", str(exc)) from None
         except (ScenarioError, ValueError, KeyError, TypeError, OSError) as exc:
             raise ProtocolError("scenario_error", str(exc) or type(exc).__name__) from None
         sid = f"s-{secrets.token_hex(6)}"

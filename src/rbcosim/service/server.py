@@ -23,7 +23,7 @@ import zmq
 from rbcosim.service.core import Service, error_reply
 from rbcosim.service.errors import ProtocolError
 from rbcosim.service.wire import Limits, decode, encode
-from rbcosim.service.workers import SessionWorkers
+from rbcosim.service.workers import QUEUED_REQUESTS, SessionWorkers
 
 log = logging.getLogger("rbcosim.service")
 
@@ -128,6 +128,9 @@ class Server:
             self._setup_curve(curve)
         self.socket.bind(bind)
         self.address: str = self.socket.getsockopt(zmq.LAST_ENDPOINT).decode()
+        service.announced_limits.update(
+            build_timeout=build_timeout, session_memory=session_memory, send_hwm=send_hwm,
+            queued_requests=QUEUED_REQUESTS)
         self.workers = SessionWorkers(
             self.context, service.worker_config(), max_sessions=service.max_sessions,
             build_timeout=build_timeout, memory_bytes=session_memory)
