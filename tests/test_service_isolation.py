@@ -186,3 +186,34 @@ def test_a_model_over_a_limit_is_refused_before_it_is_built_and_hello_reports_th
             Client(server.address, timeout=10) as c:
         limits = c.hello()["limits"]
     assert (limits["build_timeout"], limits["send_hwm"], limits["bodies"]) == (7.0, 33, 100)
+
+
+def test_serve_without_root_reads_and_writes_only_its_sessions_folder(tmp_path):
+    """`rbcosim serve` with no --root: a save aimed outside lands nowhere (finding: any file
+    the server user could write was overwritten)."""
+    import subprocess
+    import sys
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    work = tmp_path / "work"
+    work.mkdir()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rbcosim.cli.serve_cmd", "--bind", "tcp://127.0.0.1:0",
+         "--rigid-factory", "rbcosim.service.toy:ToySide.from_scenario"],
+        cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")})
+    try:
+        address = proc.stdout.readline().split()[2]
+        with Client(address, timeout=30) as c:
+            c.create_session(text=TOY_TWO_POINTS)
+            for path in ("../victim.txt", str(victim), "../../" * 8 + str(victim)[1:]):
+                with pytest.raises(ServiceError) as info:
+                    c.request("save", {"path": path})
+                assert info.value.code == "forbidden_path"
+            saved = Path(c.request("save", {"path": "mine.state"})["path"])
+    finally:
+        proc.terminate()
+        proc.wait(30)
+    assert victim.read_text() == "keep me"
+    assert saved == work / "rbcosim-sessions" / "mine.state" and saved.is_file()
