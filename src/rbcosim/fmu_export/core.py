@@ -257,10 +257,12 @@ class FmuCore:
         self._build(overrides)
 
     def _build(self, overrides: dict[str, str]) -> None:
-        self.side = self._make_side(overrides)
+        """Build the model, all or nothing (an exception leaves the core uninitialized)."""
+        side = self._make_side(overrides)
         if self.embedded:
-            self._apply_added_mass()
+            self._apply_added_mass(side)
             self._wrench_pending = True  # the inputs' values (set in initialization or not) at t0
+        self.side = side
         self.overrides = overrides
         self._publish()
 
@@ -277,7 +279,7 @@ class FmuCore:
             )
         return build_embedded(self.scenario_path, overrides)
 
-    def _apply_added_mass(self) -> None:
+    def _apply_added_mass(self, side: Backend) -> None:
         """Hand each point's added-mass parameters, if not all zero, to the rigid side.
 
         Raises ValueError naming the point for a matrix or frame the rigid side rejects.
@@ -293,7 +295,7 @@ class FmuCore:
                     f"{point}.added_mass_frame: expected one of "
                     f"{list(ADDED_MASS_FRAMES)}, got {frame!r}"
                 )
-            self.side.set_added_mass(point, mass, frame=frame)
+            side.set_added_mass(point, mass, frame=frame)
 
     def terminate(self) -> None:
         close = getattr(self.side, "close", None)
