@@ -259,12 +259,24 @@ class Sequence:
         self.violations: list[str] = []
 
     def run(self, length: int) -> None:
-        actions = [self.enter_init, self.exit_init, self.step, self.set_reals, self.get_reals,
-                   self.terminate, self.get_state, self.set_state, self.set_spoiled_state]
+        """``length`` random calls, most sequences after a regular initialization (so that
+        step mode is explored, not only its entrance), doStep and state calls more often."""
+        actions = [self.enter_init, self.exit_init, self.terminate, self.set_spoiled_state,
+                   *[self.step] * 4, *[self.set_reals] * 2, self.get_reals, *[self.get_state] * 2,
+                   *[self.set_state] * 2]
         if self.h.v == 2:
             actions.append(self.setup_experiment)
+        if self.rng.random() < 0.7:
+            if self.h.v == 2:
+                self.setup_experiment()
+            self.enter_init()
+            self.exit_init()
+            self.get_state()
         for _ in range(length):
-            self.rng.choice(actions)()
+            if self.mode == "error" and self.rng.random() < 0.5:
+                self.set_state()  # FMI's way out of the error state
+            else:
+                self.rng.choice(actions)()
         self.h.free()
 
     def _check(self, name: str, legal: bool, status: int, before: bytes | None) -> None:
@@ -304,25 +316,27 @@ class Sequence:
 
     def step(self):
         H = self.h.H
-        t = self.rng.choice([self.t, self.t, self.t, self.t + H, self.t - H, math.nan])
-        factor = self.rng.choice([1.0, 1.0, 1.0, 0.5, 2.0, 3.0, 1.5, 0.3, 0.0, -1.0, math.nan])
+        rng = self.rng
+        t = self.t if rng.random() < 0.85 else rng.choice([self.t + H, self.t - H, math.nan])
+        factor = 1.0 if rng.random() < 0.6 else rng.choice(
+            [0.5, 2.0, 3.0, 1.5, 0.3, 0.0, -1.0, math.nan])
         h = factor * H
         legal = self.mode == "step" and t == self.t and factor in (1.0, 0.5, 2.0, 3.0)
         before = self._values()
         status = self.h.do_step(t, h)
-        self._check(f"doStep({factor}H)", legal, status, before)
+        self._check(f"doStep({(t - self.t) / H:+}H, {factor}H)", legal, status, before)
         if status == OK:
             self.t += h
 
     def _vrs(self):
         h = self.h
         pool = [h.inputs, h.inputs, h.outputs, h.parameters, [h.unknown, 10**6]]
-        kind = self.rng.randrange(len(pool))
+        kind = 0 if self.rng.random() < 0.6 else self.rng.randrange(len(pool))
         return kind, self.rng.sample(pool[kind], min(len(pool[kind]), self.rng.randint(1, 3)))
 
     def set_reals(self):
         kind, vrs = self._vrs()
-        values = [self.rng.choice([0.0, 1.5, -2.0, 1e3, math.nan, math.inf]) for _ in vrs]
+        values = [self.rng.choice([0.0, 1.5, -2.0, 0.25, 1e3, math.nan]) for _ in vrs]
         allowed = {"instantiated": (0, 1, 3), "initialization": (0, 1, 3), "step": (0, 1)}
         legal = kind in allowed.get(self.mode, ())
         before = self._values()
@@ -376,13 +390,19 @@ class Sequence:
 
 def fuzz(path, tmp, seed: int, count: int):
     rng = random.Random(seed)
-    violations, calls = [], 0
-    for n in range(count):
+    violations, calls = [], []
+    for _ in range(count):
         sequence = Sequence(path, tmp / "u", rng)
-        sequence.run(rng.randint(1, 14))
-        calls += len(sequence.calls)
-        violations.extend(sequence.violations)
-    return {"sequences": count, "calls": calls, "violations": violations[:20]}
+        sequence.run(rng.randint(2, 20))
+        calls += sequence.calls
+        violations += sequence.violations
+    return {
+        "sequences": count,
+        "calls": len(calls),
+        "refused": sum(not c.endswith("->0") for c in calls),
+        "steps": sum(c.startswith("doStep") and c.endswith("->0") for c in calls),
+        "violations": violations[:20],
+    }
 
 
 def main(argv: list[str]) -> None:

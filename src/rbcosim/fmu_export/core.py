@@ -110,7 +110,7 @@ class FmuCore:
         self.config: dict[str, Any] = json.loads((root / CONFIG_FILE).read_text("utf-8"))
         self.table = VariableTable.from_json((root / TABLE_FILE).read_text("utf-8"))
         self.scenario_path = root / SCENARIO_DIR / self.config["scenario_file"]
-        self._log = log
+        self.log = log
 
         size = max(v.vr for v in self.table.variables) + 1
         self.values: list[Any] = [0.0] * size
@@ -269,7 +269,7 @@ class FmuCore:
     def _make_side(self, overrides: dict[str, str]) -> Backend:
         if not self.embedded:
             settings = {owner: self.values[vr] for vr, owner in self._server}
-            self._log(f"connecting to rbcosim serve at {settings['address']}", "info")
+            self.log(f"connecting to rbcosim serve at {settings['address']}", "info")
             return build_remote(
                 settings,
                 self.scenario_path,
@@ -303,7 +303,7 @@ class FmuCore:
             try:
                 close()
             except Exception as exc:  # noqa: BLE001 - a lost server must not fail terminate
-                self._log(f"closing the remote session failed: {exc}", "warning")
+                self.log(f"closing the remote session failed: {exc}", "warning")
 
     def _publish(self) -> None:
         side = self.side
@@ -331,7 +331,7 @@ class FmuCore:
             self._apply_wrench()
             table = dict(zip(self.side.point_names, self.side.point_accelerations().tolist()))
         except Exception as exc:  # noqa: BLE001 - a getter must not fail the host
-            self._log(f"evaluating the point accelerations failed: {exc}", "error")
+            self.log(f"evaluating the point accelerations failed: {exc}", "error")
             table = {point: [math.nan] * 6 for point, _ in self._acceleration_slots}
         for point, vrs in self._acceleration_slots:
             for vr, x in zip(vrs, table[point]):
@@ -453,9 +453,9 @@ class FmuCore:
         violations = getattr(self.side, "violations", ())
         for k in range(self._violations_seen, len(violations)):
             if k < MAX_WARNINGS:
-                self._log(f"continuity: {violations[k]}", "warning")
+                self.log(f"continuity: {violations[k]}", "warning")
             elif (k + 1) % 1000 == 0:
-                self._log(f"continuity: {k + 1} violations so far; latest: {violations[k]}",
+                self.log(f"continuity: {k + 1} violations so far; latest: {violations[k]}",
                           "warning")
         self._violations_seen = len(violations)
 

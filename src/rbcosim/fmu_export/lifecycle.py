@@ -120,11 +120,11 @@ class FmiSession:
         if self._prefix == "fmi2":
             call = call.replace("FMUState", "FMUstate")
         message = f"{self._prefix}{call} refused: {reason}"
-        self.core._log(message, severity)
+        self.core.log(message, severity)
         if self.mode is not Mode.ERROR:
-            self.core._log(f"{self._prefix}: the instance is now in the error state; "
-                           "only setFMUstate (a saved state), reset, terminate and "
-                           "freeInstance are allowed", "error")
+            self.core.log(f"{self._prefix}: the instance is now in the error state; "
+                           "only getters, setFMUstate (a saved state), reset, terminate "
+                           "and freeInstance are allowed", "error")
         self.mode = Mode.ERROR
         return message
 
@@ -197,7 +197,9 @@ class FmiSession:
         except Refused as exc:
             self._refusal("DoStep", str(exc))
             return StepOutcome.ERROR
-        outcome, message = self.core.do_step(current_time, step_size / count, count)
+        if count > 1:  # exactly the steps of as many doSteps of h
+            step_size = float(self.core.config["macro_step"])
+        outcome, message = self.core.do_step(current_time, step_size, count)
         if outcome is not StepOutcome.OK:
             self._refusal("DoStep", message, outcome.value)
         return outcome
