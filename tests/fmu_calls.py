@@ -55,10 +55,13 @@ class Harness:
         s = self.fmu.slave
         return self.status(s.getReal if self.v == 2 else s.getFloat64, list(vrs))
 
+    def reals(self, vrs) -> list[float]:
+        s = self.fmu.slave
+        return (s.getReal if self.v == 2 else s.getFloat64)(list(vrs))
+
     def values(self) -> bytes:
         """Every Real variable, bit for bit (getters are allowed in every state)."""
-        s = self.fmu.slave
-        return bits((s.getReal if self.v == 2 else s.getFloat64)(self.real_vrs))
+        return bits(self.reals(self.real_vrs))
 
     def do_step(self, t, h) -> int:
         return self.status(self.fmu.do_step, t, h)
@@ -138,13 +141,17 @@ def forged(blob: bytes):
 
 
 def case_step_after_refused_deserialisation(path, tmp):
+    """A spoiled blob, then doStep: directly (the instance is untouched, it steps), and after
+    trying to restore it (refused: the instance is in the error state)."""
     h = Harness(path, tmp / "u")
     h.do_step(h.t0, h.H)
     spoiled = bytearray(h.serialize(h.get_state()[1]))
     spoiled[len(spoiled) // 2] ^= 0xFF
     status, state = h.deserialize(bytes(spoiled))
-    restored = h.set_state(state) if state is not None else status
-    return {"restore": restored, "step": h.do_step(h.t0 + h.H, h.H)}
+    result = {"step": h.do_step(h.t0 + h.H, h.H)}
+    result["restore"] = h.set_state(state) if state is not None else status
+    result["step_after_restore"] = h.do_step(h.t0 + 2 * h.H, h.H)
+    return result
 
 
 def case_step_after_terminate(path, tmp):
@@ -160,12 +167,7 @@ def case_second_initialization(path, tmp):
         h.fmu.slave.setupExperiment(startTime=h.t0)
     first = h.enter_init()
     twice = h.enter_init()
-    return {"first": first, "twice": twice, "after_exit": _after_exit(path, tmp)}
-
-
-def _after_exit(path, tmp):
-    h = Harness(path, tmp / "w")
-    return h.enter_init()
+    return {"first": first, "twice": twice, "after_exit": Harness(path, tmp / "w").enter_init()}
 
 
 def case_unknown_value_reference(path, tmp):
@@ -204,9 +206,8 @@ def case_multiple_step(path, tmp, k=1000):
     status = a.do_step(a.t0, k * a.H)
     for n in range(k):
         b.do_step(b.t0 + n * b.H, b.H)
-    x = [abs(v) for v in a.fmu.slave.getReal(a.outputs)] if a.v == 2 else [
-        abs(v) for v in a.fmu.slave.getFloat64(a.outputs)]
-    return {"status": status, "same_as_k_steps": a.values() == b.values(), "max_output": max(x)}
+    largest = max(abs(x) for x in a.reals(a.outputs))
+    return {"status": status, "same_as_k_steps": a.values() == b.values(), "max_output": largest}
 
 
 def case_corrupted_blobs(path, tmp):
@@ -247,8 +248,6 @@ class Sequence:
     """A random sequence of FMI calls with random arguments on a fresh instance, checked
     against FMI's order: illegal calls must not return OK, refused ones must change nothing."""
 
-    MODES = ("instantiated", "initialization", "step", "terminated", "error")
-
     def __init__(self, path, unzipdir, rng: random.Random) -> None:
         self.h = Harness(path, unzipdir, initialize=False)
         self.rng = rng
@@ -288,16 +287,13 @@ class Sequence:
         elif not legal:
             self.violations.append(f"{' '.join(self.calls)}: illegal call returned OK")
 
-    def _values(self) -> bytes:
-        return self.h.values()
-
     def setup_experiment(self):
-        before = self._values()
+        before = self.h.values()
         status = self.h.status(self.h.fmu.slave.setupExperiment, startTime=self.h.t0)
         self._check("setupExperiment", self.mode == "instantiated", status, before)
 
     def enter_init(self):
-        before = self._values()
+        before = self.h.values()
         legal = self.mode == "instantiated"
         status = self.h.enter_init()
         self._check("enterInit", legal, status, before)
@@ -305,7 +301,7 @@ class Sequence:
             self.mode = "initialization"
 
     def exit_init(self):
-        before = self._values()
+        before = self.h.values()
         legal = self.mode == "initialization"
         status = self.h.exit_init()
         self._check("exitInit", legal, status, None)  # a legal exit builds the model
@@ -322,7 +318,7 @@ class Sequence:
             [0.5, 2.0, 3.0, 1.5, 0.3, 0.0, -1.0, math.nan])
         h = factor * H
         legal = self.mode == "step" and t == self.t and factor in (1.0, 0.5, 2.0, 3.0)
-        before = self._values()
+        before = self.h.values()
         status = self.h.do_step(t, h)
         self._check(f"doStep({(t - self.t) / H:+}H, {factor}H)", legal, status, before)
         if status == OK:
@@ -339,16 +335,16 @@ class Sequence:
         values = [self.rng.choice([0.0, 1.5, -2.0, 0.25, 1e3, math.nan]) for _ in vrs]
         allowed = {"instantiated": (0, 1, 3), "initialization": (0, 1, 3), "step": (0, 1)}
         legal = kind in allowed.get(self.mode, ())
-        before = self._values()
+        before = self.h.values()
         self._check("set", legal, self.h.set_reals(vrs, values), before)
 
     def get_reals(self):
         kind, vrs = self._vrs()
-        before = self._values()
+        before = self.h.values()
         self._check("get", kind != 4, self.h.get_reals(vrs), before)
 
     def terminate(self):
-        before = self._values()
+        before = self.h.values()
         legal = self.mode in ("step", "error")
         status = self.h.terminate()
         self._check("terminate", legal, status, before if not legal else None)
@@ -356,7 +352,7 @@ class Sequence:
             self.mode = "terminated"
 
     def get_state(self):
-        before = self._values()
+        before = self.h.values()
         status, state = self.h.get_state()
         self._check("getState", self.mode != "error", status, before)
         if status == OK and self.mode != "error":
@@ -381,7 +377,7 @@ class Sequence:
             blob[self.rng.randrange(len(blob))] ^= 1 << self.rng.randrange(8)
         else:
             blob = blob[: self.rng.randrange(len(blob))]
-        before = self._values()
+        before = self.h.values()
         status, state = self.h.deserialize(bytes(blob))
         if state is not None:
             status = self.h.set_state(state)

@@ -119,8 +119,8 @@ def _check_value(v: Any, value: Any) -> None:
         if not isinstance(value, str):
             raise ValueError(f"the FMU state's {v.name} is not a string")
         return
-    if not isinstance(value, float):
-        raise ValueError(f"the FMU state's {v.name} is not a float")
     # Inputs may hold what the master set (doStep refuses non-finite ones); the rest not.
-    if v.causality != "input" and v.kind != "acceleration" and not math.isfinite(value):
-        raise ValueError(f"the FMU state's {v.name} is not finite: {value!r}")
+    finite = v.causality != "input" and v.kind != "acceleration"
+    if not (isinstance(value, float) and (math.isfinite(value) or not finite)):
+        kind = "finite float" if finite else "float"
+        raise ValueError(f"the FMU state's {v.name} is not a {kind}: {value!r}")
