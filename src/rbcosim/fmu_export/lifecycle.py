@@ -5,10 +5,11 @@
 out of FMI's order, or one the core refuses (:class:`Refused`), changes nothing, puts the session
 into ``Mode.ERROR`` and is logged naming the call and the reason.
 
-How a refusal reaches the host is set by pythonfmu's native wrappers (0.7 and pythonfmu3
-0.3.4, same code): only doStep has a status of its own (``Fmi3StepResult.status``; FMI 2's
-``False`` is fmi2Discard). Any other call fails only by raising, which the wrapper turns into
-fmiFatal, and its exception handler then drops its references to the slave, its class and its
+How a refusal reaches the host is set by pythonfmu's native wrappers (pythonfmu3 0.3.4 ships
+their source, ``pythonfmu-export/src/pythonfmu/PySlaveInstance.cpp``; pythonfmu 0.7's binary
+behaves the same, see tests/test_fmu_state_machine.py): only doStep has a status of its own
+(``Fmi3StepResult.status``; FMI 2's ``False`` is fmi2Discard). Any other call fails only by
+raising, which the wrapper turns into fmiFatal, and its exception handler then drops its references to the slave, its class and its
 log queue (``cleanPyObject``) while keeping the pointers: the next call would use freed objects
 (the SIGSEGV after a failed deserialisation). :func:`raise_to_wrapper` therefore adds one
 reference to each of the three before raising, so they stay alive and the wrapper's count stays
@@ -41,8 +42,9 @@ class Mode(enum.Enum):
 
 
 _ANY = frozenset(Mode)
-#: The modes each call is allowed in (FMI 2 section 4.2.4, FMI 3 section 4.2): getters are
-#: allowed everywhere since they change nothing; setFMUstate is FMI's way out of an error.
+#: The modes each call is allowed in (the FMI 2 and FMI 3 co-simulation state machines):
+#: getters are allowed everywhere since they change nothing; setFMUstate with a saved state
+#: is FMI's way out of the error state.
 ALLOWED: dict[str, frozenset[Mode]] = {
     "SetupExperiment": frozenset({Mode.INSTANTIATED}),
     "EnterInitializationMode": frozenset({Mode.INSTANTIATED}),
