@@ -1,5 +1,6 @@
 """Bad input at the FMI boundary gives an FMI error or discard status and a log line, never a
-crash of the host; the instance stays usable."""
+crash of the host; the instance is then in the error state, and restoring a saved FMU state
+makes it usable again (test_fmu_state_machine.py has the state machine itself)."""
 
 from __future__ import annotations
 
@@ -31,8 +32,17 @@ def fmu_path(request, scenario, tmp_path_factory):
 @pytest.fixture
 def fmu(fmu_path, tmp_path):
     fmu = open_fmu(fmu_path, tmp_path / "u")
+    fmu.saved = fmu.get_state()
     yield fmu
     fmu.close()
+
+
+def _refused_then_recovers(fmu, t0, H):
+    """After a refused call the instance refuses doStep until a saved state is restored."""
+    with pytest.raises(FMICallException):
+        fmu.do_step(t0, H)
+    fmu.set_state(fmu.saved)
+    fmu.do_step(t0, H)
 
 
 def _t0_H(fmu):
@@ -53,8 +63,7 @@ def test_non_finite_input_refused_then_recovers(fmu, bad):
         fmu.do_step(t0, H)
     assert info.value.status == REFUSED[fmu.fmi_version]
     assert f"non-finite inputs {force}" in fmu.messages()
-    fmu.set([force], [1.0])
-    fmu.do_step(t0, H)  # nothing moved: the same step now succeeds
+    _refused_then_recovers(fmu, t0, H)  # nothing moved: the same step then succeeds
 
 
 def test_wrong_current_time_refused(fmu):
@@ -63,7 +72,7 @@ def test_wrong_current_time_refused(fmu):
         fmu.do_step(t0 + 3 * H, H)
     assert info.value.status == REFUSED[fmu.fmi_version]
     assert "does not match the FMU's time" in fmu.messages()
-    fmu.do_step(t0, H)
+    _refused_then_recovers(fmu, t0, H)
 
 
 @pytest.mark.parametrize("step", [0.0, -1e-3, math.nan])
@@ -73,12 +82,13 @@ def test_non_positive_step_refused(fmu, step):
         fmu.do_step(t0, step)
     assert info.value.status == REFUSED[fmu.fmi_version]
     assert "step size must be positive" in fmu.messages()
-    fmu.do_step(t0, H)
+    _refused_then_recovers(fmu, t0, H)
 
 
-def test_setting_a_parameter_after_initialization_is_ignored_and_logged(fmu):
+def test_setting_a_parameter_after_initialization_is_refused_and_logged(fmu):
     param = next(x for x in fmu.description.modelVariables if x.causality == "parameter")
-    fmu.set([param.name], [123.0])
+    with pytest.raises(FMICallException):
+        fmu.set([param.name], [123.0])
     assert "fixed once initialization has ended" in fmu.messages()
     assert fmu.get([param.name]) == [float(param.start)]
 

@@ -6,7 +6,7 @@ import pytest
 from test_fmu_support import bits, open_fmu, scenario_with_points
 
 from rbcosim.fmu_export import ExportOptions, export_fmu
-from rbcosim.fmu_export.core import decode_state, encode_state
+from rbcosim.fmu_export.fmustate import decode_state, encode_state
 
 pytestmark = pytest.mark.fmu
 
@@ -75,12 +75,18 @@ def test_state_codec_round_trips_and_rejects_foreign_bytes():
         "values": [0.1, float("nan"), 1e-300, "tcp://h:1"],
         "overrides": {"a.b": "2.0"},
         "flex_reported": ["j"],
+        "wrench_pending": False,
+        "mode": "STEP",
         "solver": b"\x00\x01raw",
     }
     back = decode_state(encode_state(state))
     assert back["solver"] == state["solver"] and back["overrides"] == state["overrides"]
     assert bits(back["values"][:3]) == bits(state["values"][:3])
     with pytest.raises(ValueError, match="does not come from an rbcosim FMU"):
-        decode_state(b'{"json": 1}' + bytes(20))
+        decode_state(b'{"json": 1}' + bytes(60))
     with pytest.raises(ValueError, match="truncated"):
         decode_state(encode_state(state)[:-1])
+    spoiled = bytearray(encode_state(state))
+    spoiled[30] ^= 1
+    with pytest.raises(ValueError, match="checksum"):
+        decode_state(bytes(spoiled))

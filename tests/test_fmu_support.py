@@ -101,7 +101,8 @@ def open_fmu(
     from fmpy.fmi3 import FMU3Slave
 
     md = fmpy.read_model_description(str(path))
-    fmpy.extract(str(path), str(unzipdir))
+    if not (Path(unzipdir) / "modelDescription.xml").is_file():  # never over a loaded binary
+        fmpy.extract(str(path), str(unzipdir))
     common = {
         "guid": md.guid,
         "unzipDirectory": str(unzipdir),

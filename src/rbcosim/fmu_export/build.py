@@ -23,6 +23,9 @@ _REST_KINEMATICS = np.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0
 _SLAVE_SOURCES = {2: "fmi2_slave.py", 3: "fmi3_slave.py"}
 
 DEFAULT_ADDRESS = "tcp://127.0.0.1:5555"
+#: canHandleVariableCommunicationStepSize: doStep takes whole multiples of the macro step,
+#: done as that many macro steps (rbcosim.fmu_export.lifecycle).
+VARIABLE_STEPS = True
 
 
 @dataclass(frozen=True)
@@ -118,6 +121,7 @@ def describe(scenario: Path, options: ExportOptions) -> tuple[VariableTable, dic
         "description": f"rbcosim rigid side of scenario {scenario.stem} ({options.mode})",
         "start_time": float(side.time),
         "macro_step": float(side.macro_step),
+        "variable_steps": VARIABLE_STEPS,
         "rbcosim_version": __version__,
     }
     return table, config
@@ -156,7 +160,7 @@ def referenced_files(scenario: Path) -> list[Path]:
 def _run_builder(fmi_version: int, script: Path, bundle: Path, dest: Path) -> Path:
     options = {
         "needsExecutionTool": False,
-        "canHandleVariableCommunicationStepSize": True,
+        "canHandleVariableCommunicationStepSize": VARIABLE_STEPS,
         "canGetAndSetFMUstate": True,
         "canSerializeFMUstate": True,
     }

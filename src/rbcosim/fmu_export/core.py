@@ -16,7 +16,8 @@ Contract with the slaves:
    evaluated, and the continuity gaps and energy residuals re-evaluated against the flexible
    side's latest inputs (direct feedthrough), when first read.
 6. :meth:`FmuCore.get_state` / :meth:`FmuCore.set_state` copy the full solver state plus every
-   variable value; :func:`encode_state` / :func:`decode_state` serialize it.
+   variable value (``fmustate.py`` serializes and checks it; a refused state changes nothing).
+7. Which calls are allowed when is :mod:`rbcosim.fmu_export.lifecycle`'s business.
 
 Embedded mode follows ``CosimMaster``'s exchange. Wrench inputs take effect at the time they
 are set, as ``RigidSide.set_wrench_polynomial``: from then on the point carries
@@ -30,7 +31,6 @@ from __future__ import annotations
 import enum
 import json
 import math
-import struct
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
@@ -39,6 +39,7 @@ import numpy as np
 
 from rbcosim.cosim.continuity import MAX_WARNINGS
 from rbcosim.errors import SimulationError
+from rbcosim.fmu_export.fmustate import check_state
 from rbcosim.fmu_export.table import ADDED_MASS_FRAMES, VariableTable
 
 #: Folder inside the FMU's resources with the configuration, table and scenario files.
@@ -47,8 +48,6 @@ CONFIG_FILE = "fmu.json"
 TABLE_FILE = "variables.json"
 SCENARIO_DIR = "scenario"
 
-_STATE_MAGIC = b"RBCFMUS1"
-_STATE_HEADER = struct.Struct("<8sQ")
 
 
 class StepOutcome(enum.Enum):
@@ -111,7 +110,7 @@ class FmuCore:
         self.config: dict[str, Any] = json.loads((root / CONFIG_FILE).read_text("utf-8"))
         self.table = VariableTable.from_json((root / TABLE_FILE).read_text("utf-8"))
         self.scenario_path = root / SCENARIO_DIR / self.config["scenario_file"]
-        self._log = log
+        self.log = log
 
         size = max(v.vr for v in self.table.variables) + 1
         self.values: list[Any] = [0.0] * size
@@ -186,10 +185,8 @@ class FmuCore:
     # -- variable access -------------------------------------------------------------------
 
     def get_reals(self, vrs: list[int]) -> list[float]:
-        if not self._real_vrs.issuperset(vrs):
-            raise TypeError(
-                f"not Real/Float64 value references: {sorted(set(vrs) - self._real_vrs)}"
-            )
+        """Current values; ValueError naming them for references that are not Real."""
+        self._require(vrs, self._real_vrs, "Real/Float64 variables")
         if self._stale_accelerations and not self._acceleration_vrs.isdisjoint(vrs):
             self._evaluate_accelerations()
         if self._stale_joints and not self._joint_output_vrs.isdisjoint(vrs):
@@ -198,16 +195,33 @@ class FmuCore:
         return [values[vr] for vr in vrs]
 
     def get_strings(self, vrs: list[int]) -> list[str]:
-        if not self._string_vrs.issuperset(vrs):
-            raise TypeError(f"not String value references: {sorted(set(vrs) - self._string_vrs)}")
+        self._require(vrs, self._string_vrs, "String variables")
         return [self.values[vr] for vr in vrs]
+
+    def _require(self, vrs: list[int], allowed: frozenset[int], what: str) -> None:
+        bad = [vr for vr in vrs if vr not in allowed]
+        if bad:
+            named = ", ".join(f"{vr} ({self._names.get(vr, 'unknown')})" for vr in bad[:10])
+            raise ValueError(f"value references not among the {what}: {named}")
+
+    def _settable(self, vrs: list[int], values: list[Any], kinds: frozenset[int]) -> None:
+        """ValueError, before anything is stored, unless every reference can be set now:
+        inputs of the type at any time, parameters of the type until initialization ends."""
+        if len(vrs) != len(values):
+            raise ValueError(f"{len(vrs)} value references but {len(values)} values")
+        writable = self._input_vrs if self.side is not None else self._input_vrs | self._parameter_vrs
+        self._require(vrs, kinds & writable, "inputs" + (
+            " (parameters are fixed once initialization has ended)" if self.side is not None
+            else " and parameters"
+        ))
 
     def set_reals(self, vrs: list[int], values: list[float]) -> None:
         """Store inputs (any time) and parameters (before initialization ends).
 
         Values are kept as given, NaN included: doStep refuses to run on non-finite inputs,
-        naming them, rather than the setter failing (which pythonfmu turns into fmiFatal).
+        naming them. Any other reference refuses the whole call (ValueError, nothing stored).
         """
+        self._settable(vrs, values, self._real_vrs)
         for vr, value in zip(vrs, values):
             if vr in self._input_vrs:
                 self.values[vr] = value
@@ -220,35 +234,13 @@ class FmuCore:
                     elif vr in self._wrench_vrs:
                         self._wrench_pending = True
                         self._stale_accelerations = bool(self._acceleration_slots)
-            elif vr in self._parameter_vrs and vr in self._real_vrs:
-                self._set_parameter(vr, value)
             else:
-                self._log(
-                    f"value reference {vr} ({self._names.get(vr, 'unknown')}) "
-                    "cannot be set: not a Real input or parameter",
-                    "error",
-                )
+                self.values[vr] = value
 
     def set_strings(self, vrs: list[int], values: list[str]) -> None:
+        self._settable(vrs, values, self._string_vrs)
         for vr, value in zip(vrs, values):
-            if vr in self._parameter_vrs and vr in self._string_vrs:
-                self._set_parameter(vr, value)
-            else:
-                self._log(
-                    f"value reference {vr} ({self._names.get(vr, 'unknown')}) "
-                    "cannot be set: not a String parameter",
-                    "error",
-                )
-
-    def _set_parameter(self, vr: int, value: Any) -> None:
-        if self.side is not None:
-            self._log(
-                f"parameter {self._names[vr]} is fixed once initialization has ended; "
-                "value ignored",
-                "error",
-            )
-            return
-        self.values[vr] = value
+            self.values[vr] = value
 
     # -- life cycle --------------------------------------------------------------------------
 
@@ -265,24 +257,29 @@ class FmuCore:
         self._build(overrides)
 
     def _build(self, overrides: dict[str, str]) -> None:
-        if self.config["mode"] == "remote":
+        """Build the model, all or nothing (an exception leaves the core uninitialized)."""
+        side = self._make_side(overrides)
+        if self.embedded:
+            self._apply_added_mass(side)
+            self._wrench_pending = True  # the inputs' values (set in initialization or not) at t0
+        self.side = side
+        self.overrides = overrides
+        self._publish()
+
+    def _make_side(self, overrides: dict[str, str]) -> Backend:
+        if not self.embedded:
             settings = {owner: self.values[vr] for vr, owner in self._server}
-            self._log(f"connecting to rbcosim serve at {settings['address']}", "info")
-            self.side = build_remote(
+            self.log(f"connecting to rbcosim serve at {settings['address']}", "info")
+            return build_remote(
                 settings,
                 self.scenario_path,
                 overrides,
                 self.table.point_names,
                 self.table.joint_names,
             )
-        else:
-            self.side = build_embedded(self.scenario_path, overrides)
-            self._apply_added_mass()
-            self._wrench_pending = True  # the inputs' values (set in initialization or not) at t0
-        self.overrides = overrides
-        self._publish()
+        return build_embedded(self.scenario_path, overrides)
 
-    def _apply_added_mass(self) -> None:
+    def _apply_added_mass(self, side: Backend) -> None:
         """Hand each point's added-mass parameters, if not all zero, to the rigid side.
 
         Raises ValueError naming the point for a matrix or frame the rigid side rejects.
@@ -298,7 +295,7 @@ class FmuCore:
                     f"{point}.added_mass_frame: expected one of "
                     f"{list(ADDED_MASS_FRAMES)}, got {frame!r}"
                 )
-            self.side.set_added_mass(point, mass, frame=frame)
+            side.set_added_mass(point, mass, frame=frame)
 
     def terminate(self) -> None:
         close = getattr(self.side, "close", None)
@@ -306,7 +303,7 @@ class FmuCore:
             try:
                 close()
             except Exception as exc:  # noqa: BLE001 - a lost server must not fail terminate
-                self._log(f"closing the remote session failed: {exc}", "warning")
+                self.log(f"closing the remote session failed: {exc}", "warning")
 
     def _publish(self) -> None:
         side = self.side
@@ -334,7 +331,7 @@ class FmuCore:
             self._apply_wrench()
             table = dict(zip(self.side.point_names, self.side.point_accelerations().tolist()))
         except Exception as exc:  # noqa: BLE001 - a getter must not fail the host
-            self._log(f"evaluating the point accelerations failed: {exc}", "error")
+            self.log(f"evaluating the point accelerations failed: {exc}", "error")
             table = {point: [math.nan] * 6 for point, _ in self._acceleration_slots}
         for point, vrs in self._acceleration_slots:
             for vr, x in zip(vrs, table[point]):
@@ -362,15 +359,11 @@ class FmuCore:
 
     # -- stepping ----------------------------------------------------------------------------
 
-    def do_step(self, current_time: float, step_size: float) -> tuple[StepOutcome, str]:
-        side = self.side
-        if side is None:
-            return StepOutcome.ERROR, "doStep called before initialization ended"
-        if not (math.isfinite(step_size) and step_size > 0.0):
-            return (
-                StepOutcome.ERROR,
-                f"doStep: step size must be positive and finite, got {step_size!r}",
-            )
+    def do_step(
+        self, current_time: float, step_size: float, count: int = 1
+    ) -> tuple[StepOutcome, str]:
+        """``count`` steps of ``step_size`` (> 0, checked by the caller) from ``current_time``,
+        the inputs held; only once initialization has ended."""
         now = self.values[0]
         if not math.isfinite(current_time) or abs(current_time - now) > 1e-9 * max(1.0, abs(now)):
             return StepOutcome.ERROR, (
@@ -382,24 +375,29 @@ class FmuCore:
         if bad:
             return StepOutcome.ERROR, f"doStep refused: non-finite inputs {', '.join(sorted(bad))}"
         try:
-            if self.embedded:
-                self._hand_over_embedded()
-            else:
-                for point, vrs in self._wrench_slots:
-                    side.set_wrench(point, np.array([values[vr] for vr in vrs]))
-                for joint, vrs in self._flex_slots:
-                    if joint in self.flex_reported:
-                        side.set_flex_kinematics(joint, np.array([values[vr] for vr in vrs]))
-            side.step(step_size)
-            self._publish()
+            for _ in range(count):
+                self._step(step_size)
         except SimulationError as exc:
             return (
                 StepOutcome.DISCARD,
-                f"doStep from t={now!r} s over {step_size!r} s failed: {exc}",
+                f"doStep from t={now!r} s over {count} x {step_size!r} s failed: {exc}",
             )
         except Exception as exc:  # noqa: BLE001 - the FMI boundary: report, never crash the host
             return StepOutcome.ERROR, f"doStep failed: {type(exc).__name__}: {exc}"
         return StepOutcome.OK, ""
+
+    def _step(self, step_size: float) -> None:
+        side, values = self.side, self.values
+        if self.embedded:
+            self._hand_over_embedded()
+        else:
+            for point, vrs in self._wrench_slots:
+                side.set_wrench(point, np.array([values[vr] for vr in vrs]))
+            for joint, vrs in self._flex_slots:
+                if joint in self.flex_reported:
+                    side.set_flex_kinematics(joint, np.array([values[vr] for vr in vrs]))
+        side.step(step_size)
+        self._publish()
 
     def _hand_over_embedded(self) -> None:
         """The inputs at t_n to the RigidSide, in CosimMaster's order: the flexible side's
@@ -455,77 +453,57 @@ class FmuCore:
         violations = getattr(self.side, "violations", ())
         for k in range(self._violations_seen, len(violations)):
             if k < MAX_WARNINGS:
-                self._log(f"continuity: {violations[k]}", "warning")
+                self.log(f"continuity: {violations[k]}", "warning")
             elif (k + 1) % 1000 == 0:
-                self._log(f"continuity: {k + 1} violations so far; latest: {violations[k]}",
+                self.log(f"continuity: {k + 1} violations so far; latest: {violations[k]}",
                           "warning")
         self._violations_seen = len(violations)
 
     # -- FMU state ---------------------------------------------------------------------------
 
-    def get_state(self) -> dict[str, Any]:
-        """Everything needed to come back here: solver state bytes and every variable value."""
+    def get_state(self, mode: str) -> dict[str, Any]:
+        """Everything needed to come back here: solver state bytes and every variable value,
+        with the FMI ``mode`` (a :class:`rbcosim.fmu_export.lifecycle.Mode` name) it was in."""
         return {
             "values": list(self.values),
             "overrides": dict(self.overrides),
             "flex_reported": sorted(self.flex_reported),
             "wrench_pending": self._wrench_pending,
+            "mode": mode,
             "solver": self.side.get_state() if self.side is not None else None,
         }
 
     def set_state(self, state: dict[str, Any]) -> None:
-        if len(state["values"]) != len(self.values):
-            raise ValueError("FMU state belongs to an FMU with a different variable table")
-        if state["solver"] is not None:
-            if self.side is None or state["overrides"] != self.overrides:
-                self._build(dict(state["overrides"]))
-            self.side.set_state(state["solver"])
+        """Restore a state of :meth:`get_state`, all or nothing: ValueError (or the solver's
+        error) leaves this instance as it was."""
+        check_state(state, self.table, {key for _, key, _ in self._parameters})
+        side = self._restored_side(state)
+        if side is not self.side:
+            self.terminate()
+        self.side = side
+        self.overrides = dict(state["overrides"]) if side is not None else {}
         self.values = list(state["values"])
         self.flex_reported = set(state["flex_reported"])
-        if self.side is not None and self.embedded:
-            # The solver holds the wrench polynomial as handed over; inputs set after that
-            # are handed over anew, anchored at the restored time.
-            self._wrench_pending = bool(state.get("wrench_pending", False))
-            self._stale_accelerations = bool(self._acceleration_slots)
-            self._stale_joints = bool(self._joint_output_vrs)
+        # The solver holds the wrench polynomial as handed over; inputs set after that are
+        # handed over anew, anchored at the restored time.
+        self._wrench_pending = bool(state["wrench_pending"]) and side is not None
+        self._stale_accelerations = side is not None and bool(self._acceleration_slots)
+        self._stale_joints = side is not None and bool(self._joint_output_vrs)
 
-
-def encode_state(state: dict[str, Any]) -> bytes:
-    """Serialize an FMU state: magic, header length, JSON header, then the solver's own bytes.
-
-    JSON keeps floats exactly (shortest repr round-trips) and NaN inputs as NaN.
-    """
-    solver = state["solver"]
-    header = json.dumps(
-        {
-            "values": state["values"],
-            "overrides": state["overrides"],
-            "flex_reported": state["flex_reported"],
-            "wrench_pending": bool(state.get("wrench_pending", False)),
-            "solver_size": None if solver is None else len(solver),
-        }
-    ).encode("utf-8")
-    return _STATE_HEADER.pack(_STATE_MAGIC, len(header)) + header + (solver or b"")
-
-
-def decode_state(blob: bytes) -> dict[str, Any]:
-    """Inverse of :func:`encode_state`; ValueError on bytes that are not an rbcosim FMU state."""
-    blob = bytes(blob)
-    if len(blob) < _STATE_HEADER.size:
-        raise ValueError("serialized FMU state is truncated")
-    magic, header_size = _STATE_HEADER.unpack_from(blob)
-    if magic != _STATE_MAGIC:
-        raise ValueError("serialized FMU state does not come from an rbcosim FMU")
-    start = _STATE_HEADER.size
-    header = json.loads(blob[start : start + header_size].decode("utf-8"))
-    solver = blob[start + header_size :]
-    size = header["solver_size"]
-    if (size is None and solver) or (size is not None and len(solver) != size):
-        raise ValueError("serialized FMU state is truncated")
-    return {
-        "values": header["values"],
-        "overrides": header["overrides"],
-        "flex_reported": header["flex_reported"],
-        "wrench_pending": bool(header.get("wrench_pending", False)),
-        "solver": None if size is None else solver,
-    }
+    def _restored_side(self, state: dict[str, Any]) -> Backend | None:
+        """The backend holding ``state``'s solver state: this one when the overrides are the
+        same (rolled back if the solver refuses the bytes), else a new one."""
+        if state["solver"] is None:
+            return None
+        overrides = dict(state["overrides"])
+        if self.side is None or overrides != self.overrides:
+            side = self._make_side(overrides)
+            side.set_state(state["solver"])
+            return side
+        previous = self.side.get_state()
+        try:
+            self.side.set_state(state["solver"])
+        except BaseException:
+            self.side.set_state(previous)
+            raise
+        return self.side

@@ -1,9 +1,10 @@
 """FMI 2.0 co-simulation slave of an exported rbcosim scenario (pythonfmu).
 
 This file is copied into the FMU's resources and imported by pythonfmu's native wrapper inside
-the importer's Python, which must have rbcosim installed. It only translates FMI calls to
-:class:`rbcosim.fmu_export.core.FmuCore`; the scenario, the variable table and the configuration
-come from the FMU's resources. pythonfmu finds the class by the literal base ``Fmi2Slave``.
+the importer's Python, which must have rbcosim installed. It only names FMI calls: which are
+allowed when is :class:`rbcosim.fmu_export.lifecycle.FmiSession`'s, the numbers are
+:class:`rbcosim.fmu_export.core.FmuCore`'s. pythonfmu finds the class by the literal base
+``Fmi2Slave``.
 """
 
 from pythonfmu import Fmi2Causality, Fmi2Initial, Fmi2Slave, Fmi2Variability, Real, String
@@ -11,7 +12,8 @@ from pythonfmu.default_experiment import DefaultExperiment
 from pythonfmu.enums import Fmi2Status
 
 from rbcosim import __version__
-from rbcosim.fmu_export.core import FmuCore, StepOutcome, decode_state, encode_state
+from rbcosim.fmu_export.core import FmuCore, StepOutcome
+from rbcosim.fmu_export.lifecycle import FmiSession, state_from_bytes, state_to_bytes
 from rbcosim.fmu_export.modeldescription import decorate_model_description
 
 _LOG_STATUS = {
@@ -29,6 +31,7 @@ class RbcosimRigid(Fmi2Slave):
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self._core = FmuCore(self.resources, self._log)
+        self._fmi = FmiSession(self._core, self, "fmi2")
         config = self._core.config
         self.description = config["description"]
         self.default_experiment = DefaultExperiment(
@@ -57,46 +60,45 @@ class RbcosimRigid(Fmi2Slave):
         decorate_model_description(root, self._core.table, fmi_version=2)
         return root
 
+    def setup_experiment(self, start_time, stop_time=None, tolerance=None):
+        self._fmi.setup_experiment()
+
+    def enter_initialization_mode(self):
+        self._fmi.enter_initialization()
+
     def exit_initialization_mode(self):
-        try:
-            self._core.initialize()
-        except Exception as exc:
-            self._log(f"initialization failed: {exc}", "error")
-            raise
+        self._fmi.exit_initialization()
 
     def do_step(self, current_time, step_size):
-        outcome, message = self._core.do_step(current_time, step_size)
-        if outcome is StepOutcome.OK:
-            return True
+        outcome = self._fmi.do_step(current_time, step_size)
         # pythonfmu 0.7 maps False to fmi2Discard, the only non-fatal failure it can return.
-        self._log(message, outcome.value)
-        return False
+        return outcome is StepOutcome.OK
 
     def terminate(self):
-        self._core.terminate()
+        self._fmi.terminate()
 
     def get_real(self, vrs):
-        return self._core.get_reals(vrs)
+        return self._fmi.get_reals("GetReal", vrs)
 
     def get_string(self, vrs):
-        return self._core.get_strings(vrs)
+        return self._fmi.get_strings("GetString", vrs)
 
     def set_real(self, vrs, values):
-        self._core.set_reals(vrs, values)
+        self._fmi.set_reals("SetReal", vrs, values)
 
     def set_string(self, vrs, values):
-        self._core.set_strings(vrs, values)
+        self._fmi.set_strings("SetString", vrs, values)
 
     def _get_fmu_state(self):
-        return self._core.get_state()
+        return self._fmi.get_state()
 
     def _set_fmu_state(self, state):
-        self._core.set_state(state)
+        self._fmi.set_state(state)
 
     @staticmethod
     def _fmu_state_to_bytes(state):
-        return encode_state(state)
+        return state_to_bytes(state)
 
     @staticmethod
     def _fmu_state_from_bytes(state):
-        return decode_state(state)
+        return state_from_bytes(state)

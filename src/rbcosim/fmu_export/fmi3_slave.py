@@ -1,9 +1,10 @@
 """FMI 3.0 co-simulation slave of an exported rbcosim scenario (pythonfmu3).
 
 This file is copied into the FMU's resources and imported by pythonfmu3's native wrapper inside
-the importer's Python, which must have rbcosim installed. It only translates FMI calls to
-:class:`rbcosim.fmu_export.core.FmuCore`; the scenario, the variable table and the configuration
-come from the FMU's resources. pythonfmu3 finds the class by the literal base ``Fmi3Slave``.
+the importer's Python, which must have rbcosim installed. It only names FMI calls: which are
+allowed when is :class:`rbcosim.fmu_export.lifecycle.FmiSession`'s, the numbers are
+:class:`rbcosim.fmu_export.core.FmuCore`'s. pythonfmu3 finds the class by the literal base
+``Fmi3Slave``.
 """
 
 from pythonfmu3 import (
@@ -19,7 +20,8 @@ from pythonfmu3 import (
 from pythonfmu3.default_experiment import DefaultExperiment
 
 from rbcosim import __version__
-from rbcosim.fmu_export.core import FmuCore, StepOutcome, decode_state, encode_state
+from rbcosim.fmu_export.core import FmuCore, StepOutcome
+from rbcosim.fmu_export.lifecycle import FmiSession, state_from_bytes, state_to_bytes
 from rbcosim.fmu_export.modeldescription import decorate_model_description
 
 _LOG_STATUS = {
@@ -39,6 +41,7 @@ class RbcosimRigid(Fmi3Slave):
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self._core = FmuCore(self.resources, self._log)
+        self._fmi = FmiSession(self._core, self, "fmi3")
         config = self._core.config
         self.author = "rbcosim"
         self.version = __version__
@@ -69,44 +72,41 @@ class RbcosimRigid(Fmi3Slave):
         decorate_model_description(root, self._core.table, fmi_version=3)
         return root
 
+    def enter_initialization_mode(self):
+        self._fmi.enter_initialization()
+
     def exit_initialization_mode(self):
-        try:
-            self._core.initialize()
-        except Exception as exc:
-            self._log(f"initialization failed: {exc}", "error")
-            raise
+        self._fmi.exit_initialization()
 
     def do_step(self, current_time, step_size):
-        outcome, message = self._core.do_step(current_time, step_size)
-        if outcome is not StepOutcome.OK:
-            self._log(message, outcome.value)
+        outcome = self._fmi.do_step(current_time, step_size)
         return Fmi3StepResult(status=_STEP_STATUS[outcome])
 
     def terminate(self):
-        self._core.terminate()
+        self._fmi.terminate()
 
     def get_float64(self, vrs):
-        return self._core.get_reals(vrs)
+        return self._fmi.get_reals("GetFloat64", vrs)
 
     def get_string(self, vrs):
-        return self._core.get_strings(vrs)
+        return self._fmi.get_strings("GetString", vrs)
 
     def set_float64(self, vrs, values):
-        self._core.set_reals(vrs, values)
+        self._fmi.set_reals("SetFloat64", vrs, values)
 
     def set_string(self, vrs, values):
-        self._core.set_strings(vrs, values)
+        self._fmi.set_strings("SetString", vrs, values)
 
     def _get_fmu_state(self):
-        return self._core.get_state()
+        return self._fmi.get_state()
 
     def _set_fmu_state(self, state):
-        self._core.set_state(state)
+        self._fmi.set_state(state)
 
     @staticmethod
     def _fmu_state_to_bytes(state):
-        return encode_state(state)
+        return state_to_bytes(state)
 
     @staticmethod
     def _fmu_state_from_bytes(state):
-        return decode_state(state)
+        return state_from_bytes(state)

@@ -1,0 +1,242 @@
+"""The FMI state machine of an exported FMU, shared by the FMI 2 and the FMI 3 slave.
+
+:class:`FmiSession` sits between a slave (which only names FMI calls) and :class:`FmuCore`
+(which does the work). Every call is checked against the session's :class:`Mode` first; a call
+out of FMI's order, or one the core refuses (:class:`Refused`), changes nothing, puts the session
+into ``Mode.ERROR`` and is logged naming the call and the reason.
+
+How a refusal reaches the host is set by pythonfmu's native wrappers (pythonfmu3 0.3.4 ships
+their source, ``pythonfmu-export/src/pythonfmu/PySlaveInstance.cpp``; pythonfmu 0.7's binary
+behaves the same, see tests/test_fmu_state_machine.py): only doStep has a status of its own
+(``Fmi3StepResult.status``; FMI 2's ``False`` is fmi2Discard). Any other call fails only by
+raising, which the wrapper turns into fmiFatal, and its exception handler then drops its references to the slave, its class and its
+log queue (``cleanPyObject``) while keeping the pointers: the next call would use freed objects
+(the SIGSEGV after a failed deserialisation). :func:`raise_to_wrapper` therefore adds one
+reference to each of the three before raising, so they stay alive and the wrapper's count stays
+balanced, and the session stays in ``Mode.ERROR`` answering every later call itself.
+Deserialisation runs on the class, not on an instance, so it never raises: a refused blob
+becomes a :class:`RefusedState`, which setFMUstate refuses.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import enum
+import math
+from collections.abc import Callable
+from typing import Any
+
+from rbcosim.fmu_export.core import FmuCore, StepOutcome
+from rbcosim.fmu_export.fmustate import decode_state, encode_state
+
+#: Relative tolerance on the step size: a step is k macro steps if |H - k h| <= TOL k h.
+STEP_TOLERANCE = 1e-9
+
+
+class Mode(enum.Enum):
+    INSTANTIATED = "instantiated"
+    INITIALIZATION = "initialization mode"
+    STEP = "step mode"
+    TERMINATED = "terminated"
+    ERROR = "error"
+
+
+_ANY = frozenset(Mode)
+#: The modes each call is allowed in (the FMI 2 and FMI 3 co-simulation state machines):
+#: getters are allowed everywhere since they change nothing; setFMUstate with a saved state
+#: is FMI's way out of the error state.
+ALLOWED: dict[str, frozenset[Mode]] = {
+    "SetupExperiment": frozenset({Mode.INSTANTIATED}),
+    "EnterInitializationMode": frozenset({Mode.INSTANTIATED}),
+    "ExitInitializationMode": frozenset({Mode.INITIALIZATION}),
+    "DoStep": frozenset({Mode.STEP}),
+    "Terminate": frozenset({Mode.STEP, Mode.ERROR}),
+    "Get": _ANY,
+    "Set": frozenset({Mode.INSTANTIATED, Mode.INITIALIZATION, Mode.STEP}),
+    "GetFMUState": _ANY - {Mode.ERROR},
+    "SetFMUState": _ANY,
+}
+
+
+class Refused(Exception):
+    """A call the FMU refuses; nothing was changed."""
+
+
+class RefusedState:
+    """What deserialising a refused blob gives: setFMUstate refuses it, naming ``reason``."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+
+def state_from_bytes(blob: bytes) -> dict[str, Any] | RefusedState:
+    """The FMU state in ``blob``, or a RefusedState: never raises (see the module doc)."""
+    try:
+        return decode_state(blob)
+    except Exception as exc:  # noqa: BLE001 - the wrapper cannot survive an exception here
+        return RefusedState(str(exc))
+
+
+def state_to_bytes(state: Any) -> bytes:
+    """The serialized form of ``state``; for a RefusedState (or anything that is not a state)
+    empty bytes, which deserialise to a RefusedState again. Never raises."""
+    try:
+        return encode_state(state)
+    except Exception:  # noqa: BLE001 - see state_from_bytes
+        return b""
+
+
+def _incref() -> Callable[[object], None]:
+    incref = ctypes.pythonapi.Py_IncRef
+    incref.argtypes = [ctypes.py_object]
+    incref.restype = None
+    return incref
+
+
+_INCREF = _incref()
+
+
+def raise_to_wrapper(slave: Any, exc: Exception) -> None:
+    """Raise ``exc`` through pythonfmu's wrapper (fmiFatal) without it freeing ``slave``."""
+    for obj in (type(slave), slave, slave._get_log_queue()):
+        _INCREF(obj)
+    raise exc
+
+
+class FmiSession:
+    """One FMU instance's mode and calls. ``prefix`` ("fmi2" / "fmi3") names calls in logs.
+    Whole multiples of the macro step are taken where the FMU's configuration says the
+    modelDescription declares canHandleVariableCommunicationStepSize."""
+
+    def __init__(self, core: FmuCore, slave: Any, prefix: str) -> None:
+        self.core = core
+        self.mode = Mode.INSTANTIATED
+        self._slave = slave
+        self._prefix = prefix
+        self._variable_steps = bool(core.config.get("variable_steps", False))
+
+    # -- the gate ----------------------------------------------------------------------------
+
+    def _refusal(self, call: str, reason: str, severity: str = "error") -> str:
+        """Log the refusal of ``call`` and enter the error state; the message."""
+        if self._prefix == "fmi2":
+            call = call.replace("FMUState", "FMUstate")
+        message = f"{self._prefix}{call} refused: {reason}"
+        self.core.log(message, severity)
+        if self.mode is not Mode.ERROR:
+            self.core.log(f"{self._prefix}: the instance is now in the error state; "
+                           "only getters, setFMUstate (a saved state), reset, terminate "
+                           "and freeInstance are allowed", "error")
+        self.mode = Mode.ERROR
+        return message
+
+    def _check(self, call: str, group: str | None = None) -> None:
+        if self.mode not in ALLOWED[group or call]:
+            raise Refused(f"not allowed in {self.mode.value}")
+
+    def call(self, call: str, action: Callable[[], Any], group: str | None = None) -> Any:
+        """Run ``action`` if ``call`` is allowed now; else refuse (fmiFatal to the host)."""
+        try:
+            self._check(call, group)
+            return action()
+        except Refused as exc:
+            raise_to_wrapper(self._slave, RuntimeError(self._refusal(call, str(exc))))
+        except Exception as exc:  # noqa: BLE001 - anything else is refused the same way
+            reason = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
+            raise_to_wrapper(self._slave, RuntimeError(self._refusal(call, reason)))
+
+    # -- life cycle --------------------------------------------------------------------------
+
+    def setup_experiment(self) -> None:
+        self.call("SetupExperiment", lambda: None)
+
+    def enter_initialization(self) -> None:
+        def run() -> None:
+            self.mode = Mode.INITIALIZATION
+
+        self.call("EnterInitializationMode", run)
+
+    def exit_initialization(self) -> None:
+        def run() -> None:
+            try:
+                self.core.initialize()
+            except Exception as exc:  # noqa: BLE001 - a rejected parameter, a lost server
+                raise Refused(f"initialization failed: {exc}") from None
+            self.mode = Mode.STEP
+
+        self.call("ExitInitializationMode", run)
+
+    def terminate(self) -> None:
+        def run() -> None:
+            self.core.terminate()
+            self.mode = Mode.TERMINATED
+
+        self.call("Terminate", run)
+
+    # -- variables ---------------------------------------------------------------------------
+
+    def get_reals(self, call: str, vrs: list[int]) -> list[float]:
+        return self.call(call, lambda: self.core.get_reals(vrs), "Get")
+
+    def get_strings(self, call: str, vrs: list[int]) -> list[str]:
+        return self.call(call, lambda: self.core.get_strings(vrs), "Get")
+
+    def set_reals(self, call: str, vrs: list[int], values: list[float]) -> None:
+        self.call(call, lambda: self.core.set_reals(vrs, values), "Set")
+
+    def set_strings(self, call: str, vrs: list[int], values: list[str]) -> None:
+        self.call(call, lambda: self.core.set_strings(vrs, values), "Set")
+
+    # -- stepping ----------------------------------------------------------------------------
+
+    def do_step(self, current_time: float, step_size: float) -> StepOutcome:
+        """doStep's outcome, logged unless OK. Anything but OK moves to the error state: a
+        refused call (``ERROR``) changed nothing, a numerical failure (``DISCARD``) leaves a
+        partial step; either way restore a saved FMU state (or reset) to go on."""
+        try:
+            self._check("DoStep")
+            count = self._macro_steps(step_size)
+        except Refused as exc:
+            self._refusal("DoStep", str(exc))
+            return StepOutcome.ERROR
+        if count > 1:  # exactly the steps of as many doSteps of h
+            step_size = float(self.core.config["macro_step"])
+        outcome, message = self.core.do_step(current_time, step_size, count)
+        if outcome is not StepOutcome.OK:
+            self._refusal("DoStep", message, outcome.value)
+        return outcome
+
+    def _macro_steps(self, step_size: float) -> int:
+        """How many of the scenario's macro steps h a doStep of ``step_size`` is: 1 for h (or
+        h / 2, the iterative scheme's half step, done as one step), k for k h where variable
+        steps are declared; Refused for anything else."""
+        h = float(self.core.config["macro_step"])
+        if not (isinstance(step_size, float) and math.isfinite(step_size) and step_size > 0.0):
+            raise Refused(f"step size must be positive and finite, got {step_size!r}")
+        for allowed in (h, 0.5 * h):
+            if abs(step_size - allowed) <= STEP_TOLERANCE * allowed:
+                return 1
+        count = round(step_size / h)
+        if self._variable_steps and count >= 1 and abs(step_size - count * h) <= (
+            STEP_TOLERANCE * count * h
+        ):
+            return count
+        raise Refused(
+            f"communicationStepSize {step_size!r} s is not the FMU's macro step {h!r} s"
+            + (" or a whole multiple of it" if self._variable_steps else "")
+            + " (nor its half, for the iterative scheme)"
+        )
+
+    # -- FMU state ---------------------------------------------------------------------------
+
+    def get_state(self) -> dict[str, Any]:
+        return self.call("GetFMUState", lambda: self.core.get_state(self.mode.name))
+
+    def set_state(self, state: Any) -> None:
+        def run() -> None:
+            if isinstance(state, RefusedState):
+                raise Refused(f"the state was refused when deserialized: {state.reason}")
+            self.core.set_state(state)
+            self.mode = Mode[state["mode"]]
+
+        self.call("SetFMUState", run)
