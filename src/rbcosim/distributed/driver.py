@@ -110,10 +110,12 @@ def _tail(path: Path, lines: int = 6) -> str:
 class ServerProcess:
     """`rbcosim serve` in a child process; `address` is read from its first stdout line.
 
-    root: the only folder it may read (the scenario's own folder, which holds what it names)."""
+    root: the only folder it may read (the scenario's own folder, which holds what it names).
+    wait: s to wait for its address (it first loads the compiled core; the first run after an
+    install compiles it)."""
 
     def __init__(self, bind: str, barrier_timeout: float, log_path: Path, root: Path,
-                 wait: float = 60.0):
+                 wait: float = 600.0):
         if not is_loopback(bind):
             raise CosimError(
                 f"--bind {bind}: the server `rbcosim cosim` starts binds to loopback only; to "

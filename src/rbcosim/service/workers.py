@@ -22,7 +22,6 @@ import contextlib
 import itertools
 import logging
 import multiprocessing
-import multiprocessing.forkserver
 import os
 import resource
 import shutil
@@ -188,12 +187,21 @@ class SessionWorkers:
         # One fork server per process, started here so that the first session does not wait
         # for it; it preloads the compiled core (rbcosim.service.preload).
         self._mp.set_forkserver_preload(["rbcosim.service.preload"])
-        multiprocessing.forkserver.ensure_running()
+        self._wait_for_fork_server()
         self._ids = itertools.count(1)
         self.workers: dict[bytes, Worker] = {}
         self.by_session: dict[str, Worker] = {}
         self.lost: dict[str, str] = {}
         """Session id -> why its worker ended, for requests that still name it."""
+
+    def _wait_for_fork_server(self) -> None:
+        """Start the fork server and wait until it has loaded the core (seconds once per
+        process; minutes on the very first run after an install, which compiles it), so that
+        no create_session waits for it."""
+        with _without_main_module():
+            probe = self._mp.Process(target=int, daemon=True)
+            probe.start()
+        probe.join()
 
     def close(self) -> None:
         for w in self.workers.values():
