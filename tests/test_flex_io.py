@@ -156,10 +156,11 @@ def test_config_matrices_mtx_files(tmp_path):
     "change, message",
     [
         ({"colour": "red"}, f"{WHERE}.colour: unknown key"),
-        ({"length": "long"}, f"{WHERE}.length: expected a finite number of magnitude at most 1e+100, got 'long'"),
+        ({"length": "long"},
+         f"{WHERE}.length: expected a finite number of magnitude at most 1e+100, got 'long'"),
         ({"length": None}, f"{WHERE}.length: missing"),
-        ({"elements": 2.5}, f"{WHERE}.elements: expected an integer from 1 to 100000 (written without a decimal "
-         "point), got 2.5"),
+        ({"elements": 2.5}, (f"{WHERE}.elements: expected an integer from 1 to 100000 "
+                             "(written without a decimal point), got 2.5")),
         ({"modes": 99}, f"{WHERE}.modes: expected at most 30"),
         ({"planar": "yes"}, f"{WHERE}.planar: expected true or false"),
         ({"attachment": "glued"}, f"{WHERE}.attachment: expected 'grounded' or 'floating'"),
