@@ -215,8 +215,9 @@ def pendulum_step(steps: int) -> float | None:
     from rbcosim.client import Client
 
     proc, address = start(
-        "import sys; from rbcosim.cli.serve_cmd import main; sys.exit(main(['--bind', sys.argv[1]]))",
-        "tcp://127.0.0.1:0",
+        "import sys; from rbcosim.cli.serve_cmd import main; "
+        "sys.exit(main(['--bind', sys.argv[1], '--root', sys.argv[2]]))",
+        "tcp://127.0.0.1:0", str(scenario.parent),
     )
     try:
         with Client(address) as c:
