@@ -20,6 +20,7 @@ import msgpack
 import numpy as np
 import pytest
 import zmq
+from server_process import child_env, rbcosim_serve
 
 from rbcosim.client import Client, ServiceError
 from rbcosim.service import CurveConfig, generate_keys
@@ -39,45 +40,16 @@ def status_codes() -> dict[str, int]:
     return {m[0]: int(m[1]) for m in re.findall(r"\b(RBC_\w+) = (\d+)", HEADER.read_text())}
 
 
-def env() -> dict[str, str]:
-    e = dict(os.environ)
-    e["PYTHONPATH"] = str(REPO / "src") + os.pathsep + e.get("PYTHONPATH", "")
-    return e
-
-
 def run(cmd, **kwargs) -> subprocess.CompletedProcess:
     return subprocess.run(
         [str(c) for c in cmd], capture_output=True, text=True, timeout=120, check=False, **kwargs
     )
 
 
-@contextlib.contextmanager
 def serve_toy(bind: str = "tcp://127.0.0.1:0", factory: str | None = FACTORY):
     """`rbcosim serve` with the toy rigid side (factory None: the real one), by default on a
     free port; yields its address."""
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "rbcosim.cli.serve_cmd",
-            "--bind",
-            bind,
-            "--root",
-            str(REPO),
-            *(["--rigid-factory", factory] if factory else []),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env(),
-    )
-    try:
-        line = proc.stdout.readline()
-        assert line.startswith("serving on "), line + proc.stderr.read()
-        yield line.split()[2]
-    finally:
-        proc.terminate()
-        proc.wait(10)
+    return rbcosim_serve(REPO, bind, factory)
 
 
 # --- conformance -------------------------------------------------------------------------
@@ -102,7 +74,7 @@ def test_conformance_replay_of_the_committed_transcript(native_build):
 
 def test_conformance_replay_of_a_fresh_transcript(native_build, tmp_path):
     """make_transcripts.py against today's server, then the replay: the kit is current."""
-    made = run([sys.executable, CONFORMANCE / "make_transcripts.py", tmp_path], env=env())
+    made = run([sys.executable, CONFORMANCE / "make_transcripts.py", tmp_path], env=child_env())
     assert made.returncode == 0, made.stderr
     done = replay(native_build, tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
-import os
 import subprocess
 import sys
 import time
@@ -16,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from server_process import child_env, rbcosim_serve
 
 from rbcosim.cli.main import main
 from rbcosim.client import Client
@@ -30,12 +30,6 @@ TWO_MASS_DATA = REPO / "scenarios" / "data" / "two_mass"
 TWO_BEAMS = REPO / "scenarios" / "two_beams.toml"
 T_END = "solver.t_end=1.0"  # 1000 macro steps of 1 ms
 TOLERANCE = 1e-12  # rigid results vs `rbcosim run` (N, m, m/s, J)
-
-
-def env() -> dict[str, str]:
-    e = dict(os.environ)
-    e["PYTHONPATH"] = str(REPO / "src") + os.pathsep + e.get("PYTHONPATH", "")
-    return e
 
 
 def example(native_build: Path, name: str) -> Path:
@@ -85,26 +79,6 @@ def own_rows(path: Path) -> np.ndarray:
 
 
 @contextlib.contextmanager
-def rbcosim_serve(root: Path = REPO):
-    """`rbcosim serve` on a free loopback port, reading under ``root``; yields its address."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "rbcosim.cli.serve_cmd", "--bind", "tcp://127.0.0.1:0",
-         "--root", str(root)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env(),
-    )
-    try:
-        line = proc.stdout.readline()
-        assert line.startswith("serving on "), line + proc.stderr.read()
-        yield line.split()[2]
-    finally:
-        proc.terminate()
-        proc.wait(10)
-
-
-@contextlib.contextmanager
 def cosim_serve_external(tmp_path: Path, scenario: Path, *sets: str):
     """`rbcosim cosim SCENARIO --serve-external`; yields (address, session, process, out)."""
     out = tmp_path / f"{scenario.stem}.cosim.csv"
@@ -124,7 +98,7 @@ def cosim_serve_external(tmp_path: Path, scenario: Path, *sets: str):
     for s in sets:
         args += ["--set", s]
     with log.open("w") as err:
-        proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=err, env=env())
+        proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=err, env=child_env())
     try:
         deadline = time.monotonic() + 120
         while True:

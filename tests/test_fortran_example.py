@@ -8,9 +8,7 @@ the Fortran code."""
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
-import os
 import re
 import subprocess
 import sys
@@ -19,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from native_build import native_unavailable
+from server_process import child_env, rbcosim_serve
 
 from rbcosim.cli.main import main
 from rbcosim.client import Client
@@ -32,13 +31,6 @@ SCENARIO = REPO / "scenarios" / "two_mass_oscillator_mtx.toml"
 DATA = REPO / "scenarios" / "data" / "two_mass"
 EXAMPLES = REPO / "interfaces" / "fortran" / "examples"
 TOLERANCE = 1e-12
-
-
-def env() -> dict[str, str]:
-    e = dict(os.environ)
-    e["PYTHONPATH"] = str(REPO / "src") + os.pathsep + e.get("PYTHONPATH", "")
-    e["PYTHONUNBUFFERED"] = "1"
-    return e
 
 
 @pytest.fixture(scope="module")
@@ -83,26 +75,6 @@ def run_fortran(fortran: Path, address: str, *args: str, timeout: float = 300):
     )
 
 
-@contextlib.contextmanager
-def serve():
-    """`rbcosim serve` on an OS-chosen loopback port; yields its address."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "rbcosim.cli.main", "serve", "--bind", "tcp://127.0.0.1:0",
-         "--root", str(REPO)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env(),
-    )
-    try:
-        line = proc.stdout.readline()
-        assert line.startswith("serving on "), line + proc.stderr.read()
-        yield line.split("serving on ", 1)[1].strip()
-    finally:
-        proc.terminate()
-        proc.wait(10)
-
-
 # --- the structure alone -----------------------------------------------------------------
 
 
@@ -134,7 +106,7 @@ def test_structure_alone_equals_the_python_endpoint(fortran, tmp_path, scheme):
         ],
         capture_output=True,
         text=True,
-        env=env(),
+        env=child_env(),
         timeout=600,
         check=False,
     )
@@ -175,7 +147,7 @@ def test_structure_alone_equals_the_python_endpoint(fortran, tmp_path, scheme):
 @pytest.mark.parametrize("scheme", ["jacobi", "gauss_seidel_rigid_first"])
 def test_fortran_flex_side_against_rbcosim_serve(fortran, tmp_path, scheme):
     sets = overrides(scheme)
-    with serve() as address:
+    with rbcosim_serve() as address:
         done = run_fortran(
             fortran, address, "--scenario", str(SCENARIO), *[a for s in sets for a in ("--set", s)]
         )
@@ -218,7 +190,7 @@ def test_fortran_flex_side_joins_cosim_serve_external(fortran, tmp_path, scheme)
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=env(),
+        env=child_env(),
     )
     try:
         line = cosim.stderr.readline()

@@ -175,19 +175,28 @@ class Server:
             # Bounded batches in turn, so that a flood on one side cannot starve the other
             # (ZeroMQ already queues fairly between the clients of each socket).
             if back in events:
-                for _ in range(_BATCH):
-                    if not back.getsockopt(zmq.EVENTS) & zmq.POLLIN:
-                        break
-                    frames = self.workers.receive()
-                    if frames is not None:
-                        self._send_frames(frames)
+                self._forward_worker_messages(_BATCH)
             if front in events:
                 for _ in range(_BATCH):
                     if not front.getsockopt(zmq.EVENTS) & zmq.POLLIN:
                         break
                     self._handle_frames(front.recv_multipart())
+            if self.workers.any_ended():
+                # An ended worker's last replies are already queued here (its socket lingers
+                # until they are delivered): forward them before its leftovers are answered.
+                self._forward_worker_messages(None)
             for peer, reply in self.workers.reap():
                 self._send(peer, reply)
+
+    def _forward_worker_messages(self, limit: int | None) -> None:
+        """Forward up to `limit` (None: all queued) worker messages to their clients."""
+        back = self.workers.socket
+        n = 0
+        while (limit is None or n < limit) and back.getsockopt(zmq.EVENTS) & zmq.POLLIN:
+            frames = self.workers.receive()
+            if frames is not None:
+                self._send_frames(frames)
+            n += 1
 
     def _handle_frames(self, frames: list[bytes]) -> None:
         identity = frames[0]

@@ -12,7 +12,7 @@ clients answered with an error.
 Frames, socket loop → worker: ``[identity, flags, *body]`` (flags: ``d`` the client sent a
 delimiter frame, ``f`` it sent buffer frames). Worker → socket loop: ``[b"ready"]`` once
 connected; ``[b"reply", identity, flags, parent_key, *reply frames]``; ``[b"created", session
-id]`` before a successful create_session reply; ``[b"closed"]`` after the close reply (or a
+id]`` before a successful create_session reply; ``[b"closed"]`` before the close reply (or a
 failed creation), when the worker exits.
 """
 
@@ -121,12 +121,14 @@ def run_worker(backend: str, worker_id: bytes, config: dict, memory_bytes: int |
                 replies = service.poll_timeouts()
                 if not _alive(server_pid):
                     return
+            ended = not service.sessions  # closed, or its creation failed
+            if ended:  # before the replies: a client told "closed" must not reach this worker
+                sock.send_multipart([b"closed"])
             for peer, reply in replies:
                 if reply["msg_type"] == "create_session_reply" and reply["status"] == "ok":
                     sock.send_multipart([b"created", reply["content"]["session"].encode()])
                 _send(sock, peer, reply)
-            if not service.sessions:  # closed, or its creation failed
-                sock.send_multipart([b"closed"])
+            if ended:
                 return
     finally:
         sock.close()
@@ -286,6 +288,10 @@ class SessionWorkers:
         identity, flags, key, *frames = rest
         w.outstanding.pop((identity, key), None)
         return [identity, b"", *frames] if b"d" in flags else [identity, *frames]
+
+    def any_ended(self) -> bool:
+        """Whether a worker process has ended and waits to be reaped."""
+        return any(not w.process.is_alive() for w in self.workers.values())
 
     def reap(self) -> list[tuple[Any, dict]]:
         """Forget workers that ended; kill builds past the timeout; error replies to the
