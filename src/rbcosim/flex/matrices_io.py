@@ -82,6 +82,26 @@ _DAMAGED_ZIP = (OSError, ValueError, EOFError, KeyError, NotImplementedError, Ov
 _DAMAGED_MTX = (OSError, ValueError, IndexError, EOFError, OverflowError, MemoryError, TypeError)
 
 
+#: Largest matrix dimension a Matrix Market file may declare.
+MAX_MTX_DIMENSION = 100_000
+
+
+def _check_mtx_header(p: Path, key: str) -> None:
+    """Refuse a damaged banner or size line before scipy's reader sees it (a wrong size line
+    can crash that reader)."""
+    with open(p, "rb") as f:
+        lines = [line for line in f.read(1 << 20).splitlines()]
+    if not lines or not lines[0].startswith(b"%%MatrixMarket matrix array real"):
+        raise ScenarioError(f"{p.name}: {key}: expected a '%%MatrixMarket matrix array real' "
+                            "banner (a dense real matrix)")
+    body = [line for line in lines[1:] if not line.startswith(b"%")]
+    size = body[0].split() if body else []
+    if (len(size) != 2 or not all(x.isdigit() for x in size)
+            or not all(1 <= int(x) <= MAX_MTX_DIMENSION for x in size)):
+        raise ScenarioError(f"{p.name}: {key}: expected a size line 'rows columns' (1.."
+                            f"{MAX_MTX_DIMENSION}), got {b' '.join(size).decode(errors='replace')!r}")
+
+
 def load_npz(path: str | Path) -> StructureMatrices:
     """Read and validate a ``.npz`` structure file (see the module docstring for the keys)."""
     path = Path(path)
@@ -149,6 +169,7 @@ def load_mtx(
     for key, p in files.items():
         p = Path(p)
         try:
+            _check_mtx_header(p, key)
             a = scipy.io.mmread(p)
         except FileNotFoundError as exc:
             raise ScenarioError(f"{p.name}: {key}: file not found ({p})") from exc
