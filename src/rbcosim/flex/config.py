@@ -100,8 +100,8 @@ def _number(cfg, key, where, *, positive=True, default=None, required=True) -> f
         return default
     v = cfg[key]
     if not _finite_number(v):
-        raise ScenarioError(f"{where}.{key}: expected a finite number of magnitude at most "
-                            f"{MAX_MAGNITUDE:g}, got {v!r}")
+        raise ScenarioError(f"{where}.{key}: expected a finite number, got {v!r} (magnitude "
+                            f"at most {MAX_MAGNITUDE:g})")
     if positive and v <= 0:
         raise ScenarioError(f"{where}.{key}: expected a positive number, got {v!r}")
     return float(v)
