@@ -119,8 +119,8 @@ def _integer(cfg, key, where, *, minimum, default=None, maximum=MAX_ELEMENTS) ->
         return default
     v = cfg[key]
     if isinstance(v, bool) or not isinstance(v, int) or not minimum <= v <= maximum:
-        raise ScenarioError(f"{where}.{key}: expected an integer from {minimum} to {maximum} "
-                            f"(written without a decimal point), got {v!r}")
+        raise ScenarioError(f"{where}.{key}: expected an integer >= {minimum}, got {v!r} (at "
+                            f"most {maximum}, written without a decimal point)")
     return v
 
 
