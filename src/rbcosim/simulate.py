@@ -62,18 +62,20 @@ class Diagnostics:
         """max |E − E0| / |E0| (|E0| replaced by the largest kinetic energy when E0 = 0)."""
         return self.max_energy_error / self.energy_scale if self.energy_scale else 0.0
 
-    def restore(self, d: dict) -> None:
-        """Take back the running maxima saved by as_dict (checkpoint resume)."""
-        self.energy0 = np.nan if d["energy_initial_J"] is None else d["energy_initial_J"]
-        self.max_phi = d["max_constraint_violation"]
-        self.max_phidot = d["max_constraint_velocity_violation"]
-        self.max_energy_error = d["_max_energy_error"]
-        self.energy_scale = d["_energy_scale"]
-        self.quaternion_error = d["max_quaternion_norm_error"]
-        self.steps = d["steps"]
+    def checkpoint(self) -> dict:
+        """The running figures a resumed run needs (energy0 None: not observed yet)."""
+        return {"energy0": None if np.isnan(self.energy0) else self.energy0,
+                "max_phi": self.max_phi, "max_phidot": self.max_phidot,
+                "max_energy_error": self.max_energy_error, "energy_scale": self.energy_scale,
+                "quaternion_error": self.quaternion_error, "steps": self.steps}
 
-    def as_dict(self, private: bool = False) -> dict:
-        """Summary figures; `private` adds the running sums a checkpoint needs."""
+    def restore(self, d: dict) -> None:
+        """Take back the figures of `checkpoint` (checked by checked_diagnostics)."""
+        for key, value in d.items():
+            setattr(self, key, np.nan if value is None else value)
+
+    def as_dict(self) -> dict:
+        """Summary figures."""
         d = {
             "steps": self.steps,
             "wall_time_s": self.wall_time,
@@ -84,9 +86,6 @@ class Diagnostics:
             "energy_max_relative_drift": self.energy_drift if self.conservative else None,
             "max_quaternion_norm_error": self.quaternion_error,
         }
-        if private:  # a checkpoint: finite numbers only (None: no energy observed yet)
-            d.update(_max_energy_error=self.max_energy_error, _energy_scale=self.energy_scale,
-                     energy_initial_J=None if np.isnan(self.energy0) else self.energy0)
         return d
 
 
@@ -203,7 +202,7 @@ def _stops(done: int, n_steps: int, output_every: int, checkpoint_every: int) ->
 def _save_checkpoint(sim: RigidSimulation, rows: list, k: int, path: Path) -> None:
     s = sim.state
     blob = pack_state({"t": s.t, "r": s.r, "q": s.q, "v": s.v, "w": s.w, "step": k,
-                       "rows": np.array(rows), "diagnostics": sim.diagnostics.as_dict(private=True),
+                       "rows": np.array(rows), "diagnostics": sim.diagnostics.checkpoint(),
                        "columns": ",".join(sim.columns)})
     write_atomically(path, blob)
 
@@ -238,15 +237,16 @@ def _load_checkpoint(sim: RigidSimulation, path: Path) -> tuple[list, int]:
 _MAX_STEP = 2**53
 
 
-def checked_diagnostics(d: dict) -> dict:
-    """The running maxima of a checkpoint, each a finite number (steps an integer)."""
-    if d.get("energy_initial_J", 0.0) is not None:
-        field(d, "energy_initial_J", (int, float), "state.diagnostics")
-    for key in ("max_constraint_violation",
-                "max_constraint_velocity_violation", "_max_energy_error", "_energy_scale",
-                "max_quaternion_norm_error"):
-        field(d, key, (int, float), "state.diagnostics")
-    field(d, "steps", int, "state.diagnostics")
+def checked_diagnostics(d: dict, *, observed: bool = True) -> dict:
+    """`d` if it holds the figures of Diagnostics.checkpoint, each a finite number (steps a
+    whole one, energy0 None only when not `observed`); StateFormatError otherwise."""
+    expected = Diagnostics().checkpoint()
+    if set(d) != set(expected):
+        raise StateFormatError(f"state.diagnostics: keys {sorted(d)}, expected {sorted(expected)}")
+    for key in expected:
+        kind = int if key == "steps" else (int, float)
+        if not (key == "energy0" and d[key] is None and not observed):
+            field(d, key, kind, "state.diagnostics")
     return d
 
 

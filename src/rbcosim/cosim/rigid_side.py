@@ -317,7 +317,7 @@ class RigidSide:
             "joints": {name: np.concatenate([[self.energy_rigid[name], self.energy_flex[name]],
                                              self.last_gaps[name], self.gap_max[name]])
                        for name in self.couplings},
-            "diagnostics": self.sim.diagnostics.as_dict(private=True),
+            "diagnostics": self.sim.diagnostics.checkpoint(),
             "quaternion_error": self.sim.integrator.quaternion_error,
         })
 
@@ -362,7 +362,7 @@ class RigidSide:
         if set(flex) - set(self.couplings) or set(joints) != set(self.couplings):
             raise StateFormatError(f"joints: {sorted(joints)}, this scenario has "
                                    f"{sorted(self.couplings)}")
-        checked_diagnostics(field(d, "diagnostics", dict))
+        checked_diagnostics(field(d, "diagnostics", dict), observed=False)
         return d
 
     def save(self, path) -> None:

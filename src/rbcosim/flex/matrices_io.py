@@ -28,7 +28,9 @@ Every problem raises :class:`rbcosim.errors.ScenarioError` naming the file and t
 
 from __future__ import annotations
 
+import struct
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,6 +39,7 @@ import scipy.io
 
 from rbcosim.errors import ScenarioError
 from rbcosim.flex.beam import COMPONENT_NAMES
+from rbcosim.scenario_reader import MAX_MAGNITUDE
 
 _NPZ_KEYS = {
     "M",
@@ -72,6 +75,33 @@ class StructureMatrices:
     output_positions: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
 
 
+#: What a damaged archive or array header raises inside zipfile, zlib and numpy's reader.
+_DAMAGED_ZIP = (OSError, ValueError, EOFError, KeyError, NotImplementedError, OverflowError,
+                MemoryError, struct.error, zipfile.BadZipFile, zlib.error)
+#: What a damaged Matrix Market file raises inside scipy.io.mmread.
+_DAMAGED_MTX = (OSError, ValueError, IndexError, EOFError, OverflowError, MemoryError, TypeError)
+
+
+#: Largest matrix dimension a Matrix Market file may declare.
+MAX_MTX_DIMENSION = 100_000
+
+
+def _check_mtx_header(p: Path, key: str) -> None:
+    """Refuse a damaged banner or size line before scipy's reader sees it (a wrong size line
+    can crash that reader)."""
+    with open(p, "rb") as f:
+        lines = [line for line in f.read(1 << 20).splitlines()]
+    if not lines or not lines[0].startswith(b"%%MatrixMarket matrix array real"):
+        raise ScenarioError(f"{p.name}: {key}: expected a '%%MatrixMarket matrix array real' "
+                            "banner (a dense real matrix)")
+    body = [line for line in lines[1:] if not line.startswith(b"%")]
+    size = body[0].split() if body else []
+    if (len(size) != 2 or not all(x.isdigit() for x in size)
+            or not all(1 <= int(x) <= MAX_MTX_DIMENSION for x in size)):
+        raise ScenarioError(f"{p.name}: {key}: expected a size line 'rows columns' (1.."
+                            f"{MAX_MTX_DIMENSION}), got {b' '.join(size).decode(errors='replace')!r}")
+
+
 def load_npz(path: str | Path) -> StructureMatrices:
     """Read and validate a ``.npz`` structure file (see the module docstring for the keys)."""
     path = Path(path)
@@ -81,8 +111,8 @@ def load_npz(path: str | Path) -> StructureMatrices:
             content = {key: data[key] for key in data.files}
     except FileNotFoundError as exc:
         raise ScenarioError(f"{label}: file not found ({path})") from exc
-    except (OSError, ValueError, zipfile.BadZipFile) as exc:
-        raise ScenarioError(f"{label}: not a readable .npz file ({exc})") from exc
+    except _DAMAGED_ZIP as exc:
+        raise ScenarioError(f"{label}: not a readable .npz file ({type(exc).__name__}: {exc})") from None
     unknown = sorted(set(content) - _NPZ_KEYS)
     if unknown:
         raise ScenarioError(f"{label}: unknown keys {unknown}; valid keys: {sorted(_NPZ_KEYS)}")
@@ -139,13 +169,14 @@ def load_mtx(
     for key, p in files.items():
         p = Path(p)
         try:
+            _check_mtx_header(p, key)
             a = scipy.io.mmread(p)
         except FileNotFoundError as exc:
             raise ScenarioError(f"{p.name}: {key}: file not found ({p})") from exc
-        except (OSError, ValueError, IndexError) as exc:
+        except _DAMAGED_MTX as exc:
             raise ScenarioError(
-                f"{p.name}: {key}: not a readable Matrix Market file ({exc})"
-            ) from exc
+                f"{p.name}: {key}: not a readable Matrix Market file ({type(exc).__name__}: {exc})"
+            ) from None
         if hasattr(a, "toarray"):
             a = a.toarray()
         mats[key] = (p.name, np.asarray(a))
@@ -280,6 +311,8 @@ def _check_square(label: str, key: str, a: np.ndarray, n: int | None) -> None:
         )
     if not np.all(np.isfinite(a)):
         raise ScenarioError(f"{label}: {key}: contains non-finite values")
+    if np.abs(a).max() > MAX_MAGNITUDE:
+        raise ScenarioError(f"{label}: {key}: contains values of magnitude above {MAX_MAGNITUDE:g}")
 
 
 def _check_psd(label: str, key: str, a: np.ndarray) -> None:
