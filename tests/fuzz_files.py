@@ -271,12 +271,15 @@ def npz_cases(rng: random.Random, blob: bytes, n: int) -> Iterator[Case]:
 
 
 def mtx_cases(rng: random.Random, text: bytes, n: int) -> Iterator[Case]:
-    """Byte damage of a Matrix Market file, and entries replaced by NaN or huge values."""
+    """Byte damage of a Matrix Market file (may be accepted if it still reads as a valid
+    matrix), and entries replaced by NaN or huge values (always refused)."""
     lines = text.decode().splitlines()
     data_rows = [i for i, line in enumerate(lines) if line and not line.startswith("%")][1:]
     for i in range(n):
-        # Byte damage is left out: a damaged .mtx can crash scipy's reader (segfault); see
-        # the report. Only whole-entry replacements are fuzzed here.
+        if i % 2 == 0:
+            label, data = byte_mutations(rng, text)
+            yield Case("mtx", label, data, False)
+            continue
         row = rng.choice(data_rows)
         parts = lines[row].split()
         parts[-1] = rng.choice(("nan", "inf", "-inf", "1e300"))

@@ -1,4 +1,5 @@
-"""File fuzz corpus (tests/fuzz_files.py): scenario TOML, state blobs, .npz and .mtx files.
+"""File fuzz corpus (tests/fuzz_files.py): scenario TOML, checkpoints and state blobs, FMU
+states, .npz and .mtx files.
 
 Every case must end in one of rbcosim's own errors naming the file (or the key), or load a
 valid result: no traceback, no corruption accepted, no hang (a per-case alarm). Loads and
@@ -17,20 +18,21 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fuzz_files import Case, mtx_cases, npz_cases, scenario_cases, state_cases
+from fuzz_files import Case, byte_mutations, mtx_cases, npz_cases, scenario_cases, state_cases
 
 from rbcosim.cosim.codec import unpack_state
 from rbcosim.errors import RbcosimError, ScenarioError, SimulationError
 from rbcosim.flex.config import flex_model_from_config
+from rbcosim.fmu_export.fmustate import decode_state, encode_state
 from rbcosim.flex.matrices_io import load_mtx, load_npz
 from rbcosim.limits import estimate
 from rbcosim.scenario import load_scenario_text
 from rbcosim.scenario_reader import MAX_MAGNITUDE
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
-PER_SCENARIO = 500
-PER_STATE = 800
-PER_STRUCTURE = 600
+PER_SCENARIO = 600
+PER_STATE = 1000
+PER_STRUCTURE = 1000
 CASE_SECONDS = 5
 
 
@@ -42,14 +44,14 @@ def _alarm(signum, frame):
     raise CaseTimeout
 
 
-def _run(case: Case, check) -> str:
-    """'refused' or 'accepted'; fails the test on anything else."""
+def _run(case: Case, check, refusal=RbcosimError) -> str:
+    """'refused' (`check` raised `refusal`) or 'accepted'; fails the test on anything else."""
     signal.signal(signal.SIGALRM, _alarm)
     signal.setitimer(signal.ITIMER_REAL, CASE_SECONDS)
     try:
         check(case)
         outcome = "accepted"
-    except RbcosimError as exc:
+    except refusal as exc:
         outcome = "refused"
         assert str(exc).strip(), case.label
     except CaseTimeout:
@@ -212,10 +214,24 @@ def test_file_fuzz_corpus(tmp_path, rigid_checkpoint, cosim_master):
     for case in mtx_cases(rng, files["K"].read_bytes(), PER_STRUCTURE):
         counts[case.kind, _run(case, load_fuzzed_mtx)] += 1
 
+    # An FMU state (fmi2SerializeFMUstate's bytes) around a real solver state: every damaged
+    # byte must be refused by its digest before anything is restored.
+    fmu_blob = encode_state({"values": [0.0, 1.5, float("nan")], "overrides": {"a.b": 2.0},
+                             "flex_reported": [True], "wrench_pending": False, "mode": "STEP",
+                             "solver": saved})
+
+    def decode_fuzzed_fmu_state(case: Case) -> None:
+        assert decode_state(case.data)["solver"] == saved, f"{case.label}: changed state accepted"
+
+    for i in range(PER_STRUCTURE):
+        label, data = byte_mutations(rng, fmu_blob)
+        case = Case("fmu-state", label, data, data != fmu_blob)
+        counts[case.kind, _run(case, decode_fuzzed_fmu_state, ValueError)] += 1
+
     elapsed = time.perf_counter() - start
     total = sum(counts.values())
     print(f"\nfile fuzz: {total} cases in {elapsed:.1f} s")
     for (kind, outcome), n in sorted(counts.items()):
         print(f"  {kind:12s} {outcome:9s} {n}")
-    assert total >= 6000
+    assert total >= 10_000
     assert elapsed < 60

@@ -100,8 +100,8 @@ def _number(cfg, key, where, *, positive=True, default=None, required=True) -> f
         return default
     v = cfg[key]
     if not _finite_number(v):
-        raise ScenarioError(f"{where}.{key}: expected a finite number, got {v!r} (magnitude "
-                            f"at most {MAX_MAGNITUDE:g})")
+        raise ScenarioError(f"{where}.{key}: expected a finite number of magnitude at most "
+                            f"{MAX_MAGNITUDE:g}, got {v!r}")
     if positive and v <= 0:
         raise ScenarioError(f"{where}.{key}: expected a positive number, got {v!r}")
     return float(v)
@@ -119,8 +119,8 @@ def _integer(cfg, key, where, *, minimum, default=None, maximum=MAX_ELEMENTS) ->
         return default
     v = cfg[key]
     if isinstance(v, bool) or not isinstance(v, int) or not minimum <= v <= maximum:
-        raise ScenarioError(f"{where}.{key}: expected an integer >= {minimum}, got {v!r} (at "
-                            f"most {maximum}, written without a decimal point)")
+        raise ScenarioError(f"{where}.{key}: expected an integer from {minimum} to {maximum} "
+                            f"(written without a decimal point), got {v!r}")
     return v
 
 
@@ -186,7 +186,7 @@ def _section(cfg, where) -> dict[str, float | None]:
             f"section properties, not both"
         )
     allowed = {"square": {"width"}, "rectangle": {"width", "height"}, "circle": {"diameter"}}
-    if section not in allowed:
+    if not isinstance(section, str) or section not in allowed:
         raise ScenarioError(
             f"{where}.section: expected 'square', 'rectangle' or 'circle', got {section!r}"
         )

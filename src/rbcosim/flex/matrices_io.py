@@ -19,8 +19,8 @@ NumPy ``.npz`` keys (SI units):
 - ``output_positions`` — optional, (n_out, 3): node positions relative to the interface point
   in the undeformed state, m; default zeros.
 
-Matrix Market ``.mtx``: one file per matrix (``M``, ``K``, optional ``C``), read with
-``scipy.io.mmread``; ``n_boundary`` and ``boundary_dofs`` then come from the scenario.
+Matrix Market ``.mtx``: one file per matrix (``M``, ``K``, optional ``C``), dense or
+sparse, read by :mod:`rbcosim.flex.matrix_market`; ``n_boundary`` and ``boundary_dofs`` then come from the scenario.
 
 Every problem raises :class:`rbcosim.errors.ScenarioError` naming the file and the key, e.g.
 ``two_mass.npz: K: expected a square 2x2 matrix, got shape (2, 3)``.
@@ -35,10 +35,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import scipy.io
 
 from rbcosim.errors import ScenarioError
 from rbcosim.flex.beam import COMPONENT_NAMES
+from rbcosim.flex.matrix_market import read_matrix_market_file
 from rbcosim.scenario_reader import MAX_MAGNITUDE
 
 _NPZ_KEYS = {
@@ -78,28 +78,6 @@ class StructureMatrices:
 #: What a damaged archive or array header raises inside zipfile, zlib and numpy's reader.
 _DAMAGED_ZIP = (OSError, ValueError, EOFError, KeyError, NotImplementedError, OverflowError,
                 MemoryError, struct.error, zipfile.BadZipFile, zlib.error)
-#: What a damaged Matrix Market file raises inside scipy.io.mmread.
-_DAMAGED_MTX = (OSError, ValueError, IndexError, EOFError, OverflowError, MemoryError, TypeError)
-
-
-#: Largest matrix dimension a Matrix Market file may declare.
-MAX_MTX_DIMENSION = 100_000
-
-
-def _check_mtx_header(p: Path, key: str) -> None:
-    """Refuse a damaged banner or size line before scipy's reader sees it (a wrong size line
-    can crash that reader)."""
-    with open(p, "rb") as f:
-        lines = [line for line in f.read(1 << 20).splitlines()]
-    if not lines or not lines[0].startswith(b"%%MatrixMarket matrix array real"):
-        raise ScenarioError(f"{p.name}: {key}: expected a '%%MatrixMarket matrix array real' "
-                            "banner (a dense real matrix)")
-    body = [line for line in lines[1:] if not line.startswith(b"%")]
-    size = body[0].split() if body else []
-    if (len(size) != 2 or not all(x.isdigit() for x in size)
-            or not all(1 <= int(x) <= MAX_MTX_DIMENSION for x in size)):
-        raise ScenarioError(f"{p.name}: {key}: expected a size line 'rows columns' (1.."
-                            f"{MAX_MTX_DIMENSION}), got {b' '.join(size).decode(errors='replace')!r}")
 
 
 def load_npz(path: str | Path) -> StructureMatrices:
@@ -169,17 +147,15 @@ def load_mtx(
     for key, p in files.items():
         p = Path(p)
         try:
-            _check_mtx_header(p, key)
-            a = scipy.io.mmread(p)
+            a = read_matrix_market_file(p)
         except FileNotFoundError as exc:
             raise ScenarioError(f"{p.name}: {key}: file not found ({p})") from exc
-        except _DAMAGED_MTX as exc:
-            raise ScenarioError(
-                f"{p.name}: {key}: not a readable Matrix Market file ({type(exc).__name__}: {exc})"
-            ) from None
-        if hasattr(a, "toarray"):
-            a = a.toarray()
-        mats[key] = (p.name, np.asarray(a))
+        except OSError as exc:
+            raise ScenarioError(f"{p.name}: {key}: cannot read ({exc.strerror})") from None
+        except ValueError as exc:
+            raise ScenarioError(f"{p.name}: {key}: not a readable Matrix Market file: {exc}"
+                                ) from None
+        mats[key] = (p.name, a)
     label_m, m = mats["M"]
     label_k, k = mats["K"]
     _check_square(label_m, "M", m, None)
