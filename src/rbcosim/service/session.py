@@ -1,0 +1,177 @@
+"""A session's bookkeeping as the service holds it: its attached clients, the requests waiting
+at its step barrier, its snapshots and result history. Numbers live in the rigid side; this is
+only who owns which interface point and joint, and what has been recorded."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+EMPTY_KINEMATICS = np.empty((0, 13))
+EMPTY_GAPS = np.empty((0, 4))
+NO_WRENCH = np.empty((0, 6))
+
+
+def joint_points(rigid: Any, joints: tuple[str, ...]) -> dict[str, str]:
+    """Joint -> the interface point it couples, where the rigid side tells (``couplings``)."""
+    couplings = getattr(rigid, "couplings", None)
+    if isinstance(couplings, dict):
+        return {j: couplings[j].point for j in joints if hasattr(couplings.get(j), "point")}
+    if set(joints) <= set(rigid.point_names):
+        return {j: j for j in joints}
+    return {}
+
+
+def row_indices(names: tuple[str, ...], order: tuple[str, ...]):
+    if names == order:
+        return None
+    return np.array([order.index(n) for n in names], dtype=np.intp)
+
+
+def select_rows(table: np.ndarray, rows) -> np.ndarray:
+    return table if rows is None else table[rows]
+
+
+def scenario_output_every(rigid: Any) -> int:
+    """The scenario's solver.output_every where the rigid side has one, else 1."""
+    every = getattr(getattr(getattr(rigid, "scenario", None), "solver", None), "output_every", 1)
+    return every if isinstance(every, int) and every >= 1 else 1
+
+
+@dataclass
+class AttachedClient:
+    id: str
+    name: str
+    points: tuple[str, ...]
+    joints: tuple[str, ...]
+    last_seen: float
+    point_rows: Any = None
+    """Row indices of this client's points in the session's point order (None: all, in order)."""
+    joint_rows: Any = None
+    motions: bool = False
+    """The client asked for motions (outputs + accelerations, (n, 19)) in its replies."""
+
+
+@dataclass
+class PendingRequest:
+    client: str
+    peer: Any
+    msg: dict
+    wrench: np.ndarray
+    """(n_points, 6) held wrenches, or (n_points, m, 6) polynomial coefficients."""
+    flex: np.ndarray | None
+    """(n_joints, 13) node kinematics, or None when the reports of this index are already in."""
+    flex_at_end: bool
+    jacobian: np.ndarray | None = None
+    energy: np.ndarray | None = None
+    """(n_joints,) energy J each joint's flexible side has delivered so far, or None."""
+    kind: str = "step"
+    """"step" (take the macro step) or "report" (reports only, no step)."""
+
+
+@dataclass
+class Snapshot:
+    step: int
+    time: float
+    blob: bytes
+
+
+@dataclass
+class Session:
+    id: str
+    rigid: Any
+    macro_step: float
+    barrier_timeout: float
+    points: tuple[str, ...]
+    joints: tuple[str, ...]
+    step: int = 0
+    clients: dict[str, AttachedClient] = field(default_factory=dict)
+    point_owner: dict[str, str] = field(default_factory=dict)
+    joint_owner: dict[str, str] = field(default_factory=dict)
+    orphans: dict[str, str] = field(default_factory=dict)
+    pending: dict[str, PendingRequest] = field(default_factory=dict)
+    barrier_opened: float | None = None
+    snapshots: dict[str, Snapshot] = field(default_factory=dict)
+    failed: str | None = None
+    history_first_step: int = 0
+    history_time: list[float] = field(default_factory=list)
+    history_kin: list[np.ndarray] = field(default_factory=list)
+    history_gaps: list[np.ndarray] = field(default_factory=list)
+    outputs_array: Any = None
+    """The rigid side's ``point_outputs_array()`` ((n, 13) in point order), if it has one."""
+    nan_gaps: np.ndarray = field(default_factory=lambda: EMPTY_GAPS)
+    motions_array: Any = None
+    """The rigid side's ``motions_array()`` ((n, 19): outputs + accelerations), if it has one."""
+    motions: np.ndarray | None = None
+    """Motions as of the last step, report or restore (None: not evaluated since)."""
+    reported_step: int | None = None
+    """Step index whose flexible-side reports (at the start of the step) are applied."""
+    reported_gaps: np.ndarray | None = None
+    output_every: int = 1
+    snapshot_every: int = 0
+    wait_for_joints: bool = False
+    """Barriers also wait until every joint has a client (a run that starts its clients apart)."""
+    coupling: dict | None = None
+    """The rigid side's coupling_info(), sent to every attaching client (protocol 1.2)."""
+    row_steps: list[int] = field(default_factory=list)
+    rows: list[np.ndarray] = field(default_factory=list)
+    """Result rows (the rigid side's ``results_row()``) and the step index of each."""
+
+    @property
+    def records_rows(self) -> bool:
+        return hasattr(self.rigid, "results_row")
+
+    def barrier_full(self) -> bool:
+        """Every attached client has sent its request (and, if asked, every joint has one)."""
+        if not self.pending or len(self.pending) < len(self.clients):
+            return False
+        if not self.wait_for_joints:
+            return True
+        return not self.orphans and all(j in self.joint_owner for j in self.joints)
+
+    def wants_motions(self) -> bool:
+        return self.motions_array is not None and any(c.motions for c in self.clients.values())
+
+    def current_motions(self) -> np.ndarray:
+        """(n_points, 19) as of the last step, report or restore."""
+        if self.motions is None:
+            self.motions = np.asarray(self.motions_array(), dtype=np.float64)
+        return self.motions
+
+    def record_row(self, step: int) -> None:
+        """The rigid side's result row at step index ``step`` (replacing one already there)."""
+        while self.row_steps and self.row_steps[-1] >= step:
+            self.row_steps.pop()
+            self.rows.pop()
+        self.row_steps.append(step)
+        self.rows.append(np.asarray(self.rigid.results_row(), dtype=np.float64))
+
+    def where(self) -> str:
+        return f"step {self.step} (t = {self.rigid.time:.9g} s)"
+
+    def all_kinematics(self, outs=None) -> np.ndarray:
+        """(n_points, 13) in point order, from the rigid side's array or dict of outputs."""
+        if outs is None:
+            outs = (
+                self.outputs_array()
+                if self.outputs_array is not None
+                else self.rigid.point_outputs()
+            )
+        if isinstance(outs, np.ndarray):
+            return np.array(outs, dtype=np.float64).reshape(len(self.points), 13)
+        return np.array([outs[p] for p in self.points]) if self.points else EMPTY_KINEMATICS
+
+    def last_gaps(self) -> np.ndarray:
+        """The most recently evaluated gap rows (NaN before any)."""
+        for row in reversed(self.history_gaps):
+            if not np.isnan(row).all():
+                return row
+        return np.full((len(self.joints), 4), np.nan)
+
+    def reset_history(self) -> None:
+        self.history_first_step = self.step
+        self.history_time = [self.rigid.time]
+        self.history_kin = [self.all_kinematics()]
+        self.history_gaps = [np.full((len(self.joints), 4), np.nan)]
