@@ -23,8 +23,8 @@ from fuzz_files import Case, byte_mutations, mtx_cases, npz_cases, scenario_case
 from rbcosim.cosim.codec import unpack_state
 from rbcosim.errors import RbcosimError, ScenarioError, SimulationError
 from rbcosim.flex.config import flex_model_from_config
-from rbcosim.fmu_export.fmustate import decode_state, encode_state
 from rbcosim.flex.matrices_io import load_mtx, load_npz
+from rbcosim.fmu_export.fmustate import decode_state, encode_state
 from rbcosim.limits import estimate
 from rbcosim.scenario import load_scenario_text
 from rbcosim.scenario_reader import MAX_MAGNITUDE

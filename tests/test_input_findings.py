@@ -13,13 +13,12 @@ import csv
 
 import numpy as np
 import pytest
+from test_scenario_errors import BASE, edit
 
 from rbcosim.cli.main import main
 from rbcosim.errors import SimulationError
 from rbcosim.scenario import load_scenario_text
 from rbcosim.simulate import ProgressGuard
-
-from test_scenario_errors import BASE, edit
 
 FLEX = "scenarios/rigid_flex_pendulum.toml"
 

@@ -40,7 +40,6 @@ from rbcosim.settings import (
     SolverSettings,
 )
 
-
 #: Most coupling iterations per macro step a scenario may ask for.
 MAX_ITERATIONS = 10_000
 #: Most links a [generators.chain] may have (the run limits then apply to its bodies).

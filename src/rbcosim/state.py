@@ -15,7 +15,7 @@ class State:
     views of it, and assigning to them copies into it. The compiled integrators advance
     `vector` in place."""
 
-    __slots__ = ("t", "vector", "_n")
+    __slots__ = ("_n", "t", "vector")
 
     def __init__(self, t: float, r, q, v, w):
         r = np.asarray(r, dtype=float).reshape(-1, 3)

@@ -7,8 +7,8 @@ import warnings
 
 import numpy as np
 
-from rbcosim.kernels import jit_alloc
 from rbcosim.errors import SimulationError
+from rbcosim.kernels import jit_alloc
 from rbcosim.settings import Coupling
 
 

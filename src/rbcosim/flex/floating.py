@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from rbcosim.kernels import jit_alloc
 
 from rbcosim.flex.frame import (
     acceleration_polynomial,
@@ -26,6 +25,7 @@ from rbcosim.flex.frame import (
 from rbcosim.flex.kinematics import rotation_matrix_of
 from rbcosim.flex.layout import AL, ETA, A, Q, W
 from rbcosim.flex.linalg import matvec
+from rbcosim.kernels import jit_alloc
 
 
 @jit_alloc

@@ -12,11 +12,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from rbcosim.kernels import jit_alloc
 
 from rbcosim.flex.kinematics import add_quat_rate
 from rbcosim.flex.layout import AL, A, Q, R, V, W
 from rbcosim.flex.polynomial import polynomial_through
+from rbcosim.kernels import jit_alloc
 
 
 @jit_alloc

@@ -21,12 +21,12 @@ import math
 
 import numpy as np
 import scipy.linalg
-from rbcosim.kernels import jit_alloc
 
 from rbcosim.flex.frame import acceleration_polynomial, end_of_step, set_frame, write_end_frame
 from rbcosim.flex.kinematics import relative_rotation_vector
 from rbcosim.flex.layout import AL, ETA, PREF, QREF, A, Q, R, V, W
 from rbcosim.flex.linalg import matvec
+from rbcosim.kernels import jit_alloc
 
 _DEGREE = 4  # of u_b(tau): position through twice-integrated quadratic accelerations
 

@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+
 from rbcosim.kernels import jit_alloc
 
 

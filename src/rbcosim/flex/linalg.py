@@ -4,6 +4,7 @@ cheaper than a BLAS call)."""
 from __future__ import annotations
 
 import numpy as np
+
 from rbcosim.kernels import jit_alloc
 
 

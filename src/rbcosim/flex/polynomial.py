@@ -7,6 +7,7 @@ Times are relative (tau, s); values are rows of any width (m/s², N, ...); at mo
 from __future__ import annotations
 
 import numpy as np
+
 from rbcosim.kernels import jit_alloc
 
 

@@ -15,7 +15,19 @@ from typing import NamedTuple
 import numpy as np
 
 from rbcosim.kernels import jit
-from rbcosim.kernels.rotation import add, at2, cr, mat, mtt, multiply, mv, normalize, qmul, tuple_matrix, vec
+from rbcosim.kernels.rotation import (
+    add,
+    at2,
+    cr,
+    mat,
+    mtt,
+    multiply,
+    mv,
+    normalize,
+    qmul,
+    tuple_matrix,
+    vec,
+)
 
 #: Highest power of (t − t0) in a wrench polynomial.
 MAX_POLY_ORDER = 3
