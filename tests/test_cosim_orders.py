@@ -11,12 +11,12 @@ Figures (measured with this file's settings):
 
     scheme                    extrapolation   orders (3 halvings)   error at H = 1.25e-3
     jacobi                    0               1.00 1.00 1.00        7.9e-4
-    jacobi                    1               1.96 1.99 1.99        4.0e-6
+    jacobi                    1               1.97 1.99 1.99        4.0e-6
     jacobi                    2               2.20 2.12 2.06        1.6e-6   (startup-limited)
     gauss_seidel_rigid_first  0               1.01 1.01 1.00        7.9e-4
-    gauss_seidel_rigid_first  1               1.97 1.99 2.00        4.0e-6
-    gauss_seidel_flex_first   0               2.13 2.07 2.04        1.5e-6
-    iterative                 0               ≈ 4 (see the test)
+    gauss_seidel_rigid_first  1               1.98 1.99 2.00        4.0e-6
+    gauss_seidel_flex_first   0               2.12 2.07 2.03        1.5e-6
+    iterative                 0               3.93 3.95 3.98        1.7e-12
     interface_jacobian        0               0.97 0.99 0.99        6.9e-5
 
 Iterative coupling exchanges the wrench and the motion at mid-step and at the end of every
