@@ -32,7 +32,7 @@ def _wrench(results, joint, i=slice(None)):
 def _rod(tmp_path, theta0, rate0, driver=""):
     """A rod hinged at the origin about Y, centre at L (sin θ, 0, −cos θ), θ from the downward
     vertical (body orientation −θ about Y)."""
-    s, c = np.sin(theta0), np.cos(theta0)
+    s, c = float(np.sin(theta0)), float(np.cos(theta0))
     text = f"""
 [world]
 gravity = [0.0, 0.0, {-G}]
