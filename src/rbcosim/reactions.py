@@ -9,7 +9,7 @@ prismatic's axis, on body2) and `D.power` W, the power it puts into the mechanis
 
 Maximal route: from the multipliers λ at each row's state, generalized constraint forces
 Q_c = −Jᵀ λ (columns [v, ω^b] per body: force inertial, torque in the body frame). Minimal
-route (trees): inverse dynamics, Newton–Euler of every body with the accelerations of the
+route (trees, which have no drivers): inverse dynamics, Newton–Euler of every body with the accelerations of the
 joint-coordinate solution, solved for one full wrench per joint. Redundant constraint rows
 (e.g. a planar loop's out-of-plane rows) carry λ = 0: those reaction components are
 indeterminate and reported as the solver's choice.
@@ -129,10 +129,8 @@ def _skew(a: np.ndarray) -> np.ndarray:
 
 
 def _row_columns(model: Model, kin: Kinematics, wrench: np.ndarray,
-                 power: np.ndarray | None) -> list[float]:
+                 power: np.ndarray) -> list[float]:
     """One row of reaction_columns from all joints' wrenches (k, 6) and constraint powers."""
-    from rbcosim.constraints import joint_coordinate
-
     row = []
     for k in _wrenched(model):
         m1 = model.joints[k].marker1
@@ -142,8 +140,7 @@ def _row_columns(model: Model, kin: Kinematics, wrench: np.ndarray,
         target = model.joints[model.joints[k].driven_joint]
         z1 = kin.R[target.marker1.body] @ target.marker1.axes[:, 2]
         force = float(z1 @ (wrench[k, 3:] if target.kind == "revolute" else wrench[k, :3]))
-        row += [force, power[k] if power is not None
-                else force * joint_coordinate(target, kin)[1]]
+        row += [force, power[k]]
     return row
 
 
@@ -171,8 +168,8 @@ def with_reactions(model: Model, results: Results, minimal_system=None) -> Resul
             y = results.data[i, first : first + minimal_system.nq + minimal_system.nv]
             acc = minimal_system.body_accelerations(state.t, y)
             applied = minimal_system.maximal.applied(state.t, kin)
-            extra.append(_row_columns(model, kin, tree_wrenches(model, state, acc, applied),
-                                      None))
+            wrench = tree_wrenches(model, state, acc, applied)
+            extra.append(_row_columns(model, kin, wrench, np.zeros(len(model.joints))))
         else:
             wrench, power = maximal.wrenches(state)
             extra.append(_row_columns(model, kin, wrench, power))
