@@ -198,8 +198,11 @@ ANDREWS_LAMBDA = {0.0: [98.5668703962410896, -6.12268834425566266, 0, 0, 0, 0],
                          0.3145271365475927e2, 0.2264249232082739e2, 0.1161740700019673e2]}
 
 
-def test_andrews_squeezer_reactions_match_the_published_multipliers(scenarios_dir):
-    scenario, res = _run(scenarios_dir / "andrews_squeezer.toml", output_every=3000)
+@pytest.mark.parametrize("formulation", ["maximal", "minimal"])
+def test_andrews_squeezer_reactions_match_the_published_multipliers(scenarios_dir, formulation):
+    """(minimal: a closed loop, so multipliers at the state its coordinates reconstruct)"""
+    scenario, res = _run(scenarios_dir / "andrews_squeezer.toml", output_every=3000,
+                         formulation=formulation)
     assert res.t[-1] == pytest.approx(0.03, abs=1e-12)
     for i, t in ((0, 0.0), (-1, 0.03)):
         lam = np.array(ANDREWS_LAMBDA[t])
@@ -233,3 +236,23 @@ def test_newton_euler_of_every_squeezer_body(scenarios_dir):
         scale = np.max(np.abs(wrench[:, :3]))
         np.testing.assert_allclose(f, model.bodies[b - 1].mass * vdot[b - 1], atol=1e-9 * scale)
         np.testing.assert_allclose(m, tau, atol=1e-9 * scale)
+
+
+def test_reactions_are_opt_in(scenarios_dir, tmp_path):
+    """Default results keep their columns; `rbcosim run --reactions` adds them; a
+    co-simulation refuses the key."""
+    from rbcosim.cli.main import main
+    from rbcosim.errors import ScenarioError
+    from rbcosim.results import Results
+
+    plain = run_scenario(load_scenario(scenarios_dir / "double_pendulum.toml",
+                                       {"solver.t_end": "0.01"}), progress=False)
+    assert plain.columns[-1] == "constraint_drift" and "reactions" not in plain.diagnostics
+    out = tmp_path / "dp.csv"
+    assert main(["run", str(scenarios_dir / "double_pendulum.toml"), "--reactions", "-q",
+                 "--t-end", "0.01", "-o", str(out)]) == 0
+    assert Results.read_csv(out).columns[-12:] == [f"elbow.{f}" for f in (
+        "fx", "fy", "fz", "mx", "my", "mz", "jfx", "jfy", "jfz", "jmx", "jmy", "jmz")]
+    with pytest.raises(ScenarioError, match="reactions"):
+        run_scenario(load_scenario(scenarios_dir / "rigid_flex_pendulum.toml",
+                                   {"solver.reactions": "true"}), progress=False)
