@@ -10,8 +10,11 @@ from rbcosim.simulate import simulate
 
 def run_scenario(scenario: Scenario, *, progress: bool = True, checkpoint=None,
                  checkpoint_every: int = 0, resume=None) -> Results:
-    """Run a scenario in process and return its results (checkpoints: co-simulations only)."""
+    """Run a scenario in process and return its results (checkpoints: co-simulations only);
+    with solver.reactions, the joint reaction columns of `rbcosim.reactions` appended."""
     if scenario.couplings or scenario.flex_bodies:
+        if scenario.solver.reactions:
+            raise ScenarioError("solver.reactions: rigid runs only, not co-simulations")
         from rbcosim.cosim.master import run_cosimulation
 
         return run_cosimulation(scenario, progress=progress, checkpoint=checkpoint,
@@ -24,6 +27,21 @@ def run_scenario(scenario: Scenario, *, progress: bool = True, checkpoint=None,
         from rbcosim.minimal.route import is_tree, simulate_minimal
 
         if formulation == "minimal" or is_tree(scenario.model):
-            return simulate_minimal(scenario.model, scenario.solver, progress=progress)
-    return simulate(scenario.model, scenario.solver, progress=progress, checkpoint=checkpoint,
-                    checkpoint_every=checkpoint_every, resume=resume)
+            results = simulate_minimal(scenario.model, scenario.solver, progress=progress)
+            return _reactions(scenario, results, minimal=True)
+    results = simulate(scenario.model, scenario.solver, progress=progress, checkpoint=checkpoint,
+                       checkpoint_every=checkpoint_every, resume=resume)
+    return _reactions(scenario, results, minimal=False)
+
+
+def _reactions(scenario: Scenario, results: Results, *, minimal: bool) -> Results:
+    if not scenario.solver.reactions:
+        return results
+    from rbcosim.reactions import with_reactions
+
+    system = None
+    if minimal:
+        from rbcosim.minimal.route import make_system
+
+        system = make_system(scenario.model)
+    return with_reactions(scenario.model, results, system)

@@ -467,6 +467,7 @@ class _Builder:
             baumgarte=tuple(s.vector("baumgarte", 2, list(d.baumgarte))),
             rtol=s.number("rtol", d.rtol, positive=True),
             atol=s.number("atol", d.atol, positive=True),
+            reactions=s.boolean("reactions", d.reactions),
         )
         if min(settings.baumgarte) < 0:
             raise s.error("baumgarte", "expected non-negative [alpha, beta]")

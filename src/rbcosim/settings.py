@@ -17,7 +17,8 @@ VIOLATION_ACTIONS = ("record", "warn", "stop")
 
 @dataclass(frozen=True)
 class SolverSettings:
-    """How to integrate: step dt s, end time s, integrator name, output every k steps."""
+    """How to integrate: step dt s, end time s, integrator name, output every k steps;
+    reactions: add joint reaction and driver columns (`rbcosim.reactions`)."""
 
     formulation: str = "maximal"
     integrator: str = "rk4"
@@ -28,6 +29,7 @@ class SolverSettings:
     baumgarte: tuple[float, float] = (10.0, 10.0)
     rtol: float = 1e-10
     atol: float = 1e-12
+    reactions: bool = False
 
 
 @dataclass(frozen=True)

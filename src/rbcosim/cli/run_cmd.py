@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from pathlib import Path
 
 from rbcosim.cli.options import add_scenario_options, enforce_limits, load_with_options
@@ -21,6 +22,9 @@ def add_parser(sub) -> None:
                                    "computed before.")
     add_scenario_options(p)
     p.add_argument("--out", "-o", metavar="FILE", help="results file (default: results/<name>.csv)")
+    p.add_argument("--reactions", action="store_true",
+                   help="add joint reaction and driver force/power columns "
+                        "(as [solver] reactions = true)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.add_argument("--checkpoint", metavar="FILE",
                    help="save the whole state (co-simulation: both sides) and the rows so far to "
@@ -34,6 +38,8 @@ def add_parser(sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     scenario = load_with_options(args)
+    if args.reactions:
+        scenario = replace(scenario, solver=replace(scenario.solver, reactions=True))
     out = Path(args.out or Path("results") / (Path(args.scenario).stem + ".csv"))
     if args.checkpoint_every < 1:
         raise ScenarioError(f"--checkpoint-every: expected a positive integer, got "
