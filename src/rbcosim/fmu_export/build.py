@@ -215,6 +215,9 @@ def _run_builder(fmi_version: int, script: Path, bundle: Path, dest: Path) -> Pa
         options = {k.replace("FMUstate", "FMUState"): v for k, v in options.items()}
         from pythonfmu3 import FmuBuilder
     saved_path = list(sys.path)
+    # pythonfmu imports the script by module name: an FMU of another name run in this process
+    # (its wrapper imports the same module) must not stand in for it.
+    sys.modules.pop(script.stem, None)
     try:
         return Path(FmuBuilder.build_FMU(script, dest=dest, project_files=[bundle], **options))
     finally:
