@@ -75,7 +75,10 @@ def export_fmu(
 
     with tempfile.TemporaryDirectory(prefix="rbcosim_fmu_") as tmp:
         tmp = Path(tmp)
-        script = tmp / "src" / f"rbcosim_fmi{options.fmi_version}_slave.py"
+        # The wrapper imports the script by module name into the host's Python and looks the
+        # class up by modelIdentifier: one module name per identifier, so that FMUs of other
+        # names loaded before in the same process do not stand in for it.
+        script = tmp / "src" / f"rbcosim_fmi{options.fmi_version}_{identifier}.py"
         script.parent.mkdir()
         source = (
             importlib_resources.files("rbcosim.fmu_export") / _SLAVE_SOURCES[options.fmi_version]
@@ -215,8 +218,8 @@ def _run_builder(fmi_version: int, script: Path, bundle: Path, dest: Path) -> Pa
         options = {k.replace("FMUstate", "FMUState"): v for k, v in options.items()}
         from pythonfmu3 import FmuBuilder
     saved_path = list(sys.path)
-    # pythonfmu imports the script by module name: an FMU of another name run in this process
-    # (its wrapper imports the same module) must not stand in for it.
+    # pythonfmu imports the script by module name: a module of that name left by an FMU run in
+    # this process (the wrapper imports it too) must not stand in for it.
     sys.modules.pop(script.stem, None)
     try:
         return Path(FmuBuilder.build_FMU(script, dest=dest, project_files=[bundle], **options))
