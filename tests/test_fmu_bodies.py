@@ -30,8 +30,18 @@ def reference(tmp_path_factory):
     """`rbcosim run` of the double pendulum to STOP, its results file read back."""
     out = tmp_path_factory.mktemp("run") / "run.csv"
     subprocess.run(
-        [sys.executable, "-m", "rbcosim", "run", str(PENDULUM), "--t-end", str(STOP),
-         "--out", str(out), "--quiet"],
+        [
+            sys.executable,
+            "-m",
+            "rbcosim",
+            "run",
+            str(PENDULUM),
+            "--t-end",
+            str(STOP),
+            "--out",
+            str(out),
+            "--quiet",
+        ],
         check=True,
     )
     return Results.read_csv(out)
@@ -51,7 +61,9 @@ def test_pendulum_fmu_outputs_equal_rbcosim_run_to_the_bit(reference, tmp_path, 
 
     solver = load_scenario(PENDULUM).solver
     result = fmpy.simulate_fmu(
-        str(path), stop_time=STOP, output_interval=solver.dt * solver.output_every,
+        str(path),
+        stop_time=STOP,
+        output_interval=solver.dt * solver.output_every,
         output=columns,
     )
     assert len(result) == len(reference.t) == 51

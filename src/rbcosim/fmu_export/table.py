@@ -379,8 +379,16 @@ def build_table(
     for body, state in (bodies or {}).items():
         values = np.asarray(state, dtype=float)
         for index, (comp, unit, text) in enumerate(POINT_COMPONENTS):
-            add(f"{body}.{comp}", "body", "output", float(values[index]), unit,
-                f"body {body}: {text}", body, index)
+            add(
+                f"{body}.{comp}",
+                "body",
+                "output",
+                float(values[index]),
+                unit,
+                f"body {body}: {text}",
+                body,
+                index,
+            )
     for key, value in parameters.items():
         value = float(value)
         if not math.isfinite(value):
