@@ -263,6 +263,21 @@ def build_table(
             }
         )
 
+    def add_kinematics(prefix, kind, causality, start, owner, what):
+        """The 13 POINT_COMPONENTS ``<prefix>.x`` .. ``<prefix>.wz`` with these start values."""
+        start = np.asarray(start, dtype=float)
+        for index, (comp, unit, text) in enumerate(POINT_COMPONENTS):
+            add(
+                f"{prefix}.{comp}",
+                kind,
+                causality,
+                float(start[index]),
+                unit,
+                what + text,
+                owner,
+                index,
+            )
+
     exchange = point_accelerations is not None
     for point in point_names:
         for index, (comp, unit, text) in enumerate(WRENCH_COMPONENTS):
@@ -279,18 +294,7 @@ def build_table(
                         point,
                         index,
                     )
-        values = np.asarray(point_outputs[point], dtype=float)
-        for index, (comp, unit, text) in enumerate(POINT_COMPONENTS):
-            add(
-                f"{point}.{comp}",
-                "point",
-                "output",
-                float(values[index]),
-                unit,
-                f"{point}: {text}",
-                point,
-                index,
-            )
+        add_kinematics(point, "point", "output", point_outputs[point], point, f"{point}: ")
         if not exchange:
             continue
         values = np.asarray(point_accelerations[point], dtype=float)
@@ -331,18 +335,14 @@ def build_table(
             variability="fixed",
         )
     for joint in joint_names:
-        values = np.asarray(flex_start[joint], dtype=float)
-        for index, (comp, unit, text) in enumerate(POINT_COMPONENTS):
-            add(
-                f"{joint}.flex.{comp}",
-                "flex",
-                "input",
-                float(values[index]),
-                unit,
-                f"{joint}: flexible side's interface node, {text}",
-                joint,
-                index,
-            )
+        add_kinematics(
+            f"{joint}.flex",
+            "flex",
+            "input",
+            flex_start[joint],
+            joint,
+            f"{joint}: flexible side's interface node, ",
+        )
         gap_values = np.asarray(gaps[joint], dtype=float)
         for index, (comp, unit, text) in enumerate(GAP_COMPONENTS):
             add(
@@ -377,18 +377,7 @@ def build_table(
                 joint,
             )
     for body, state in (bodies or {}).items():
-        values = np.asarray(state, dtype=float)
-        for index, (comp, unit, text) in enumerate(POINT_COMPONENTS):
-            add(
-                f"{body}.{comp}",
-                "body",
-                "output",
-                float(values[index]),
-                unit,
-                f"body {body}: {text}",
-                body,
-                index,
-            )
+        add_kinematics(body, "body", "output", state, body, f"body {body}: ")
     for key, value in parameters.items():
         value = float(value)
         if not math.isfinite(value):
