@@ -7,7 +7,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
-from rbcosim.fmu_export.build import DEFAULT_ADDRESS, ExportOptions, export_fmu
+from rbcosim.fmu_export.build import DEFAULT_ADDRESS, ExportOptions, export_fmu, model_identifier
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
@@ -17,7 +17,11 @@ def add_parser(sub) -> argparse.ArgumentParser:
         description="Export a scenario's rigid side as a co-simulation FMU (pythonfmu for "
         "FMI 2.0, pythonfmu3 for FMI 3.0). Inputs: each interface point's force and moment and "
         "each joint's flexible-node kinematics; outputs: the points' kinematics and the "
-        "joints' continuity gaps; scenario parameters as FMU parameters. Embedded FMUs also "
+        "joints' continuity gaps, and in embedded mode every rigid body's pose and velocities "
+        "named as the results file's columns (rod1.x .. rod1.q0..q3 .. rod1.wz); the "
+        "scenario's numeric settings as FMU parameters, except those of the flexible bodies, "
+        "which are not in the FMU. The modelIdentifier is the scenario file's name made a C "
+        "identifier (double_pendulum), or --name. Embedded FMUs also "
         "carry what a master needs to reproduce `rbcosim run`'s co-simulation: the points' "
         "accelerations, wrench derivatives (extrapolation), added-mass parameters, the "
         "flexible side's energy and the energy residual. The FMU runs in the "
@@ -45,6 +49,12 @@ def add_parser(sub) -> argparse.ArgumentParser:
         help="remote mode: default of the FMU parameter server.address "
         f"(default {DEFAULT_ADDRESS})",
     )
+    p.add_argument(
+        "--name",
+        metavar="IDENTIFIER",
+        help="the FMU's modelName and modelIdentifier, a C identifier (default: the scenario "
+        "file's stem with other characters replaced by _)",
+    )
     p.set_defaults(handler=run)
     return p
 
@@ -58,6 +68,11 @@ def run(args: argparse.Namespace) -> int:
     if not scenario.is_file():
         print(f"rbcosim export-fmu: error: no scenario file {scenario}", file=sys.stderr)
         return 1
+    try:
+        name = model_identifier(scenario, args.name)
+    except ValueError as exc:
+        print(f"rbcosim export-fmu: error: {exc}", file=sys.stderr)
+        return 2
     builder = "pythonfmu" if args.fmi == 2 else "pythonfmu3"
     if importlib.util.find_spec(builder) is None:  # the optional "fmu" extra
         print(
@@ -66,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
-    options = ExportOptions(fmi_version=args.fmi, mode=args.mode, address=args.address)
+    options = ExportOptions(fmi_version=args.fmi, mode=args.mode, address=args.address, name=name)
     written = export_fmu(scenario, output, options)
-    print(f"wrote {written} (FMI {args.fmi}.0 co-simulation, {args.mode})")
+    print(f"wrote {written} ({name}, FMI {args.fmi}.0 co-simulation, {args.mode})")
     return 0

@@ -304,6 +304,10 @@ class RigidSide:
         """Body columns of the current state (see results.body_columns)."""
         return state_row(self.sim.state)
 
+    def body_outputs(self) -> dict[str, np.ndarray]:
+        """body -> (13,) [x y z q0 q1 q2 q3 vx vy vz wx wy wz], the results file's columns."""
+        return dict(zip(self.scenario.model.body_names, self.body_row().reshape(-1, 13)))
+
     # --- save / restore -------------------------------------------------------------------
     def get_state(self) -> bytes:
         """Everything that determines the next steps, as bytes (exact round trip)."""

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import keyword
+import re
 import shutil
 import sys
 import tempfile
@@ -21,6 +23,13 @@ from rbcosim.fmu_export.table import VariableTable, build_table
 #: Identity pose, zero velocity: the flexible node's kinematics when nothing better is known.
 _REST_KINEMATICS = np.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
 _SLAVE_SOURCES = {2: "fmi2_slave.py", 3: "fmi3_slave.py"}
+#: The slave class's name in the sources; the export renames it to the modelIdentifier, which
+#: pythonfmu takes from the class name (modelName, modelIdentifier, binaries' file name).
+_SLAVE_CLASS = "RbcosimRigid"
+#: Scenario keys of parts outside the FMU (the flexible bodies run in the master's other
+#: slaves): not FMU parameters.
+_OUTSIDE_KEYS = ("flex_bodies.",)
+_C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 DEFAULT_ADDRESS = "tcp://127.0.0.1:5555"
 #: canHandleVariableCommunicationStepSize: doStep takes whole multiples of the macro step,
@@ -30,13 +39,15 @@ VARIABLE_STEPS = True
 
 @dataclass(frozen=True)
 class ExportOptions:
-    """How to export: FMI version (2 or 3), ``embedded`` or ``remote`` mode, and for remote
-    mode the defaults of the FMU parameters ``server.address`` and ``server.timeout`` (s)."""
+    """How to export: FMI version (2 or 3), ``embedded`` or ``remote`` mode, for remote
+    mode the defaults of the FMU parameters ``server.address`` and ``server.timeout`` (s), and
+    the FMU's modelIdentifier (default: the scenario file's stem, see model_identifier)."""
 
     fmi_version: int = 2
     mode: str = "embedded"
     address: str = DEFAULT_ADDRESS
     timeout: float = 30.0
+    name: str | None = None
 
     def __post_init__(self) -> None:
         if self.fmi_version not in _SLAVE_SOURCES:
@@ -57,18 +68,25 @@ def export_fmu(
     output = Path(output).resolve()
     if output.suffix != ".fmu":
         raise ValueError(f"output must end in .fmu: {output}")
+    identifier = model_identifier(scenario, options.name)
     table, config = describe(scenario, options)
     data_files = referenced_files(scenario)
     config["data_files"] = [p.as_posix() for p in data_files]
 
     with tempfile.TemporaryDirectory(prefix="rbcosim_fmu_") as tmp:
         tmp = Path(tmp)
-        script = tmp / "src" / f"rbcosim_fmi{options.fmi_version}_slave.py"
+        # The wrapper imports the script by module name into the host's Python and looks the
+        # class up by modelIdentifier: one module name per identifier, so that FMUs of other
+        # names loaded before in the same process do not stand in for it.
+        script = tmp / "src" / f"rbcosim_fmi{options.fmi_version}_{identifier}.py"
         script.parent.mkdir()
         source = (
             importlib_resources.files("rbcosim.fmu_export") / _SLAVE_SOURCES[options.fmi_version]
         )
-        script.write_text(source.read_text("utf-8"), "utf-8")
+        script.write_text(
+            re.sub(rf"\bclass {_SLAVE_CLASS}\(", f"class {identifier}(", source.read_text("utf-8")),
+            "utf-8",
+        )
 
         bundle = tmp / RESOURCE_DIR
         (bundle / SCENARIO_DIR).mkdir(parents=True)
@@ -84,6 +102,30 @@ def export_fmu(
         output.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(built, output)
     return output
+
+
+def model_identifier(scenario: Path, name: str | None = None) -> str:
+    """The FMU's modelIdentifier: ``name``, or the scenario file's stem with every character
+    that may not appear in a C identifier replaced by ``_`` (``_`` in front of a leading digit).
+
+    FMI wants a C identifier (it prefixes the binary's functions and names the binary file);
+    it is also the slave's Python class name, so Python keywords and names the slave sources
+    use are refused (ValueError).
+    """
+    if name is None:
+        name = re.sub(r"[^A-Za-z0-9_]", "_", scenario.stem)
+        if not name or name[0].isdigit():
+            name = "_" + name
+    if not _C_IDENTIFIER.fullmatch(name):
+        raise ValueError(f"FMU name {name!r} is not a C identifier ([A-Za-z_][A-Za-z0-9_]*)")
+    sources = importlib_resources.files("rbcosim.fmu_export")
+    used = any(
+        re.search(rf"\b{name}\b", sources.joinpath(f).read_text("utf-8"))
+        for f in _SLAVE_SOURCES.values()
+    )
+    if keyword.iskeyword(name) or (used and name != _SLAVE_CLASS):
+        raise ValueError(f"FMU name {name!r} is taken by Python or the FMU's sources; pick another")
+    return name
 
 
 def describe(scenario: Path, options: ExportOptions) -> tuple[VariableTable, dict]:
@@ -102,7 +144,11 @@ def describe(scenario: Path, options: ExportOptions) -> tuple[VariableTable, dic
         table = build_table(
             point_names=side.point_names,
             joint_names=side.joint_names,
-            parameters=side.parameters(),
+            parameters={
+                key: value
+                for key, value in side.parameters().items()
+                if not key.startswith(_OUTSIDE_KEYS)
+            },
             point_outputs=outputs,
             gaps=side.gaps(),
             flex_start={joint: _REST_KINEMATICS for joint in side.joint_names},
@@ -112,6 +158,8 @@ def describe(scenario: Path, options: ExportOptions) -> tuple[VariableTable, dic
                 if options.mode == "remote"
                 else None
             ),
+            # The body states need the solver in the FMU too.
+            bodies=side.body_outputs() if options.mode == "embedded" else None,
         )
     except ValueError as exc:
         raise ScenarioError(f"{scenario}: cannot export as FMU: {exc}") from exc
@@ -170,6 +218,9 @@ def _run_builder(fmi_version: int, script: Path, bundle: Path, dest: Path) -> Pa
         options = {k.replace("FMUstate", "FMUState"): v for k, v in options.items()}
         from pythonfmu3 import FmuBuilder
     saved_path = list(sys.path)
+    # pythonfmu imports the script by module name: a module of that name left by an FMU run in
+    # this process (the wrapper imports it too) must not stand in for it.
+    sys.modules.pop(script.stem, None)
     try:
         return Path(FmuBuilder.build_FMU(script, dest=dest, project_files=[bundle], **options))
     finally:

@@ -63,7 +63,8 @@ class Backend(Protocol):
     """What the core drives: a RigidSide in process, or a remote session through the client.
 
     In embedded mode the core also uses RigidSide's exchange methods: set_wrench_polynomial,
-    set_added_mass, set_flex_report, point_accelerations, joint_point and energy_rigid.
+    set_added_mass, set_flex_report, point_accelerations, joint_point, energy_rigid and
+    body_outputs.
     """
 
     time: float
@@ -133,6 +134,7 @@ class FmuCore:
         self._wrench_rate3_slots = dict(self._slots("wrench_rate3", 6))
         self._flex_slots = self._slots("flex", 13)
         self._point_slots = self._slots("point", 13)
+        self._body_slots = self._slots("body", 13)
         self._acceleration_slots = self._slots("acceleration", 6)
         self._gap_slots = self._slots("gap", 4)
         self._added_mass_slots = self._slots("added_mass", 36)
@@ -313,6 +315,11 @@ class FmuCore:
         for point, vrs in self._point_slots:
             for vr, x in zip(vrs, outputs[point].tolist()):
                 values[vr] = x
+        if self._body_slots:  # embedded mode only (RigidSide.body_outputs)
+            bodies = side.body_outputs()
+            for body, vrs in self._body_slots:
+                for vr, x in zip(vrs, bodies[body].tolist()):
+                    values[vr] = x
         if self.embedded:
             self._stale_accelerations = bool(self._acceleration_slots)
             self._stale_joints = bool(self._joint_output_vrs)

@@ -129,7 +129,8 @@ class Variable:
     ``kind`` says what it is bound to: ``wrench``, ``wrench_rate``, ``wrench_rate2`` and
     ``flex`` (inputs: ``owner`` is the point or joint, ``index`` the component), ``flex_energy``
     (input of a joint), ``point``, ``acceleration`` and ``gap`` (outputs, same),
-    ``energy_residual`` (output of a joint), ``added_mass`` (parameter of a point, ``index``
+    ``energy_residual`` (output of a joint), ``body`` (output: ``owner`` is the rigid body,
+    ``index`` the component of its pose and velocities), ``added_mass`` (parameter of a point, ``index``
     6 i + j, row-major) and ``added_mass_frame`` (String parameter of a point), ``parameter``
     (``owner`` is the scenario key), ``server`` (remote-mode settings: ``owner`` is
     ``address``, ``session`` or ``timeout``) or ``time``.
@@ -229,6 +230,7 @@ def build_table(
     flex_start: Mapping[str, np.ndarray],
     point_accelerations: Mapping[str, np.ndarray] | None = None,
     server: Mapping[str, str | float] | None = None,
+    bodies: Mapping[str, np.ndarray] | None = None,
 ) -> VariableTable:
     """Build the table from a freshly built scenario.
 
@@ -237,6 +239,8 @@ def build_table(
     ``point_accelerations`` (shape (6,) per point) adds the exchange variables with these start
     values: accelerations, wrench derivatives, added mass, flexible energy, energy residual.
     ``server`` (remote mode) adds the parameters ``server.<setting>`` with these defaults.
+    ``bodies`` (body -> its (13,) state, the results file's ``<body>.x`` .. ``<body>.wz``) adds
+    each body's pose and velocities as outputs with these start values.
     """
     point_names = tuple(point_names)
     joint_names = tuple(joint_names)
@@ -259,6 +263,21 @@ def build_table(
             }
         )
 
+    def add_kinematics(prefix, kind, causality, start, owner, what):
+        """The 13 POINT_COMPONENTS ``<prefix>.x`` .. ``<prefix>.wz`` with these start values."""
+        start = np.asarray(start, dtype=float)
+        for index, (comp, unit, text) in enumerate(POINT_COMPONENTS):
+            add(
+                f"{prefix}.{comp}",
+                kind,
+                causality,
+                float(start[index]),
+                unit,
+                what + text,
+                owner,
+                index,
+            )
+
     exchange = point_accelerations is not None
     for point in point_names:
         for index, (comp, unit, text) in enumerate(WRENCH_COMPONENTS):
@@ -275,18 +294,7 @@ def build_table(
                         point,
                         index,
                     )
-        values = np.asarray(point_outputs[point], dtype=float)
-        for index, (comp, unit, text) in enumerate(POINT_COMPONENTS):
-            add(
-                f"{point}.{comp}",
-                "point",
-                "output",
-                float(values[index]),
-                unit,
-                f"{point}: {text}",
-                point,
-                index,
-            )
+        add_kinematics(point, "point", "output", point_outputs[point], point, f"{point}: ")
         if not exchange:
             continue
         values = np.asarray(point_accelerations[point], dtype=float)
@@ -327,18 +335,14 @@ def build_table(
             variability="fixed",
         )
     for joint in joint_names:
-        values = np.asarray(flex_start[joint], dtype=float)
-        for index, (comp, unit, text) in enumerate(POINT_COMPONENTS):
-            add(
-                f"{joint}.flex.{comp}",
-                "flex",
-                "input",
-                float(values[index]),
-                unit,
-                f"{joint}: flexible side's interface node, {text}",
-                joint,
-                index,
-            )
+        add_kinematics(
+            f"{joint}.flex",
+            "flex",
+            "input",
+            flex_start[joint],
+            joint,
+            f"{joint}: flexible side's interface node, ",
+        )
         gap_values = np.asarray(gaps[joint], dtype=float)
         for index, (comp, unit, text) in enumerate(GAP_COMPONENTS):
             add(
@@ -372,6 +376,8 @@ def build_table(
                 f"of the wrench on the rigid side minus {joint}.flex_energy",
                 joint,
             )
+    for body, state in (bodies or {}).items():
+        add_kinematics(body, "body", "output", state, body, f"body {body}: ")
     for key, value in parameters.items():
         value = float(value)
         if not math.isfinite(value):
