@@ -11,9 +11,9 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from rbcosim.cli.main import main  # noqa: E402
-from rbcosim.plotting import build_figure, read_results, select_columns  # noqa: E402
-from rbcosim.results import Results  # noqa: E402
+from rbcosim.cli.main import main
+from rbcosim.plotting import build_figure, read_results, select_columns
+from rbcosim.results import Results
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
