@@ -1,72 +1,214 @@
-"""Plots of a co-simulation's results: interface motion, continuity gaps, energy residual.
+"""Time-series plots of a results table (`rbcosim plot`, `run --plot`, `cosim`'s plot).
 
-Uses matplotlib's Agg backend (no display needed); imported only when a plot is asked for.
+One implementation for every command: `select_columns` turns names or shell-style patterns
+into columns (or picks a default set), `build_figure` draws them against `t` in one panel per
+kind (unit) and returns the matplotlib Figure, `plot_results` writes it as a PNG. Uses
+matplotlib's Agg canvas (no display needed); matplotlib is imported only when a plot is drawn.
+
+Each line is labelled with its column name and its data are the CSV's rows: ``t`` (s) on x,
+the column on y — minus its value at t = 0 for positions (bodies, interface points, flexible
+output nodes: a millimetre oscillation on a metre offset stays visible; the legend gives the
+value subtracted) unless ``relative=False``, for every column with ``relative=True`` — and its
+absolute value on a log scale for the continuity gaps. Each line's gid is its column name. The results hold only the written rows (`solver.output_every`); the gap
+panels therefore also draw the summary's maximum over every step as a dashed line, so the
+plot and the summary agree.
 """
 
 from __future__ import annotations
 
+import difflib
+import fnmatch
+import json
+import warnings
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from rbcosim.errors import RbcosimError, ScenarioError
 from rbcosim.results import Results
 
-GAP_LABELS = {
-    "gap_pos": "position (m)",
-    "gap_rot": "rotation (rad)",
-    "gap_vel": "velocity (m/s)",
-    "gap_angvel": "angular velocity (rad/s)",
+#: result field -> (quantity, unit)
+FIELD_KINDS = {
+    **dict.fromkeys(("x", "y", "z"), ("position", "m")),
+    **dict.fromkeys(("q0", "q1", "q2", "q3"), ("orientation quaternion", "1")),
+    **dict.fromkeys(("vx", "vy", "vz"), ("velocity", "m/s")),
+    **dict.fromkeys(("wx", "wy", "wz"), ("angular velocity", "rad/s")),
+    **dict.fromkeys(("fx", "fy", "fz"), ("force", "N")),
+    **dict.fromkeys(("mx", "my", "mz"), ("moment", "N·m")),
 }
+#: joint result field -> (quantity, unit, log scale)
+JOINT_KINDS = {
+    "gap_pos": ("continuity gap, position", "m", True),
+    "gap_rot": ("continuity gap, rotation", "rad", True),
+    "gap_vel": ("continuity gap, velocity", "m/s", True),
+    "gap_angvel": ("continuity gap, angular velocity", "rad/s", True),
+    "energy_residual": ("coupling energy residual", "J", False),
+}
+#: joint result field -> its maximum over every step in the summary's `joints.<joint>` table
+SUMMARY_MAX = {"gap_pos": "max_gap_pos_m", "gap_rot": "max_gap_rot_rad",
+               "gap_vel": "max_gap_vel_m_s", "gap_angvel": "max_gap_angvel_rad_s"}
+#: kinds drawn when no column is asked for
+DEFAULT_KINDS = ("body position", "interface point position", "interface point force",
+                 "interface point moment", "flexible output node position",
+                 "modal coordinates", *(q for q, _, _ in JOINT_KINDS.values()), "energy")
 
 
-def _names(columns: list[str], suffix: str) -> list[str]:
-    return [c[: -len(suffix)] for c in columns if c.endswith(suffix)]
+@dataclass(frozen=True)
+class Kind:
+    """One panel: its title, y unit, log scale, and whether its columns are relative to t=0."""
+
+    title: str
+    unit: str
+    log: bool = False
+    relative: bool = False
 
 
-def plot_cosim(results: Results, path: str | Path, title: str = "") -> Path:
-    """Three panels over time — each interface point's position, each joint's continuity gaps
-    (log scale), each joint's energy residual — written as a PNG to ``path``."""
-    import matplotlib
+def classify(column: str, columns: set[str]) -> Kind:
+    """The panel a column belongs to, from its name and its siblings in the table."""
+    stem, _, field = column.rpartition(".")
+    if column == "energy":
+        return Kind("energy", "J")
+    if column == "constraint_drift":
+        return Kind("constraint drift ‖Φ‖∞", "m", log=True)
+    if field in JOINT_KINDS and f"{stem}.gap_pos" in columns:
+        title, unit, log = JOINT_KINDS[field]
+        return Kind(title, unit, log=log)
+    if field.startswith("eta") and field[3:].isdigit():
+        return Kind("modal coordinates", "1")
+    flex = stem.rpartition(".")[0]
+    if field in ("x", "y", "z") and flex and f"{flex}.eta1" in columns:
+        return Kind("flexible output node position", "m", relative=True)
+    if field in FIELD_KINDS and stem:
+        quantity, unit = FIELD_KINDS[field]
+        owner = "interface point" if f"{stem}.fx" in columns else "body"
+        return Kind(f"{owner} {quantity}", unit, relative=quantity == "position")
+    return Kind(column, "")
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    cols = results.columns
+def select_columns(columns: list[str], patterns: list[str] | None = None) -> list[str]:
+    """Columns matching `patterns` (names or shell-style patterns such as ``*.gap_pos``), in
+    table order; without patterns, the default set: positions of bodies, interface points and
+    flexible output nodes, interface wrenches, modal coordinates, continuity gaps, energy
+    (columns constant over the run left out). ScenarioError names a pattern that matches
+    nothing and lists close column names."""
+    data_columns = [c for c in columns if c != "t"]
+    if not patterns:
+        names = set(columns)
+        return [c for c in data_columns if classify(c, names).title in DEFAULT_KINDS]
+    chosen: set[str] = set()
+    for pattern in patterns:
+        matches = fnmatch.filter(data_columns, pattern)
+        if not matches:
+            close = difflib.get_close_matches(pattern, data_columns, n=5, cutoff=0.5)
+            hint = f"; close matches: {', '.join(close)}" if close else ""
+            raise ScenarioError(f"no column {pattern!r} in the results{hint} (columns: "
+                                f"{', '.join(data_columns[:12])}{', ...' if len(data_columns) > 12 else ''})")
+        chosen.update(matches)
+    return [c for c in data_columns if c in chosen]
+
+
+def build_figure(results: Results, columns: list[str] | None = None,
+                 relative: bool | None = None, title: str = ""):
+    """A matplotlib Figure of `columns` (default `select_columns`) against t, one panel per
+    kind; `relative`: True subtracts every column's value at t=0, False none, None (default)
+    those of positions. Gap panels add the summary maxima found in `results.diagnostics`."""
+    try:
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise RbcosimError("plots need matplotlib: pip install 'rbcosim[plots]'") from None
+    explicit = columns is not None
+    columns = select_columns(results.columns) if columns is None else columns
+    names = set(results.columns)
+    if not explicit:
+        columns = [c for c in columns if np.ptp(results[c]) > 0] or columns
+    panels: dict[Kind, list[str]] = {}
+    for c in columns:
+        panels.setdefault(classify(c, names), []).append(c)
+    order = {title: i for i, title in enumerate(DEFAULT_KINDS)}
+    panels = dict(sorted(panels.items(), key=lambda item: order.get(item[0].title, len(order))))
+    ncols = 1 if len(panels) <= 4 else 2
+    nrows = max(1, -(-len(panels) // ncols))
+    fig = Figure(figsize=(7.5 * ncols, 2.4 * nrows + 0.6), layout="constrained")
+    axes = fig.subplots(nrows, ncols, sharex=True, squeeze=False).ravel()
     t = results.t
-    points = [p for p in _names(cols, ".fx") if f"{p}.x" in cols]
-    joints = _names(cols, ".gap_pos")
-    fig, axes = plt.subplots(3, 1, figsize=(9, 10), sharex=True, constrained_layout=True)
-    ax = axes[0]
-    for p in points:
-        for axis, style in zip("xyz", ("-", ":", "--")):
-            values = results[f"{p}.{axis}"]
-            if np.ptp(values) > 0 or axis != "y":
-                ax.plot(t, values, style, label=f"{p}.{axis}")
-    ax.set_ylabel("interface position (m)")
-    ax.set_title(title or "interface motion")
-    ax.legend(loc="best", fontsize="small", ncol=max(1, len(points)))
-    ax.grid(True, alpha=0.3)
-    ax = axes[1]
-    for j in joints:
-        for gap, label in GAP_LABELS.items():
-            values = np.abs(results[f"{j}.{gap}"])
-            if np.any(values > 0):
-                ax.semilogy(t, np.where(values > 0, values, np.nan), label=f"{j}: {label}")
-    ax.set_ylabel("continuity gap")
-    ax.set_title("continuity gaps (rigid point vs flexible node)")
-    ax.legend(loc="best", fontsize="small")
+    for ax, (kind, cols) in zip(axes, panels.items()):
+        _draw_panel(ax, kind, cols, results, t, kind.relative if relative is None else relative)
+    for ax in axes[len(panels):]:
+        ax.set_visible(False)
+    for ax in axes[-ncols:]:
+        ax.set_xlabel("t (s)")
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def _draw_panel(ax, kind: Kind, cols: list[str], results: Results, t: np.ndarray,
+                relative: bool) -> None:
+    unit = f" ({kind.unit})" if kind.unit else ""
+    ylabel = kind.title + unit
+    for c in cols:
+        values = results[c]
+        if kind.log:
+            values = np.abs(values)
+            ax.semilogy(t, np.where(values > 0, values, np.nan), label=c, gid=c)
+            maximum = _summary_max(results.diagnostics, c)
+            if maximum is not None:
+                ax.axhline(maximum, ls="--", lw=0.8, color=ax.lines[-1].get_color(),
+                           label=f"{c}: max over all steps {maximum:.3g} (summary)")
+        else:
+            if relative:
+                ax.plot(t, values - values[0], label=f"{c} (at t=0: {values[0]:.6g})", gid=c)
+            else:
+                ax.plot(t, values, label=c, gid=c)
+    if relative and not kind.log:
+        ylabel += " − value at t=0"
+    ax.set_title(ylabel, fontsize="medium")
+    ax.set_ylabel(kind.unit or kind.title)
+    ax.legend(loc="best", fontsize="small", ncol=1 + len(cols) // 5)
     ax.grid(True, which="both", alpha=0.3)
-    ax = axes[2]
-    for j in joints:
-        ax.plot(t, results[f"{j}.energy_residual"], label=j)
-    ax.set_ylabel("energy residual (J)")
-    ax.set_xlabel("t (s)")
-    ax.set_title("energy created (+) or destroyed (−) by the coupling")
-    if joints:
-        ax.legend(loc="best", fontsize="small")
-    ax.grid(True, alpha=0.3)
+
+
+def _summary_max(diagnostics: dict, column: str) -> float | None:
+    joint, _, field = column.rpartition(".")
+    value = diagnostics.get("joints", {}).get(joint, {}).get(SUMMARY_MAX.get(field, ""))
+    return float(value) if value is not None else None
+
+
+def plot_results(results: Results, path: str | Path, columns: list[str] | None = None,
+                 relative: bool | None = None, title: str = "") -> Path:
+    """Write `build_figure(results, columns, relative, title)` as a PNG to `path`; returns it."""
+    fig = build_figure(results, columns, relative, title)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
-    plt.close(fig)
     return path
+
+
+def read_results(path: str | Path) -> Results:
+    """A results file (CSV, or .npz by suffix) with its `<file>.summary.json` diagnostics when
+    present. ScenarioError names a missing or unreadable file."""
+    path = Path(path)
+    if not path.is_file():
+        raise ScenarioError(f"{path}: no such results file")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # an empty table is reported below, not warned about
+            if path.suffix == ".npz":
+                with np.load(path) as f:
+                    results = Results([str(c) for c in f["columns"]], np.asarray(f["data"], float))
+            else:
+                results = Results.read_csv(path)
+    except (OSError, ValueError, KeyError, StopIteration) as exc:
+        raise ScenarioError(f"{path}: not a readable results file ({exc})") from None
+    if ("t" not in results.columns or results.data.shape[1] != len(results.columns)
+            or not len(results.data)):
+        raise ScenarioError(f"{path}: not a results table (needs a header with a 't' column "
+                            f"and at least one row with one value per column)")
+    summary = path.with_name(path.name + ".summary.json")
+    if summary.is_file():
+        try:
+            results.diagnostics = json.loads(summary.read_text())
+        except (OSError, ValueError) as exc:
+            raise ScenarioError(f"{summary}: not a readable summary ({exc})") from None
+    return results

@@ -32,7 +32,8 @@ def add_parser(sub) -> None:
     p.add_argument("--out", "-o", metavar="FILE",
                    help="results file (default: results/<name>.csv; .npz by suffix)")
     p.add_argument("--plot", metavar="FILE.png",
-                   help="plot file (default: the results file with .png)")
+                   help="plot file (default: the results file with .png); the figure of "
+                        "`rbcosim plot RESULT`")
     p.add_argument("--no-plot", action="store_true", help="write no plot")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     where = p.add_mutually_exclusive_group()
@@ -81,10 +82,10 @@ def run(args: argparse.Namespace) -> int:
     run = run_distributed(path, overrides, options)
     written = run.results.write(out)
     if not args.no_plot:
-        from rbcosim.plotting import plot_cosim
+        from rbcosim.plotting import plot_results
 
         plot = Path(args.plot) if args.plot else out.with_suffix(".png")
-        written.append(plot_cosim(run.results, plot, title=f"{path.stem} (multi-process)"))
+        written.append(plot_results(run.results, plot, title=f"{path.stem} (multi-process)"))
     print(format_summary(run))
     print("results: " + ", ".join(str(p) for p in written))
     return 0

@@ -23,6 +23,7 @@ SUBCOMMANDS = {
     "flex": "rbcosim.cli.flex_cmd",
     "compile": "rbcosim.cli.compile_cmd",
     "sweep": "rbcosim.cli.sweep_cmd",
+    "plot": "rbcosim.cli.plot_cmd",
 }
 
 

@@ -25,6 +25,9 @@ def add_parser(sub) -> None:
     p.add_argument("--reactions", action="store_true",
                    help="add joint reaction and driver force/power columns "
                         "(as [solver] reactions = true)")
+    p.add_argument("--plot", metavar="FILE.png", nargs="?", const="",
+                   help="also write the figure of `rbcosim plot RESULT` (default file: the "
+                        "results file with .png)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.add_argument("--checkpoint", metavar="FILE",
                    help="save the whole state (co-simulation: both sides) and the rows so far to "
@@ -54,6 +57,11 @@ def run(args: argparse.Namespace) -> int:
             print("rows before the failure: " + ", ".join(str(p) for p in written))
         raise
     written = results.write(out)
+    if args.plot is not None:
+        from rbcosim.plotting import plot_results
+
+        plot = Path(args.plot) if args.plot else out.with_suffix(".png")
+        written.append(plot_results(results, plot, title=Path(args.scenario).stem))
     print(format_summary(results.diagnostics))
     print("results: " + ", ".join(str(p) for p in written))
     return 0
