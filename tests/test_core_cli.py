@@ -171,6 +171,42 @@ def test_check_assembles_a_fixable_start(capsys, tmp_path):
     assert "[bodies.b]" in out and "PROBLEM" not in out
 
 
+HINGED_ROD = """
+[bodies.rod]
+mass = 1.0
+inertia = [0.02, 0.02, 1e-4]
+position = [0.0, 0.0, -0.25]
+velocity = [0.0, 0.0, 1.0]
+[joints.hinge]
+type = "revolute"
+body1 = "ground"
+body2 = "rod"
+at = [0.0, 0.0, 0.0]
+axis = [0.0, 1.0, 0.0]
+[solver]
+integrator = "rk4"
+dt = 1e-3
+t_end = 0.1
+"""
+
+
+def test_check_gives_a_verdict_and_refuses_inconsistent_velocities(capsys, tmp_path):
+    # A rod hinged at the origin moving along itself at 1 m/s: the hinge point's velocity
+    # v + ω × (R s) = (0, 0, 1), so ‖Φ_q v + Φ_t‖∞ = 1 exactly (the axis rows stay 0, ω = 0).
+    path = tmp_path / "rod.toml"
+    path.write_text(HINGED_ROD)
+    code, out, _ = check(capsys, path)
+    assert code == 1
+    assert "‖Φ_q v + Φ_t‖∞ = 1.000e+00" in out
+    assert "PROBLEM: the initial state violates the joints" in out and "--assemble" in out
+    assert "verdict: not usable as written" in out
+    code, out, _ = check(capsys, path, "--assemble")  # the printed state is the remedy
+    assert code == 0 and "verdict: usable from the consistent initial state" in out
+    assert "velocity = [0.0, 0.0, 0.0]" in out  # the only admissible motion is a swing
+    code, out, _ = check(capsys, path, "--set", "bodies.rod.velocity=[0.0, 0.0, 0.0]")
+    assert code == 0 and "verdict: consistent and within the limits" in out
+
+
 def test_run_writes_the_documented_columns(capsys, scenarios_dir, tmp_path):
     out_file = tmp_path / "dp.csv"
     code = main(

@@ -19,8 +19,10 @@ def add_parser(sub) -> None:
                                    "(rank of Φ_q next to the Grübler–Kutzbach count), redundant "
                                    "constraints, and how far the initial state is from the "
                                    "constraint manifold, and the run's estimated size (steps, "
-                                   "memory) against the run limits. Exit 1 when the model is "
-                                   "unusable or over a limit.")
+                                   "memory) against the run limits, then a verdict. Exit 1 when "
+                                   "the model is unusable, over a limit, or its initial state "
+                                   "violates the joints beyond the tolerance (with --assemble, "
+                                   "which prints a consistent one, exit 0).")
     p.add_argument("scenario", metavar="SCENARIO", help="scenario file (TOML)")
     p.add_argument("--set", dest="overrides", metavar="KEY=VALUE", action="append", default=[],
                    help="override a scenario key by dotted path (repeatable)")
@@ -85,8 +87,21 @@ def run(args: argparse.Namespace) -> int:
             print(f"velocity = {s.v[i].tolist()}")
             print(f"angular_velocity = {s.w[i].tolist()}")
     report.problems.extend(_print_size(scenario, RunLimits.from_items(args.limits)))
+    inconsistent = max(report.phi_initial, report.phidot_initial) > CONSISTENCY_TOL
+    if inconsistent and report.usable and not args.assemble:
+        report.problems.append(
+            f"the initial state violates the joints (‖Φ‖∞ = {report.phi_initial:.3g}, "
+            f"‖Φ_q v + Φ_t‖∞ = {report.phidot_initial:.3g}, tolerance {CONSISTENCY_TOL:g}): "
+            "`rbcosim check --assemble` prints a consistent one (a run with "
+            "solver.projection starts from its projection instead)")
     for problem in report.problems:
         print(f"PROBLEM: {problem}")
+    if not report.usable:
+        print("verdict: not usable as written")
+    elif inconsistent:
+        print("verdict: usable from the consistent initial state printed above")
+    else:
+        print("verdict: consistent and within the limits")
     return 0 if report.usable else 1
 
 
