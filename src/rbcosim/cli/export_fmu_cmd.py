@@ -50,6 +50,14 @@ def add_parser(sub) -> argparse.ArgumentParser:
         f"(default {DEFAULT_ADDRESS})",
     )
     p.add_argument(
+        "--flex",
+        metavar="BODY",
+        help="export the scenario's flexible body BODY instead of its rigid side: inputs the "
+        "rigid points' motion, outputs the wrench (with its derivatives), the interface node's "
+        "kinematics and energy, modal coordinates and output nodes; Jacobi coupling with the "
+        "rigid-side FMU (see export-ssp)",
+    )
+    p.add_argument(
         "--name",
         metavar="IDENTIFIER",
         help="the FMU's modelName and modelIdentifier, a C identifier (default: the scenario "
@@ -81,7 +89,13 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
-    options = ExportOptions(fmi_version=args.fmi, mode=args.mode, address=args.address, name=name)
+    if args.flex is not None and args.mode != "embedded":
+        print("rbcosim export-fmu: error: --flex FMUs run their body inside: embedded mode only",
+              file=sys.stderr)
+        return 2
+    options = ExportOptions(fmi_version=args.fmi, mode=args.mode, address=args.address, name=name,
+                            flex=args.flex)
     written = export_fmu(scenario, output, options)
-    print(f"wrote {written} ({name}, FMI {args.fmi}.0 co-simulation, {args.mode})")
+    what = args.mode if args.flex is None else f"flexible body {args.flex}"
+    print(f"wrote {written} ({name}, FMI {args.fmi}.0 co-simulation, {what})")
     return 0

@@ -18,6 +18,7 @@ SUBCOMMANDS = {
     "run": "rbcosim.cli.run_cmd",
     "check": "rbcosim.cli.check_cmd",
     "export-fmu": "rbcosim.cli.export_fmu_cmd",
+    "export-ssp": "rbcosim.cli.export_ssp_cmd",
     "serve": "rbcosim.cli.serve_cmd",
     "cosim": "rbcosim.cli.cosim_cmd",
     "flex": "rbcosim.cli.flex_cmd",

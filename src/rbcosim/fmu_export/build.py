@@ -16,8 +16,10 @@ from pathlib import Path
 import numpy as np
 
 from rbcosim import __version__
+from rbcosim.cosim.flex_endpoint import motion_of
 from rbcosim.errors import ScenarioError
 from rbcosim.fmu_export.core import CONFIG_FILE, RESOURCE_DIR, SCENARIO_DIR, TABLE_FILE
+from rbcosim.fmu_export.flex_table import build_flex_table
 from rbcosim.fmu_export.table import VariableTable, build_table
 
 #: Identity pose, zero velocity: the flexible node's kinematics when nothing better is known.
@@ -40,20 +42,24 @@ VARIABLE_STEPS = True
 @dataclass(frozen=True)
 class ExportOptions:
     """How to export: FMI version (2 or 3), ``embedded`` or ``remote`` mode, for remote
-    mode the defaults of the FMU parameters ``server.address`` and ``server.timeout`` (s), and
-    the FMU's modelIdentifier (default: the scenario file's stem, see model_identifier)."""
+    mode the defaults of the FMU parameters ``server.address`` and ``server.timeout`` (s),
+    the FMU's modelIdentifier (default: the scenario file's stem, see model_identifier), and
+    ``flex``: export that flexible body of the scenario instead of the rigid side."""
 
     fmi_version: int = 2
     mode: str = "embedded"
     address: str = DEFAULT_ADDRESS
     timeout: float = 30.0
     name: str | None = None
+    flex: str | None = None
 
     def __post_init__(self) -> None:
         if self.fmi_version not in _SLAVE_SOURCES:
             raise ValueError(f"fmi_version must be 2 or 3, got {self.fmi_version!r}")
         if self.mode not in ("embedded", "remote"):
             raise ValueError(f"mode must be 'embedded' or 'remote', got {self.mode!r}")
+        if self.flex is not None and self.mode != "embedded":
+            raise ValueError("a flexible-body FMU runs its body inside: embedded mode only")
 
 
 def export_fmu(
@@ -69,7 +75,10 @@ def export_fmu(
     if output.suffix != ".fmu":
         raise ValueError(f"output must end in .fmu: {output}")
     identifier = model_identifier(scenario, options.name)
-    table, config = describe(scenario, options)
+    if options.flex is None:
+        table, config = describe(scenario, options)
+    else:
+        table, config = describe_flex(scenario, options.flex)
     data_files = referenced_files(scenario)
     config["data_files"] = [p.as_posix() for p in data_files]
 
@@ -98,7 +107,8 @@ def export_fmu(
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(scenario.parent / relative, target)
 
-        built = _run_builder(options.fmi_version, script, bundle, tmp / "out")
+        built = _run_builder(options.fmi_version, script, bundle, tmp / "out",
+                             config["variable_steps"])
         output.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(built, output)
     return output
@@ -175,6 +185,56 @@ def describe(scenario: Path, options: ExportOptions) -> tuple[VariableTable, dic
     return table, config
 
 
+def describe_flex(scenario: Path, body: str) -> tuple[VariableTable, dict]:
+    """The variable table and configuration of flexible body ``body``'s FMU: its start values
+    are the body placed at the rigid side's initial motion (``flex_core``)."""
+    from rbcosim.cosim.rigid_side import RigidSide
+    from rbcosim.fmu_export.flex_core import FMU_SCHEME, build_flex_endpoints, wrench_derivatives
+
+    parsed, endpoints = build_flex_endpoints(scenario, body, {})
+    if body not in parsed.flex_bodies:
+        raise ScenarioError(f"{scenario}: --flex {body!r}: no such flexible body; the scenario "
+                            f"has {sorted(parsed.flex_bodies) or 'none'}")
+    side = RigidSide.from_scenario(scenario)
+    motions = dict(zip(side.point_names, side.motions_array()))
+    starts, nodes, outputs = {}, {}, []
+    for joint, endpoint in endpoints.items():
+        point = endpoint.coupling.point
+        if endpoint.initialize(side.time, motion_of(motions[point], side.time)) is not None:
+            raise ScenarioError(f"{scenario}: cosim.added_mass: flexible body {body!r} has a "
+                                "massive boundary, and a flexible-body FMU cannot hand its "
+                                "added mass over to the rigid FMU; set it to false")
+        starts[joint] = wrench_derivatives(endpoint, side.time)
+        nodes[joint] = endpoint.report()[0]
+        for name, value in zip(endpoint.columns(body), endpoint.row().tolist()):
+            outputs.append((name, None if ".eta" in name else "m", value))
+    prefix = f"flex_bodies.{body}."
+    try:
+        table = build_flex_table(
+            couplings=[(j, ep.coupling.point) for j, ep in endpoints.items()],
+            motions={j: motions[ep.coupling.point] for j, ep in endpoints.items()},
+            wrenches=starts,
+            nodes=nodes,
+            outputs=outputs,
+            parameters={k: v for k, v in side.parameters().items() if k.startswith(prefix)},
+        )
+    except ValueError as exc:
+        raise ScenarioError(f"{scenario}: cannot export flexible body {body!r}: {exc}") from exc
+    config = {
+        "kind": "flex",
+        "flex_body": body,
+        "mode": "embedded",
+        "scenario_file": scenario.name,
+        "description": f"rbcosim flexible body {body} of scenario {scenario.stem} "
+                       f"({FMU_SCHEME} coupling with its rigid-side FMU)",
+        "start_time": float(side.time),
+        "macro_step": float(parsed.cosim.macro_step),
+        "variable_steps": False,
+        "rbcosim_version": __version__,
+    }
+    return table, config
+
+
 def referenced_files(scenario: Path) -> list[Path]:
     """Data files the scenario names: string values that are paths of existing files, relative
     to the scenario's folder. They go into the FMU at the same relative place."""
@@ -205,10 +265,12 @@ def referenced_files(scenario: Path) -> list[Path]:
     return sorted(set(found))
 
 
-def _run_builder(fmi_version: int, script: Path, bundle: Path, dest: Path) -> Path:
+def _run_builder(
+    fmi_version: int, script: Path, bundle: Path, dest: Path, variable_steps: bool
+) -> Path:
     options = {
         "needsExecutionTool": False,
-        "canHandleVariableCommunicationStepSize": VARIABLE_STEPS,
+        "canHandleVariableCommunicationStepSize": variable_steps,
         "canGetAndSetFMUstate": True,
         "canSerializeFMUstate": True,
     }

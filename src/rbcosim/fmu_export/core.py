@@ -28,35 +28,25 @@ delivered energy) to the rigid side, runs its continuity check at t_n, then step
 
 from __future__ import annotations
 
-import enum
 import json
 import math
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
 from rbcosim.cosim.continuity import MAX_WARNINGS
-from rbcosim.errors import SimulationError
 from rbcosim.fmu_export.fmustate import check_state
-from rbcosim.fmu_export.table import ADDED_MASS_FRAMES, VariableTable
-
-#: Folder inside the FMU's resources with the configuration, table and scenario files.
-RESOURCE_DIR = "rbcosim_fmu"
-CONFIG_FILE = "fmu.json"
-TABLE_FILE = "variables.json"
-SCENARIO_DIR = "scenario"
-
-
-
-class StepOutcome(enum.Enum):
-    """Result of a doStep: ``ERROR`` for a bad call or bad inputs (nothing was changed),
-    ``DISCARD`` for a numerical failure inside the step (restore a saved state to go on)."""
-
-    OK = "ok"
-    ERROR = "error"
-    DISCARD = "discard"
+from rbcosim.fmu_export.table import ADDED_MASS_FRAMES
+from rbcosim.fmu_export.values import (  # noqa: F401 - the resources' layout, re-exported
+    CONFIG_FILE,
+    RESOURCE_DIR,
+    SCENARIO_DIR,
+    TABLE_FILE,
+    LogFunction,
+    StepOutcome,
+    TableValues,
+)
 
 
 class Backend(Protocol):
@@ -78,8 +68,6 @@ class Backend(Protocol):
     def set_state(self, blob: bytes) -> None: ...
 
 
-#: log(message, severity) with severity one of "info", "warning", "error", "discard".
-LogFunction = Callable[[str, str], None]
 
 
 def build_embedded(scenario: Path, overrides: dict[str, str]) -> Backend:
@@ -103,30 +91,11 @@ def build_remote(
     return RemoteSide.connect(settings, scenario, overrides, points, joints)
 
 
-class FmuCore:
-    """The numbers behind one FMU instance."""
+class FmuCore(TableValues):
+    """The numbers behind one rigid-side FMU instance."""
 
     def __init__(self, resources: str | Path, log: LogFunction) -> None:
-        root = Path(resources) / RESOURCE_DIR
-        self.config: dict[str, Any] = json.loads((root / CONFIG_FILE).read_text("utf-8"))
-        self.table = VariableTable.from_json((root / TABLE_FILE).read_text("utf-8"))
-        self.scenario_path = root / SCENARIO_DIR / self.config["scenario_file"]
-        self.log = log
-
-        size = max(v.vr for v in self.table.variables) + 1
-        self.values: list[Any] = [0.0] * size
-        for v in self.table.variables:
-            if v.start is not None:
-                self.values[v.vr] = v.start
-        self.values[0] = float(self.config["start_time"])
-
-        self._real_vrs = frozenset(v.vr for v in self.table.variables if v.is_real)
-        self._string_vrs = frozenset(v.vr for v in self.table.variables if not v.is_real)
-        self._input_vrs = frozenset(v.vr for v in self.table.variables if v.causality == "input")
-        self._parameter_vrs = frozenset(
-            v.vr for v in self.table.variables if v.causality == "parameter"
-        )
-        self._names = {v.vr: v.name for v in self.table.variables}
+        super().__init__(resources, log)
         self.embedded = self.config["mode"] != "remote"
         self._wrench_slots = self._slots("wrench", 6)
         self._wrench_rate_slots = dict(self._slots("wrench_rate", 6))
@@ -160,9 +129,6 @@ class FmuCore:
         self._stale_joints = False
         # Wrench inputs set since they were last handed to the rigid side (embedded mode).
         self._wrench_pending = False
-        self._parameters = [
-            (v.vr, v.owner, float(v.start)) for v in self.table.by_kind("parameter")
-        ]
         self._server = [(v.vr, v.owner) for v in self.table.by_kind("server")]
         self._flex_joint_of = {v.vr: v.owner for v in self.table.by_kind("flex")}
         # Joints whose flexible-node inputs the master has set: only those are passed on, so a
@@ -170,19 +136,7 @@ class FmuCore:
         self.flex_reported: set[str] = set()
         self._violations_seen = 0
 
-        self.side: Backend | None = None
         self.overrides: dict[str, str] = {}
-
-    def _slots(self, kind: str, width: int) -> list[tuple[str, list[int]]]:
-        """(owner, value references by component index) for each owner with ``kind`` rows."""
-        slots: dict[str, list[int]] = {}
-        for v in self.table.by_kind(kind):
-            slots.setdefault(v.owner, [0] * width)[v.index] = v.vr
-        return list(slots.items())
-
-    @property
-    def time(self) -> float:
-        return self.values[0]
 
     # -- variable access -------------------------------------------------------------------
 
@@ -195,27 +149,6 @@ class FmuCore:
             self._evaluate_joints()
         values = self.values
         return [values[vr] for vr in vrs]
-
-    def get_strings(self, vrs: list[int]) -> list[str]:
-        self._require(vrs, self._string_vrs, "String variables")
-        return [self.values[vr] for vr in vrs]
-
-    def _require(self, vrs: list[int], allowed: frozenset[int], what: str) -> None:
-        bad = [vr for vr in vrs if vr not in allowed]
-        if bad:
-            named = ", ".join(f"{vr} ({self._names.get(vr, 'unknown')})" for vr in bad[:10])
-            raise ValueError(f"value references not among the {what}: {named}")
-
-    def _settable(self, vrs: list[int], values: list[Any], kinds: frozenset[int]) -> None:
-        """ValueError, before anything is stored, unless every reference can be set now:
-        inputs of the type at any time, parameters of the type until initialization ends."""
-        if len(vrs) != len(values):
-            raise ValueError(f"{len(vrs)} value references but {len(values)} values")
-        writable = self._input_vrs if self.side is not None else self._input_vrs | self._parameter_vrs
-        self._require(vrs, kinds & writable, "inputs" + (
-            " (parameters are fixed once initialization has ended)" if self.side is not None
-            else " and parameters"
-        ))
 
     def set_reals(self, vrs: list[int], values: list[float]) -> None:
         """Store inputs (any time) and parameters (before initialization ends).
@@ -239,11 +172,6 @@ class FmuCore:
             else:
                 self.values[vr] = value
 
-    def set_strings(self, vrs: list[int], values: list[str]) -> None:
-        self._settable(vrs, values, self._string_vrs)
-        for vr, value in zip(vrs, values):
-            self.values[vr] = value
-
     # -- life cycle --------------------------------------------------------------------------
 
     def initialize(self) -> None:
@@ -251,12 +179,7 @@ class FmuCore:
 
         Raises ScenarioError for a parameter value the scenario rejects.
         """
-        overrides = {}
-        for vr, key, default in self._parameters:
-            value = self.values[vr]
-            if value != default:
-                overrides[key] = repr(float(value))
-        self._build(overrides)
+        self._build(self.parameter_overrides())
 
     def _build(self, overrides: dict[str, str]) -> None:
         """Build the model, all or nothing (an exception leaves the core uninitialized)."""
@@ -365,33 +288,6 @@ class FmuCore:
             values[vr] = side.energy_rigid[joint] - values[self._flex_energy_vr[joint]]
 
     # -- stepping ----------------------------------------------------------------------------
-
-    def do_step(
-        self, current_time: float, step_size: float, count: int = 1
-    ) -> tuple[StepOutcome, str]:
-        """``count`` steps of ``step_size`` (> 0, checked by the caller) from ``current_time``,
-        the inputs held; only once initialization has ended."""
-        now = self.values[0]
-        if not math.isfinite(current_time) or abs(current_time - now) > 1e-9 * max(1.0, abs(now)):
-            return StepOutcome.ERROR, (
-                f"doStep: currentCommunicationPoint {current_time!r} s does not match the FMU's "
-                f"time {now!r} s (restore a saved FMU state to step from another time)"
-            )
-        values = self.values
-        bad = [self._names[vr] for vr in self._input_vrs if not math.isfinite(values[vr])]
-        if bad:
-            return StepOutcome.ERROR, f"doStep refused: non-finite inputs {', '.join(sorted(bad))}"
-        try:
-            for _ in range(count):
-                self._step(step_size)
-        except SimulationError as exc:
-            return (
-                StepOutcome.DISCARD,
-                f"doStep from t={now!r} s over {count} x {step_size!r} s failed: {exc}",
-            )
-        except Exception as exc:  # noqa: BLE001 - the FMI boundary: report, never crash the host
-            return StepOutcome.ERROR, f"doStep failed: {type(exc).__name__}: {exc}"
-        return StepOutcome.OK, ""
 
     def _step(self, step_size: float) -> None:
         side, values = self.side, self.values
@@ -514,3 +410,15 @@ class FmuCore:
             self.side.set_state(previous)
             raise
         return self.side
+
+
+def open_core(resources: str | Path, log: LogFunction) -> TableValues:
+    """The core an FMU's configuration names: its rigid side (``FmuCore``) or, for
+    ``export-fmu --flex BODY``, a flexible body (``flex_core.FlexFmuCore``)."""
+    if json.loads((Path(resources) / RESOURCE_DIR / CONFIG_FILE).read_text("utf-8")).get(
+        "kind"
+    ) == "flex":
+        from rbcosim.fmu_export.flex_core import FlexFmuCore
+
+        return FlexFmuCore(resources, log)
+    return FmuCore(resources, log)

@@ -12,7 +12,7 @@ from pythonfmu.default_experiment import DefaultExperiment
 from pythonfmu.enums import Fmi2Status
 
 from rbcosim import __version__
-from rbcosim.fmu_export.core import FmuCore, StepOutcome
+from rbcosim.fmu_export.core import StepOutcome, open_core
 from rbcosim.fmu_export.lifecycle import FmiSession, state_from_bytes, state_to_bytes
 from rbcosim.fmu_export.modeldescription import decorate_model_description
 
@@ -30,7 +30,7 @@ class RbcosimRigid(Fmi2Slave):
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
-        self._core = FmuCore(self.resources, self._log)
+        self._core = open_core(self.resources, self._log)
         self._fmi = FmiSession(self._core, self, "fmi2")
         config = self._core.config
         self.description = config["description"]

@@ -20,7 +20,7 @@ from pythonfmu3 import (
 from pythonfmu3.default_experiment import DefaultExperiment
 
 from rbcosim import __version__
-from rbcosim.fmu_export.core import FmuCore, StepOutcome
+from rbcosim.fmu_export.core import StepOutcome, open_core
 from rbcosim.fmu_export.lifecycle import FmiSession, state_from_bytes, state_to_bytes
 from rbcosim.fmu_export.modeldescription import decorate_model_description
 
@@ -40,7 +40,7 @@ _STEP_STATUS = {
 class RbcosimRigid(Fmi3Slave):
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
-        self._core = FmuCore(self.resources, self._log)
+        self._core = open_core(self.resources, self._log)
         self._fmi = FmiSession(self._core, self, "fmi3")
         config = self._core.config
         self.author = "rbcosim"

@@ -26,8 +26,9 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from rbcosim.fmu_export.core import FmuCore, StepOutcome
+from rbcosim.fmu_export.core import StepOutcome
 from rbcosim.fmu_export.fmustate import decode_state, encode_state
+from rbcosim.fmu_export.values import TableValues
 
 #: Relative tolerance on the step size: a step is k macro steps if |H - k h| <= TOL k h.
 STEP_TOLERANCE = 1e-9
@@ -108,7 +109,7 @@ class FmiSession:
     Whole multiples of the macro step are taken where the FMU's configuration says the
     modelDescription declares canHandleVariableCommunicationStepSize."""
 
-    def __init__(self, core: FmuCore, slave: Any, prefix: str) -> None:
+    def __init__(self, core: TableValues, slave: Any, prefix: str) -> None:
         self.core = core
         self.mode = Mode.INSTANTIATED
         self._slave = slave

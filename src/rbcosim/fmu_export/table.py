@@ -246,22 +246,8 @@ def build_table(
     joint_names = tuple(joint_names)
     rows: list[dict[str, Any]] = []
 
-    def add(
-        name, kind, causality, start, unit, description, owner, index=0, variability="continuous"
-    ):
-        rows.append(
-            {
-                "name": name,
-                "kind": kind,
-                "causality": causality,
-                "variability": variability,
-                "start": start,
-                "unit": unit,
-                "description": description,
-                "owner": owner,
-                "index": index,
-            }
-        )
+    def add(*args, **kwargs):
+        rows.append(variable_row(*args, **kwargs))
 
     def add_kinematics(prefix, kind, causality, start, owner, what):
         """The 13 POINT_COMPONENTS ``<prefix>.x`` .. ``<prefix>.wz`` with these start values."""
@@ -404,6 +390,33 @@ def build_table(
             variability="fixed",
         )
 
+    return numbered_table(rows, point_names, joint_names)
+
+
+def variable_row(
+    name, kind, causality, start, unit, description, owner, index=0, variability="continuous"
+) -> dict[str, Any]:
+    """One table row (a Variable without its value reference)."""
+    return {
+        "name": name,
+        "kind": kind,
+        "causality": causality,
+        "variability": variability,
+        "start": start,
+        "unit": unit,
+        "description": description,
+        "owner": owner,
+        "index": index,
+    }
+
+
+def numbered_table(
+    rows: list[dict[str, Any]], point_names: tuple[str, ...], joint_names: tuple[str, ...]
+) -> VariableTable:
+    """The table of ``rows``: ``time`` is value reference 0, the rest 1..N in name order.
+
+    Raises ValueError naming colliding variable names.
+    """
     counts = Counter(row["name"] for row in rows)
     duplicates = sorted(name for name, n in counts.items() if n > 1)
     if duplicates:

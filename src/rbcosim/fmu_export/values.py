@@ -1,0 +1,144 @@
+"""The variable values of one FMU instance, read from its resources: what every core shares.
+
+A core (``core.FmuCore`` for the rigid side, ``flex_core.FlexFmuCore`` for a flexible body)
+holds one value per value reference, starting from the exported table's start values, and
+checks each get and set against the table before anything is stored.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from rbcosim.errors import SimulationError
+from rbcosim.fmu_export.table import VariableTable
+
+#: Folder inside the FMU's resources with the configuration, table and scenario files.
+RESOURCE_DIR = "rbcosim_fmu"
+CONFIG_FILE = "fmu.json"
+TABLE_FILE = "variables.json"
+SCENARIO_DIR = "scenario"
+
+class StepOutcome(enum.Enum):
+    """Result of a doStep: ``ERROR`` for a bad call or bad inputs (nothing was changed),
+    ``DISCARD`` for a numerical failure inside the step (restore a saved state to go on)."""
+
+    OK = "ok"
+    ERROR = "error"
+    DISCARD = "discard"
+
+
+#: log(message, severity) with severity one of "info", "warning", "error", "discard".
+LogFunction = Callable[[str, str], None]
+
+
+class TableValues:
+    """Configuration, variable table and current values of one FMU instance. ``side`` is the
+    built model (None until initialization ends): parameters are settable only before."""
+
+    def __init__(self, resources: str | Path, log: LogFunction) -> None:
+        root = Path(resources) / RESOURCE_DIR
+        self.config: dict[str, Any] = json.loads((root / CONFIG_FILE).read_text("utf-8"))
+        self.table = VariableTable.from_json((root / TABLE_FILE).read_text("utf-8"))
+        self.scenario_path = root / SCENARIO_DIR / self.config["scenario_file"]
+        self.log = log
+        self.side: Any = None
+
+        size = max(v.vr for v in self.table.variables) + 1
+        self.values: list[Any] = [0.0] * size
+        for v in self.table.variables:
+            if v.start is not None:
+                self.values[v.vr] = v.start
+        self.values[0] = float(self.config["start_time"])
+
+        self._real_vrs = frozenset(v.vr for v in self.table.variables if v.is_real)
+        self._string_vrs = frozenset(v.vr for v in self.table.variables if not v.is_real)
+        self._input_vrs = frozenset(v.vr for v in self.table.variables if v.causality == "input")
+        self._parameter_vrs = frozenset(
+            v.vr for v in self.table.variables if v.causality == "parameter"
+        )
+        self._names = {v.vr: v.name for v in self.table.variables}
+        self._parameters = [
+            (v.vr, v.owner, float(v.start)) for v in self.table.by_kind("parameter")
+        ]
+
+    def _slots(self, kind: str, width: int) -> list[tuple[str, list[int]]]:
+        """(owner, value references by component index) for each owner with ``kind`` rows."""
+        slots: dict[str, list[int]] = {}
+        for v in self.table.by_kind(kind):
+            slots.setdefault(v.owner, [0] * width)[v.index] = v.vr
+        return list(slots.items())
+
+    @property
+    def time(self) -> float:
+        return self.values[0]
+
+    def parameter_overrides(self) -> dict[str, str]:
+        """Scenario overrides ``{key: value}`` for the parameters set away from their default."""
+        return {
+            key: repr(float(self.values[vr]))
+            for vr, key, default in self._parameters
+            if self.values[vr] != default
+        }
+
+    def get_strings(self, vrs: list[int]) -> list[str]:
+        self._require(vrs, self._string_vrs, "String variables")
+        return [self.values[vr] for vr in vrs]
+
+    def set_strings(self, vrs: list[int], values: list[str]) -> None:
+        self._settable(vrs, values, self._string_vrs)
+        for vr, value in zip(vrs, values):
+            self.values[vr] = value
+
+    def _require(self, vrs: list[int], allowed: frozenset[int], what: str) -> None:
+        bad = [vr for vr in vrs if vr not in allowed]
+        if bad:
+            named = ", ".join(f"{vr} ({self._names.get(vr, 'unknown')})" for vr in bad[:10])
+            raise ValueError(f"value references not among the {what}: {named}")
+
+    def _settable(self, vrs: list[int], values: list[Any], kinds: frozenset[int]) -> None:
+        """ValueError, before anything is stored, unless every reference can be set now:
+        inputs of the type at any time, parameters of the type until initialization ends."""
+        if len(vrs) != len(values):
+            raise ValueError(f"{len(vrs)} value references but {len(values)} values")
+        writable = self._input_vrs if self.side is not None else self._input_vrs | self._parameter_vrs
+        self._require(vrs, kinds & writable, "inputs" + (
+            " (parameters are fixed once initialization has ended)" if self.side is not None
+            else " and parameters"
+        ))
+
+    def non_finite_inputs(self) -> list[str]:
+        """Names of the inputs that hold NaN or ±inf (doStep refuses to run on them)."""
+        return sorted(
+            self._names[vr] for vr in self._input_vrs if not math.isfinite(self.values[vr])
+        )
+
+    def do_step(
+        self, current_time: float, step_size: float, count: int = 1
+    ) -> tuple[StepOutcome, str]:
+        """``count`` steps of ``step_size`` (> 0, checked by the caller) from ``current_time``,
+        the inputs held (``_step`` of the core); only once initialization has ended."""
+        now = self.values[0]
+        if not math.isfinite(current_time) or abs(current_time - now) > 1e-9 * max(1.0, abs(now)):
+            return StepOutcome.ERROR, (
+                f"doStep: currentCommunicationPoint {current_time!r} s does not match the FMU's "
+                f"time {now!r} s (restore a saved FMU state to step from another time)"
+            )
+        bad = self.non_finite_inputs()
+        if bad:
+            return StepOutcome.ERROR, f"doStep refused: non-finite inputs {', '.join(sorted(bad))}"
+        try:
+            for _ in range(count):
+                self._step(step_size)
+        except SimulationError as exc:
+            return (
+                StepOutcome.DISCARD,
+                f"doStep from t={now!r} s over {count} x {step_size!r} s failed: {exc}",
+            )
+        except Exception as exc:  # noqa: BLE001 - the FMI boundary: report, never crash the host
+            return StepOutcome.ERROR, f"doStep failed: {type(exc).__name__}: {exc}"
+        return StepOutcome.OK, ""
