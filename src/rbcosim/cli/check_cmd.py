@@ -48,6 +48,12 @@ def run(args: argparse.Namespace) -> int:
     print(f"constraint equations: {report.n_equations}, rank of Φ_q: {report.rank}")
     print(f"degrees of freedom: {report.dof} (from the rank), "
           f"Grübler–Kutzbach count: {report.gruebler_dof}")
+    if report.nonholonomic:
+        print(f"non-holonomic constraints: {report.nonholonomic} (velocity rows, no Φ); "
+              f"velocity degrees of freedom: {report.velocity_dof}")
+    if model.planar_normal is not None:
+        print(f"planar mode: normal {model.planar_normal.tolist()}, 3 degrees of freedom per "
+              "body before the joints")
     if report.redundant:
         print(f"redundant constraints ({len(report.redundant)}, dropped by the solver):")
         for label in report.redundant:
