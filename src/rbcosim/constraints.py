@@ -136,21 +136,31 @@ class Constraints:
         """Planar mode: three rows per body hold it in its plane (centre-of-mass height along
         n, the body's initial normal ⟂ t1 and t2)."""
         t1, t2, n = self._point_directions
+        self._plane_rows = set()
         for i, body in enumerate(self.model.bodies, start=1):
             normal_b = quat.to_matrix(body.quaternion).T @ n
             self._dot2.add(GROUND, n, body.position, i, np.zeros(3))
             labels["dot2"].append(f"{body.name}: in plane (centre of mass along the normal)")
+            self._plane_rows.add(labels["dot2"][-1])
             for t, text in ((t1, "t1"), (t2, "t2")):
                 self._dot1.add(GROUND, t, i, normal_b)
                 labels["dot1"].append(f"{body.name}: in plane (normal ⟂ {text})")
+                self._plane_rows.add(labels["dot1"][-1])
 
     def _in_plane(self, labels: list[str]) -> np.ndarray:
-        """Mask of the main rows that act in the plane (planar mode), at the initial state."""
+        """Mask of the main rows kept in planar mode: the joints' rows that act in the plane
+        (at the initial state) and the bodies' plane rows."""
         kin = Kinematics.of(State.initial(self.model))
         values = self.evaluate(kin, n_rows=self.table.n_main + len(self._drivers))
         n = self.table.n_main
-        return in_plane_rows(values.ja[:n], values.jb[:n], values.a[:n], values.b[:n],
-                             np.asarray(kin.R), self._point_directions, labels)
+        plane = np.array([label in self._plane_rows for label in labels])
+        joint_rows = ~plane
+        keep = plane.copy()
+        keep[joint_rows] = in_plane_rows(
+            values.ja[:n][joint_rows], values.jb[:n][joint_rows], values.a[:n][joint_rows],
+            values.b[:n][joint_rows], np.asarray(kin.R), self._point_directions,
+            [label for label, j in zip(labels, joint_rows) if j])
+        return keep
 
     def _add_joint(self, joint: Joint, labels: dict[str, list[str]]) -> None:
         m1, m2 = joint.marker1, joint.marker2

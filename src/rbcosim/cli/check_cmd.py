@@ -10,7 +10,7 @@ from rbcosim.checks import CONSISTENCY_TOL, check_model
 from rbcosim.cli.options import add_limit_option, load_with_options
 from rbcosim.errors import LimitError, SimulationError
 from rbcosim.limits import RunLimits, enforce, estimate, format_bytes
-from rbcosim.minimal.route import coordinate_names, degrees_of_freedom, is_tree
+from rbcosim.minimal.route import coordinate_names, degrees_of_freedom, is_tree, suits_minimal
 
 
 def add_parser(sub) -> None:
@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     formulation = scenario.solver.formulation
     tree = is_tree(model)
     if formulation == "auto":
-        formulation = "minimal" if tree else "maximal"
+        formulation = "minimal" if suits_minimal(model) else "maximal"
     print(f"formulation: {formulation}" + (" (auto)" if scenario.solver.formulation == "auto" else "")
           + f"; topology: {'tree' if tree else 'closed loops'}")
     print(f"bodies: {report.n_bodies} moving, joints: {len(model.joints)}, "
