@@ -13,15 +13,20 @@ from rbcosim.kinematics import Kinematics
 from rbcosim.model import Model
 from rbcosim.state import State
 
-#: Constraint equations per joint type (for the Grübler–Kutzbach count).
+#: Holonomic constraint equations per joint type (for the Grübler–Kutzbach count; a rolling
+#: disk's contact height is holonomic, its two no-slip rows and a knife edge's are not).
 JOINT_EQUATIONS = {"fixed": 6, "revolute": 5, "prismatic": 5, "spherical": 3, "universal": 4,
-                   "cylindrical": 4, "planar": 3, "distance": 1, "driver": 1}
+                   "cylindrical": 4, "planar": 3, "distance": 1, "driver": 1,
+                   "rolling_disk": 1, "knife_edge": 0}
 CONSISTENCY_TOL = 1e-9
 
 
 @dataclass
 class CheckReport:
-    """Outcome of `check_model`: counts, named redundant rows, initial errors, problems."""
+    """Outcome of `check_model`: counts, named redundant rows, initial errors, problems.
+
+    dof counts the configuration's degrees of freedom (6n − rank of the holonomic rows);
+    velocity_dof those of the velocities, after the non-holonomic rows too."""
 
     n_bodies: int
     n_equations: int
@@ -33,6 +38,8 @@ class CheckReport:
     phidot_initial: float
     phi_assembled: float
     assembled: State
+    nonholonomic: int = 0
+    velocity_dof: int = 0
     problems: list[str] = field(default_factory=list)
 
     @property
@@ -49,12 +56,15 @@ def check_model(model: Model) -> CheckReport:
     values = system.constraints.evaluate(kin)
     m = values.phi.size
     labels = system.constraints.row_labels
+    holonomic = ~system.constraints.nonholonomic
     if m:
         J = JacobianAssembler(values.a, values.b, n, sparse=False).assemble(values)
-        keep, rank = independent_rows(J)
+        keep, velocity_rank = independent_rows(J)
         redundant = [labels[i] for i in sorted(set(range(m)) - set(keep.tolist()))]
+        rank = independent_rows(J[holonomic])[1]
     else:
-        rank, redundant = 0, []
+        rank = velocity_rank = 0
+        redundant = []
     phi0, phidot0 = system.drift(state)
     assembled = state.copy()
     try:
@@ -67,6 +77,9 @@ def check_model(model: Model) -> CheckReport:
     problems = []
     if not np.isfinite(phi_after) or phi_after > CONSISTENCY_TOL:
         problems.append(f"the initial positions cannot be assembled: ‖Φ‖ stays at {phi_after:.3g}")
-    gruebler = 6 * n - sum(JOINT_EQUATIONS[j.kind] for j in model.joints)
+    if model.planar_normal is None:
+        gruebler = 6 * n - sum(JOINT_EQUATIONS[j.kind] for j in model.joints)
+    else:  # 3n minus the joints' in-plane holonomic rows (the bodies' plane rows take 3n)
+        gruebler = 6 * n - int(np.sum(holonomic))
     return CheckReport(n, m, rank, gruebler, 6 * n - rank, redundant, phi0, phidot0, phi_after,
-                       assembled, problems)
+                       assembled, int(np.sum(~holonomic)), 6 * n - velocity_rank, problems)

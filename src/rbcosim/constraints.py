@@ -7,6 +7,10 @@ Every joint is built from four primitives (Haug's basic constraints), evaluated 
   dist   ½(|p2 − p1|² − L²) = 0         (the origins keep a distance L)
 Jacobian columns are the generalized velocities ν = [v_i, ω^b_i] of each moving body, so
 Φ̇ = J ν + Φ_t and J ν̇ = γ. A driver combines auxiliary primitives with its motion f(t).
+A rolling disk or knife edge on a ground plane adds contact rows (`rbcosim.kernels.
+contact_rows`); their non-holonomic rows are velocity rows J ν = 0 with no Φ. In planar mode
+(model.planar_normal) the point rows are along the plane's axes, each body gets three plane
+rows and the joints' out-of-plane rows are dropped (`rbcosim.planar`).
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from rbcosim import quaternion as quat
+from rbcosim.kernels.contact_rows import CONTACT_HEIGHT, CONTACT_SLIP, KNIFE
 from rbcosim.kernels.frames import Frames
 from rbcosim.kernels.rows import (
     DIST,
@@ -32,7 +38,9 @@ from rbcosim.kernels.rows import (
 )
 from rbcosim.kinematics import Kinematics
 from rbcosim.linalg3 import cross
-from rbcosim.model import Joint, Model, Motion
+from rbcosim.model import GROUND, Joint, Model, Motion
+from rbcosim.planar import in_plane_rows, plane_basis
+from rbcosim.state import State
 
 
 def _rowdot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -71,7 +79,8 @@ class _Group:
     def freeze(self) -> None:
         for k, name in enumerate(self.fields):
             col = [r[k] for r in self.rows]
-            setattr(self, name, np.array(col, dtype=int if name in ("a", "b") else float))
+            integer = name in ("kind", "a", "b")
+            setattr(self, name, np.array(col, dtype=int if integer else float))
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -88,18 +97,70 @@ class Constraints:
         self._dist = _Group(("a", "sa", "b", "sb", "length"))
         self._aux1 = _Group(("a", "ua", "b", "ub"))
         self._aux2 = _Group(("a", "ua", "sa", "b", "sb"))
-        labels: dict[str, list[str]] = {"point": [], "dot1": [], "dot2": [], "dist": []}
+        self._contact = _Group(("kind", "b", "direction", "ub", "plane_point", "sb", "normal",
+                                "length"))
+        labels: dict[str, list[str]] = {"point": [], "dot1": [], "dot2": [], "dist": [],
+                                        "contact": []}
         self._drivers: list[tuple[str, tuple[int, ...], object]] = []
+        planar = model.planar_normal is not None
+        #: rows: the directions of a point coincidence's rows (the plane's axes in planar mode)
+        self._point_directions = plane_basis(model.planar_normal) if planar else np.eye(3)
         for joint in model.joints:
             self._add_joint(joint, labels)
-        for g in (self._point, self._dot1, self._dot2, self._dist, self._aux1, self._aux2):
+        if planar:
+            self._add_plane_rows(labels)
+        for g in (self._point, self._dot1, self._dot2, self._dist, self._aux1, self._aux2,
+                  self._contact):
             g.freeze()
+        main_labels = (labels["point"] + labels["dot1"] + labels["dot2"] + labels["dist"]
+                       + labels["contact"])
+        nonholonomic = np.isin(self._contact_kinds(), (CONTACT_SLIP, KNIFE))
+        nonholonomic = np.concatenate([np.zeros(len(main_labels) - nonholonomic.size, bool),
+                                       nonholonomic])
         self.table = _row_table(self)
+        if planar:
+            keep = self._in_plane(main_labels)
+            self.table = _row_table(self, keep)
+            main_labels = [label for label, k in zip(main_labels, keep) if k]
+            nonholonomic = nonholonomic[keep]
         self.row_labels: list[str] = (
-            labels["point"] + labels["dot1"] + labels["dot2"] + labels["dist"]
-            + [f"{name}: prescribed coordinate" for name, _, _ in self._drivers]
-        )
+            main_labels + [f"{name}: prescribed coordinate" for name, _, _ in self._drivers])
         self.n_rows = len(self.row_labels)
+        #: (rows,) True for a velocity-level (non-holonomic) row, which has no Φ
+        self.nonholonomic = np.concatenate([nonholonomic, np.zeros(len(self._drivers), bool)])
+
+    def _contact_kinds(self) -> np.ndarray:
+        return np.array([row[0] for row in self._contact.rows], dtype=int)
+
+    def _add_plane_rows(self, labels: dict[str, list[str]]) -> None:
+        """Planar mode: three rows per body hold it in its plane (centre-of-mass height along
+        n, the body's initial normal ⟂ t1 and t2)."""
+        t1, t2, n = self._point_directions
+        self._plane_rows = set()
+        for i, body in enumerate(self.model.bodies, start=1):
+            normal_b = quat.to_matrix(body.quaternion).T @ n
+            self._dot2.add(GROUND, n, body.position, i, np.zeros(3))
+            labels["dot2"].append(f"{body.name}: in plane (centre of mass along the normal)")
+            self._plane_rows.add(labels["dot2"][-1])
+            for t, text in ((t1, "t1"), (t2, "t2")):
+                self._dot1.add(GROUND, t, i, normal_b)
+                labels["dot1"].append(f"{body.name}: in plane (normal ⟂ {text})")
+                self._plane_rows.add(labels["dot1"][-1])
+
+    def _in_plane(self, labels: list[str]) -> np.ndarray:
+        """Mask of the main rows kept in planar mode: the joints' rows that act in the plane
+        (at the initial state) and the bodies' plane rows."""
+        kin = Kinematics.of(State.initial(self.model))
+        values = self.evaluate(kin, n_rows=self.table.n_main + len(self._drivers))
+        n = self.table.n_main
+        plane = np.array([label in self._plane_rows for label in labels])
+        joint_rows = ~plane
+        keep = plane.copy()
+        keep[joint_rows] = in_plane_rows(
+            values.ja[:n][joint_rows], values.jb[:n][joint_rows], values.a[:n][joint_rows],
+            values.b[:n][joint_rows], np.asarray(kin.R), self._point_directions,
+            [label for label, j in zip(labels, joint_rows) if j])
+        return keep
 
     def _add_joint(self, joint: Joint, labels: dict[str, list[str]]) -> None:
         m1, m2 = joint.marker1, joint.marker2
@@ -109,7 +170,8 @@ class Constraints:
 
         def point():
             self._point.add(m1.body, m1.position, m2.body, m2.position)
-            labels["point"] += [f"{name}: {c} coincidence" for c in "xyz"]
+            axes = ("t1", "t2", "n") if self.model.planar_normal is not None else "xyz"
+            labels["point"] += [f"{name}: {c} coincidence" for c in axes]
 
         def dot1(u1, u2, text):
             self._dot1.add(m1.body, u1, m2.body, u2)
@@ -147,6 +209,8 @@ class Constraints:
         elif kind == "distance":
             self._dist.add(m1.body, m1.position, m2.body, m2.position, joint.length)
             labels["dist"].append(f"{name}: distance")
+        elif kind in ("rolling_disk", "knife_edge"):
+            self._add_contact(joint, labels)
         elif kind == "driver":
             target = self.model.joints[joint.driven_joint]
             t1, t2 = target.marker1, target.marker2
@@ -161,9 +225,29 @@ class Constraints:
         else:
             raise ValueError(f"unknown joint kind {kind!r}")
 
-    def evaluate(self, kin: Kinematics) -> ConstraintValues:
-        """Φ, Φ_t, γ and Jacobian blocks of every row at the kinematic state `kin`."""
-        values, jac = np.zeros((4, self.n_rows)), np.zeros((2, self.n_rows, 6))
+    def _add_contact(self, joint: Joint, labels: dict[str, list[str]]) -> None:
+        """A rolling disk's three contact rows, or a knife edge's one: marker1 on the ground
+        (origin on the plane, z its normal), marker2 on the body (disk centre and axis z, or
+        blade point and blade direction x)."""
+        m1, m2 = joint.marker1, joint.marker2
+        x1, y1, n = m1.axes.T
+        if joint.kind == "knife_edge":
+            self._contact.add(KNIFE, m2.body, n, m2.axes[:, 0], m1.position, m2.position, n, 0.0)
+            labels["contact"].append(f"{joint.name}: no sideways blade velocity (non-holonomic)")
+            return
+        self._contact.add(CONTACT_HEIGHT, m2.body, n, m2.axes[:, 2], m1.position, m2.position,
+                          n, joint.length)
+        labels["contact"].append(f"{joint.name}: contact on the plane")
+        for t, text in ((x1, "x1"), (y1, "y1")):
+            self._contact.add(CONTACT_SLIP, m2.body, t, m2.axes[:, 2], m1.position, m2.position,
+                              n, joint.length)
+            labels["contact"].append(f"{joint.name}: no slip along {text} (non-holonomic)")
+
+    def evaluate(self, kin: Kinematics, n_rows: int | None = None) -> ConstraintValues:
+        """Φ, Φ_t, γ and Jacobian blocks of every row at the kinematic state `kin` (n_rows:
+        the row count while the table is being built)."""
+        n_rows = self.n_rows if n_rows is None else n_rows
+        values, jac = np.zeros((4, n_rows)), np.zeros((2, n_rows, 6))
         frames = Frames(kin.q, kin.R, kin.r, kin.v, kin.w_inertial, kin.w_body)
         evaluate_rows(self.table, kin.t, frames, values, jac, np.zeros((2, 2, 6)))
         return ConstraintValues(values[PHI], values[PHI_T], values[GAMMA],
@@ -184,33 +268,41 @@ def _motion_data(motion: Motion) -> tuple[int, np.ndarray]:
     return SPLINE, np.concatenate([[float(k)], spline.x, spline.c.ravel()])
 
 
-def _row_table(c: Constraints) -> RowTable:
+def _row_table(c: Constraints, keep: np.ndarray | None = None) -> RowTable:
     """Every primitive row of `c` in one table: point (three rows each), dot1, dot2, dist,
-    then the drivers' auxiliary rows."""
-    rows = []  # (kind, a, b, f, u1, u2, sa, sb, length)
+    contact, then the drivers' auxiliary rows; `keep` masks the main rows (planar mode)."""
+    rows = []  # (kind, a, b, f, u1, u2, sa, sb, normal, length)
     z = np.zeros(3)
     g = c._point
     for k in range(len(g)):
-        for comp in range(3):
-            rows.append((PLANE, g.a[k], g.b[k], 0, -np.eye(3)[comp], z, g.sa[k], g.sb[k], 0.0))
+        for direction in c._point_directions:
+            rows.append((PLANE, g.a[k], g.b[k], 0, -direction, z, g.sa[k], g.sb[k], z, 0.0))
     g = c._dot1
-    rows += [(DOT1, g.a[k], g.b[k], g.a[k], g.ua[k], g.ub[k], z, z, 0.0) for k in range(len(g))]
+    rows += [(DOT1, g.a[k], g.b[k], g.a[k], g.ua[k], g.ub[k], z, z, z, 0.0)
+             for k in range(len(g))]
     g = c._dot2
-    rows += [(PLANE, g.a[k], g.b[k], g.a[k], g.ua[k], z, g.sa[k], g.sb[k], 0.0)
+    rows += [(PLANE, g.a[k], g.b[k], g.a[k], g.ua[k], z, g.sa[k], g.sb[k], z, 0.0)
              for k in range(len(g))]
     g = c._dist
-    rows += [(DIST, g.a[k], g.b[k], 0, z, z, g.sa[k], g.sb[k], g.length[k]) for k in range(len(g))]
+    rows += [(DIST, g.a[k], g.b[k], 0, z, z, g.sa[k], g.sb[k], z, g.length[k])
+             for k in range(len(g))]
+    g = c._contact
+    rows += [(g.kind[k], GROUND, g.b[k], GROUND, g.direction[k], g.ub[k], g.plane_point[k],
+              g.sb[k], g.normal[k], g.length[k]) for k in range(len(g))]
+    if keep is not None:
+        rows = [row for row, k in zip(rows, keep) if k]
     n_main = len(rows)
     aux1 = len(rows)
     g = c._aux1
-    rows += [(DOT1, g.a[k], g.b[k], g.a[k], g.ua[k], g.ub[k], z, z, 0.0) for k in range(len(g))]
+    rows += [(DOT1, g.a[k], g.b[k], g.a[k], g.ua[k], g.ub[k], z, z, z, 0.0)
+             for k in range(len(g))]
     aux2 = len(rows)
     g = c._aux2
-    rows += [(PLANE, g.a[k], g.b[k], g.a[k], g.ua[k], z, g.sa[k], g.sb[k], 0.0)
+    rows += [(PLANE, g.a[k], g.b[k], g.a[k], g.ua[k], z, g.sa[k], g.sb[k], z, 0.0)
              for k in range(len(g))]
-    cols = list(zip(*rows)) if rows else [()] * 9
+    cols = list(zip(*rows)) if rows else [()] * 10
     index = np.array(cols[:4], dtype=np.int64).reshape(4, -1).T.copy()
-    vectors = np.array(cols[4:8], dtype=float).reshape(4, -1, 3).transpose(1, 0, 2).copy()
+    vectors = np.array(cols[4:9], dtype=float).reshape(5, -1, 3).transpose(1, 0, 2).copy()
     drivers, data = [], []
     for _, idx, (target_kind, motion) in c._drivers:
         rows_of = (aux1 + idx[0], aux1 + idx[1]) if target_kind == "revolute" else (
@@ -221,7 +313,7 @@ def _row_table(c: Constraints) -> RowTable:
     drivers = np.array(drivers, dtype=np.int64).reshape(-1, 4)
     bodies = np.concatenate([index[:n_main, 1:3], index[drivers[:, 1], 1:3]])
     return RowTable(
-        index=index, vectors=vectors, length=np.array(cols[8], dtype=float), n_main=n_main,
+        index=index, vectors=vectors, length=np.array(cols[9], dtype=float), n_main=n_main,
         drivers=drivers, motion_start=np.cumsum([0] + [d.size for d in data]).astype(np.int64),
         motion_data=np.concatenate([np.zeros(0)] + data), row_bodies=bodies.copy())
 

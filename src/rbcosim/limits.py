@@ -31,7 +31,8 @@ from pathlib import Path
 from rbcosim.errors import LimitError, ScenarioError
 
 ROWS_PER_JOINT = {"fixed": 6, "revolute": 5, "prismatic": 5, "universal": 4, "cylindrical": 4,
-                  "spherical": 3, "planar": 3, "distance": 1, "driver": 1}
+                  "spherical": 3, "planar": 3, "distance": 1, "driver": 1, "rolling_disk": 3,
+                  "knife_edge": 1}
 _ROW_OVERHEAD = 112  # bytes of a numpy row object besides its data
 _FLEX_MATRICES = 6
 _BODY_BYTES, _ROW_BYTES = 40_000, 4_000  # rigid solver, per body and per constraint row

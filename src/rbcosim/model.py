@@ -97,17 +97,22 @@ JOINT_KINDS = (
     "planar",
     "distance",
     "driver",
+    "rolling_disk",
+    "knife_edge",
 )
 
 
 @dataclass(frozen=True)
 class Joint:
-    """A holonomic constraint between marker1 (on body1) and marker2 (on body2).
+    """A constraint between marker1 (on body1) and marker2 (on body2).
 
     Axis conventions (marker axes): revolute turns about, prismatic slides along, cylindrical
     turns about and slides along marker1's z; universal turns about marker1's x and marker2's y;
     planar keeps marker2 in marker1's x–y plane; distance keeps the markers `length` m apart.
     A driver prescribes the coordinate of another revolute (angle, rad) or prismatic (m) joint.
+    rolling_disk: a disk of radius `length` m (centre marker2's origin, axis marker2's z) rolls
+    without slip on the ground plane through marker1's origin with normal marker1's z;
+    knife_edge: marker2's origin does not move across the blade (marker2's x) in that plane.
     """
 
     name: str
@@ -184,6 +189,8 @@ class Model:
     torsion_springs: tuple[TorsionalSpringDamper, ...] = ()
     points: tuple[InterfacePoint, ...] = ()
     gravity: np.ndarray = field(default_factory=lambda: frozen_array([0.0, 0.0, -9.81]))
+    #: planar mode: the unit normal (inertial) of the plane every body moves in, or None
+    planar_normal: np.ndarray | None = None
 
     @property
     def n_bodies(self) -> int:

@@ -24,9 +24,9 @@ def run_scenario(scenario: Scenario, *, progress: bool = True, checkpoint=None,
         raise ScenarioError("--checkpoint/--resume work with the maximal formulation and "
                             "co-simulations")
     if formulation in ("minimal", "auto"):
-        from rbcosim.minimal.route import is_tree, simulate_minimal
+        from rbcosim.minimal.route import simulate_minimal, suits_minimal
 
-        if formulation == "minimal" or is_tree(scenario.model):
+        if formulation == "minimal" or suits_minimal(scenario.model):
             results = simulate_minimal(scenario.model, scenario.solver, progress=progress)
             return _reactions(scenario, results, minimal=True)
     results = simulate(scenario.model, scenario.solver, progress=progress, checkpoint=checkpoint,

@@ -30,6 +30,7 @@ from rbcosim.model import (
     TorsionalSpringDamper,
     frozen_array,
 )
+from rbcosim.scenario_contact import CONTACT_KINDS, check_planar, contact_joint, planar_normal
 from rbcosim.scenario_reader import TableReader
 from rbcosim.settings import (
     FORMULATIONS,
@@ -306,6 +307,10 @@ class _Builder:
             if kind == "driver":
                 pending_drivers.append((name, r))
                 continue
+            if kind in CONTACT_KINDS:
+                names[name] = len(joints)
+                joints.append(contact_joint(self, name, r))
+                continue
             m1, m2 = self.distance_markers(r) if kind == "distance" else self.joint_markers(r)
             if m1.body == m2.body:
                 raise r.error("body2", "a joint must connect two different bodies")
@@ -530,6 +535,7 @@ def build_scenario(raw: dict, *, source: str = "<inline>", base_dir: Path = Path
     b.read_bodies()
     world = b.root.sub("world", {})
     gravity = world.vector("gravity", 3, [0.0, 0.0, -9.81])
+    planar = planar_normal(world)
     world.finish()
     joints = b.read_joints()
     loads, springs, torsion = b.read_forces(joints)
@@ -539,7 +545,9 @@ def build_scenario(raw: dict, *, source: str = "<inline>", base_dir: Path = Path
         raise b.root.error("flex_bodies", "expected a table of named [flex_bodies.NAME] tables")
     couplings = b.read_couplings(points, list(flex))
     model = Model(tuple(b.bodies), tuple(joints), tuple(loads), tuple(springs), tuple(torsion),
-                  tuple(points), frozen_array(gravity))
+                  tuple(points), frozen_array(gravity), planar_normal=planar)
+    if planar is not None:
+        check_planar(model, world)
     solver = b.read_solver()
     cosim = b.read_cosim()
     b.root.finish()

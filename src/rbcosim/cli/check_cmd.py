@@ -10,7 +10,7 @@ from rbcosim.checks import CONSISTENCY_TOL, check_model
 from rbcosim.cli.options import add_limit_option, load_with_options
 from rbcosim.errors import LimitError, SimulationError
 from rbcosim.limits import RunLimits, enforce, estimate, format_bytes
-from rbcosim.minimal.route import coordinate_names, degrees_of_freedom, is_tree
+from rbcosim.minimal.route import coordinate_names, degrees_of_freedom, is_tree, suits_minimal
 
 
 def add_parser(sub) -> None:
@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     formulation = scenario.solver.formulation
     tree = is_tree(model)
     if formulation == "auto":
-        formulation = "minimal" if tree else "maximal"
+        formulation = "minimal" if suits_minimal(model) else "maximal"
     print(f"formulation: {formulation}" + (" (auto)" if scenario.solver.formulation == "auto" else "")
           + f"; topology: {'tree' if tree else 'closed loops'}")
     print(f"bodies: {report.n_bodies} moving, joints: {len(model.joints)}, "
@@ -48,6 +48,12 @@ def run(args: argparse.Namespace) -> int:
     print(f"constraint equations: {report.n_equations}, rank of Φ_q: {report.rank}")
     print(f"degrees of freedom: {report.dof} (from the rank), "
           f"Grübler–Kutzbach count: {report.gruebler_dof}")
+    if report.nonholonomic:
+        print(f"non-holonomic constraints: {report.nonholonomic} (velocity rows, no Φ); "
+              f"velocity degrees of freedom: {report.velocity_dof}")
+    if model.planar_normal is not None:
+        print(f"planar mode: normal {model.planar_normal.tolist()}, 3 degrees of freedom per "
+              "body before the joints")
     if report.redundant:
         print(f"redundant constraints ({len(report.redundant)}, dropped by the solver):")
         for label in report.redundant:

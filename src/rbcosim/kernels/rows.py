@@ -1,6 +1,7 @@
 """Constraint rows Φ(q, t) = 0, compiled: values, Φ_t, γ and Jacobian blocks.
 
-Three row kinds cover the four primitives of the joints:
+Three row kinds cover the four primitives of the joints (the contact rows of rolling disks
+and knife edges, kinds 3–5, are in `rbcosim.kernels.contact_rows`):
   plane (0)  Φ = u1 · (p_b − p_a), u1 fixed on body f (f = a for dot2 rows; f = ground with
              u1 = −e_c for the three rows of a point coincidence, so Φ = (p_a − p_b)_c);
   dot1  (1)  Φ = u1 · u2, u1 fixed on a, u2 on b;
@@ -18,6 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 from rbcosim.kernels import jit
+from rbcosim.kernels.contact_rows import CONTACT_HEIGHT, contact_row
 from rbcosim.kernels.rotation import add, at2, at3, cr, dot3, mat, mtt, mtt_t, scaled, sub
 
 PLANE, DOT1, DIST = 0, 1, 2
@@ -30,7 +32,8 @@ class RowTable(NamedTuple):
     """Primitive rows (main rows first, then the drivers' auxiliary rows) and the drivers."""
 
     index: np.ndarray    # (p, 4) per primitive row: kind, body a, body b, body f carrying u1
-    vectors: np.ndarray  # (p, 4, 3) u1 on f, u2 on b, point on a, point on b (body frames, m)
+    vectors: np.ndarray  # (p, 5, 3) u1 on f, u2 on b, point on a, point on b (body frames, m),
+                         # plane normal (contact rows only, inertial)
     length: np.ndarray   # (p,) distance rows' L, m
     n_main: int          # rows before the auxiliary ones
     drivers: np.ndarray  # (d, 4) per driver: 1 if angle (0 slide), aux row 1, aux row 2, motion kind
@@ -75,6 +78,8 @@ def primitive_row(index, vectors, length, R, r, v, wi, i, jac, slot):
     Arrays come in as arguments and are read element by element into tuples: taking fields
     of namedtuples or views of arrays in a hot loop costs atomic reference counting."""
     kind, a, b, f = index[i, 0], index[i, 1], index[i, 2], index[i, 3]
+    if kind >= CONTACT_HEIGHT:
+        return contact_row(index, vectors, length, R, r, v, wi, i, jac, slot)
     Ra, Rb = mat(R, a), mat(R, b)
     u1, u2 = mtt(mat(R, f), at3(vectors, i, 0)), mtt(Rb, at3(vectors, i, 1))
     rho_a, rho_b = mtt(Ra, at3(vectors, i, 2)), mtt(Rb, at3(vectors, i, 3))

@@ -53,9 +53,9 @@ class ClosedLoopSystem(TreeSystem):
         tree = tree if tree is not None else build_tree(model)
         super().__init__(model, tree=tree, solver="crba")
         joints = [model.joints[k] for k in tree.loop_joints]
-        if any(j.kind == "driver" for j in joints):
-            raise SimulationError("driver joints are not supported by the minimal route; "
-                                  "use formulation = \"maximal\"")
+        if any(j.kind in ("driver", "rolling_disk", "knife_edge") for j in joints):
+            raise SimulationError("driver, rolling_disk and knife_edge joints are not supported "
+                                  "by the minimal route; use formulation = \"maximal\"")
         sub = replace(model, joints=tuple(joints), loads=(), springs=(), torsion_springs=())
         self.loop_constraints = Constraints(sub)
         self.loop_names = [j.name for j in joints]

@@ -29,6 +29,11 @@ def is_tree(model: Model) -> bool:
     return build_tree(model).is_tree
 
 
+def suits_minimal(model: Model) -> bool:
+    """What formulation = "auto" runs in minimal coordinates: trees, not in planar mode."""
+    return model.planar_normal is None and is_tree(model)
+
+
 def coordinate_names(model: Model) -> list[str]:
     """Names of the generalized coordinates q, e.g. `shoulder.angle` (quaternion joints give
     four names `<joint>.q0..q3`; a body joined to nothing gets `<body>.free.x ... .q3`)."""
@@ -53,6 +58,10 @@ def degrees_of_freedom(model: Model) -> int:
 def make_system(model: Model, *, solver: str = "aba"):
     """TreeSystem for trees, ClosedLoopSystem otherwise."""
     from rbcosim.minimal.system import TreeSystem
+
+    if model.planar_normal is not None:
+        raise SimulationError("planar mode (world.planar) runs in the maximal formulation; "
+                              "use formulation = \"maximal\" or \"auto\"")
 
     tree = build_tree(model)
     if tree.is_tree:
