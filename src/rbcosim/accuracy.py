@@ -14,8 +14,8 @@ coarse that the probe itself fails (a singular or non-finite state), that is the
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
