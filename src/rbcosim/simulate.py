@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from rbcosim import quaternion as quat
+from rbcosim.accuracy import ADAPTIVE_ACCURACY, richardson_probe
 from rbcosim.cosim.codec import (
     StateFormatError,
     array,
@@ -186,7 +187,18 @@ def simulate(model: Model, solver: SolverSettings, *, progress: bool = True,
     diag = sim.diagnostics.as_dict()
     diag.update(integrator=solver.integrator, dt=solver.dt, t_end=solver.t_end,
                 formulation="maximal", redundant_constraints=sim.system.redundant_rows)
+    diag["accuracy"] = richardson_probe(model, solver.integrator, solver.dt, solver.t_end,
+                                        _probe_run(model, solver)).as_dict()
     return Results(sim.columns, np.array(rows), diag)
+
+
+def _probe_run(model: Model, solver: SolverSettings):
+    """run(h, n) for the accuracy probe: a fresh simulation, n steps of h s from t = 0."""
+    def run(h: float, n: int) -> State:
+        sim = RigidSimulation(model, replace(solver, dt=h))
+        sim.advance(h * np.arange(n + 1), h)
+        return sim.state
+    return run
 
 
 def _stops(done: int, n_steps: int, output_every: int, checkpoint_every: int) -> list[int]:
@@ -305,5 +317,6 @@ def _simulate_adaptive(model: Model, solver: SolverSettings, *, progress: bool) 
     sim.diagnostics.wall_time = time.perf_counter() - start
     diag = sim.diagnostics.as_dict()
     diag.update(integrator=solver.integrator, rtol=solver.rtol, atol=solver.atol,
-                t_end=solver.t_end, formulation="maximal", function_evaluations=int(sol.nfev))
+                t_end=solver.t_end, formulation="maximal", function_evaluations=int(sol.nfev),
+                accuracy=ADAPTIVE_ACCURACY)
     return Results(sim.columns, np.array(rows), diag)

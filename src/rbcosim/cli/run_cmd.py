@@ -63,6 +63,9 @@ def run(args: argparse.Namespace) -> int:
         plot = Path(args.plot) if args.plot else out.with_suffix(".png")
         written.append(plot_results(results, plot, title=Path(args.scenario).stem))
     print(format_summary(results.diagnostics))
+    warning = results.diagnostics.get("accuracy", {}).get("warning")
+    if warning:
+        print(f"WARNING: {warning}")
     print("results: " + ", ".join(str(p) for p in written))
     return 0
 

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import replace
 
 import numpy as np
 
+from rbcosim.accuracy import ADAPTIVE_ACCURACY, richardson_probe
 from rbcosim.errors import SimulationError
 from rbcosim.integrators import ADAPTIVE, FIXED_STEP
 from rbcosim.minimal.tree import build_tree
@@ -22,6 +24,7 @@ from rbcosim.progress import Progress
 from rbcosim.results import Results, body_columns
 from rbcosim.settings import SolverSettings, whole_steps
 from rbcosim.simulate import Diagnostics, state_row
+from rbcosim.state import State
 
 
 def is_tree(model: Model) -> bool:
@@ -140,7 +143,21 @@ def simulate_minimal(model: Model, solver: SolverSettings, *, progress: bool = T
                 rows.append(sim.observe())
             bar.update(k)
     sim.diagnostics.wall_time = time.perf_counter() - start
-    return Results(sim.columns, np.array(rows), sim.diagnostics_dict())
+    diag = sim.diagnostics_dict()
+    diag["accuracy"] = richardson_probe(model, solver.integrator, solver.dt, solver.t_end,
+                                        _probe_run(model, solver)).as_dict()
+    return Results(sim.columns, np.array(rows), diag)
+
+
+def _probe_run(model: Model, solver: SolverSettings):
+    """run(h, n) for the accuracy probe: a fresh simulation, n steps of h s from t = 0."""
+    def run(h: float, n: int) -> State:
+        sim = MinimalSimulation(model, replace(solver, dt=h))
+        for k in range(1, n + 1):
+            sim.step(h)
+            sim.t = k * h
+        return sim.system.body_state(sim.t, sim.system.kinematics(sim.y))
+    return run
 
 
 def _simulate_adaptive(sim: MinimalSimulation, *, progress: bool) -> Results:
@@ -169,5 +186,6 @@ def _simulate_adaptive(sim: MinimalSimulation, *, progress: bool) -> Results:
     sim.diagnostics.steps = int(sol.nfev)
     sim.diagnostics.wall_time = time.perf_counter() - start
     d = sim.diagnostics_dict()
-    d.update(function_evaluations=int(sol.nfev), rtol=solver.rtol, atol=solver.atol)
+    d.update(function_evaluations=int(sol.nfev), rtol=solver.rtol, atol=solver.atol,
+             accuracy=ADAPTIVE_ACCURACY)
     return Results(sim.columns, np.array(rows), d)
