@@ -12,8 +12,8 @@ import pytest
 pytest.importorskip("matplotlib")
 
 from rbcosim.cli.main import main
-from rbcosim.plotting import build_figure, read_results, select_columns
-from rbcosim.results import Results
+from rbcosim.plotting import build_figure, select_columns
+from rbcosim.results import Results, read_results
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

@@ -17,8 +17,9 @@ class LimitError(ScenarioError):
     """A scenario needs more than a run limit allows (`rbcosim.limits`); names the limit."""
 
 
-class NonFiniteError(SimulationError):
-    """A run produced a non-finite value; `partial` holds the results rows computed before."""
+class RunFailedError(SimulationError):
+    """A run stopped by a SimulationError (non-finite state, Newton failure, continuity stop,
+    ...); `partial` holds the Results rows computed before, summary status "failed"."""
 
     def __init__(self, message: str, partial=None):
         super().__init__(message)

@@ -16,35 +16,14 @@ plot and the summary agree.
 
 from __future__ import annotations
 
-import difflib
-import fnmatch
-import json
-import warnings
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from rbcosim.errors import RbcosimError, ScenarioError
+from rbcosim.columns import JOINT_KINDS, Kind, classify, match_columns
+from rbcosim.errors import RbcosimError
 from rbcosim.results import Results
 
-#: result field -> (quantity, unit)
-FIELD_KINDS = {
-    **dict.fromkeys(("x", "y", "z"), ("position", "m")),
-    **dict.fromkeys(("q0", "q1", "q2", "q3"), ("orientation quaternion", "1")),
-    **dict.fromkeys(("vx", "vy", "vz"), ("velocity", "m/s")),
-    **dict.fromkeys(("wx", "wy", "wz"), ("angular velocity", "rad/s")),
-    **dict.fromkeys(("fx", "fy", "fz"), ("force", "N")),
-    **dict.fromkeys(("mx", "my", "mz"), ("moment", "N·m")),
-}
-#: joint result field -> (quantity, unit, log scale)
-JOINT_KINDS = {
-    "gap_pos": ("continuity gap, position", "m", True),
-    "gap_rot": ("continuity gap, rotation", "rad", True),
-    "gap_vel": ("continuity gap, velocity", "m/s", True),
-    "gap_angvel": ("continuity gap, angular velocity", "rad/s", True),
-    "energy_residual": ("coupling energy residual", "J", False),
-}
 #: joint result field -> its maximum over every step in the summary's `joints.<joint>` table
 SUMMARY_MAX = {"gap_pos": "max_gap_pos_m", "gap_rot": "max_gap_rot_rad",
                "gap_vel": "max_gap_vel_m_s", "gap_angvel": "max_gap_angvel_rad_s"}
@@ -52,38 +31,6 @@ SUMMARY_MAX = {"gap_pos": "max_gap_pos_m", "gap_rot": "max_gap_rot_rad",
 DEFAULT_KINDS = ("body position", "interface point position", "interface point force",
                  "interface point moment", "flexible output node position",
                  "modal coordinates", *(q for q, _, _ in JOINT_KINDS.values()), "energy")
-
-
-@dataclass(frozen=True)
-class Kind:
-    """One panel: its title, y unit, log scale, and whether its columns are relative to t=0."""
-
-    title: str
-    unit: str
-    log: bool = False
-    relative: bool = False
-
-
-def classify(column: str, columns: set[str]) -> Kind:
-    """The panel a column belongs to, from its name and its siblings in the table."""
-    stem, _, field = column.rpartition(".")
-    if column == "energy":
-        return Kind("energy", "J")
-    if column == "constraint_drift":
-        return Kind("constraint drift ‖Φ‖∞", "m", log=True)
-    if field in JOINT_KINDS and f"{stem}.gap_pos" in columns:
-        title, unit, log = JOINT_KINDS[field]
-        return Kind(title, unit, log=log)
-    if field.startswith("eta") and field[3:].isdigit():
-        return Kind("modal coordinates", "1")
-    flex = stem.rpartition(".")[0]
-    if field in ("x", "y", "z") and flex and f"{flex}.eta1" in columns:
-        return Kind("flexible output node position", "m", relative=True)
-    if field in FIELD_KINDS and stem:
-        quantity, unit = FIELD_KINDS[field]
-        owner = "interface point" if f"{stem}.fx" in columns else "body"
-        return Kind(f"{owner} {quantity}", unit, relative=quantity == "position")
-    return Kind(column, "")
 
 
 def select_columns(columns: list[str], patterns: list[str] | None = None) -> list[str]:
@@ -96,16 +43,7 @@ def select_columns(columns: list[str], patterns: list[str] | None = None) -> lis
     if not patterns:
         names = set(columns)
         return [c for c in data_columns if classify(c, names).title in DEFAULT_KINDS]
-    chosen: set[str] = set()
-    for pattern in patterns:
-        matches = fnmatch.filter(data_columns, pattern)
-        if not matches:
-            close = difflib.get_close_matches(pattern, data_columns, n=5, cutoff=0.5)
-            hint = f"; close matches: {', '.join(close)}" if close else ""
-            raise ScenarioError(f"no column {pattern!r} in the results{hint} (columns: "
-                                f"{', '.join(data_columns[:12])}{', ...' if len(data_columns) > 12 else ''})")
-        chosen.update(matches)
-    return [c for c in data_columns if c in chosen]
+    return match_columns(data_columns, patterns)
 
 
 def build_figure(results: Results, columns: list[str] | None = None,
@@ -183,32 +121,3 @@ def plot_results(results: Results, path: str | Path, columns: list[str] | None =
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     return path
-
-
-def read_results(path: str | Path) -> Results:
-    """A results file (CSV, or .npz by suffix) with its `<file>.summary.json` diagnostics when
-    present. ScenarioError names a missing or unreadable file."""
-    path = Path(path)
-    if not path.is_file():
-        raise ScenarioError(f"{path}: no such results file")
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # an empty table is reported below, not warned about
-            if path.suffix == ".npz":
-                with np.load(path) as f:
-                    results = Results([str(c) for c in f["columns"]], np.asarray(f["data"], float))
-            else:
-                results = Results.read_csv(path)
-    except (OSError, ValueError, KeyError, StopIteration) as exc:
-        raise ScenarioError(f"{path}: not a readable results file ({exc})") from None
-    if ("t" not in results.columns or results.data.shape[1] != len(results.columns)
-            or not len(results.data)):
-        raise ScenarioError(f"{path}: not a results table (needs a header with a 't' column "
-                            f"and at least one row with one value per column)")
-    summary = path.with_name(path.name + ".summary.json")
-    if summary.is_file():
-        try:
-            results.diagnostics = json.loads(summary.read_text())
-        except (OSError, ValueError) as exc:
-            raise ScenarioError(f"{summary}: not a readable summary ({exc})") from None
-    return results

@@ -19,11 +19,11 @@ from rbcosim.cosim.codec import (
     write_atomically,
 )
 from rbcosim.dynamics import MaximalSystem
-from rbcosim.errors import NonFiniteError, SimulationError
+from rbcosim.errors import RunFailedError, SimulationError
 from rbcosim.integrators import ADAPTIVE, FIXED_STEP
 from rbcosim.model import Model
 from rbcosim.progress import Progress
-from rbcosim.results import Results, body_columns
+from rbcosim.results import Results, body_columns, failure
 from rbcosim.settings import SolverSettings, whole_steps
 from rbcosim.state import State
 
@@ -129,11 +129,17 @@ class RigidSimulation:
         self.diagnostics.update(energy, phi, phidot, kinetic)
         return np.concatenate([[state.t], state_row(state), [energy, phi]])
 
-    def partial(self, rows: list, error: SimulationError) -> NonFiniteError:
+    def summary(self, **figures) -> dict:
+        """The diagnostics, the run's settings and `figures` (adaptive runs: rtol, atol, ...)."""
+        d = self.diagnostics.as_dict()
+        d.update(integrator=self.solver.integrator, dt=self.solver.dt, t_end=self.solver.t_end,
+                 formulation="maximal", redundant_constraints=self.system.redundant_rows)
+        d.update(figures)
+        return d
+
+    def partial(self, rows: list, error: SimulationError, **figures) -> RunFailedError:
         """`error` with the rows so far attached (the CLI writes them before it stops)."""
-        results = Results(self.columns, np.array(rows).reshape(len(rows), len(self.columns)),
-                          {**self.diagnostics.as_dict(), "stopped": str(error)})
-        return NonFiniteError(str(error), results)
+        return failure(self.columns, rows, self.summary(**figures), error)
 
     def step(self, h: float) -> None:
         self.integrator.step(self.state, h)
@@ -177,6 +183,7 @@ def simulate(model: Model, solver: SolverSettings, *, progress: bool = True,
                 if k % solver.output_every == 0 or k == n_steps:
                     rows.append(sim.observe())
             except SimulationError as exc:
+                sim.diagnostics.wall_time = time.perf_counter() - start
                 raise sim.partial(rows, exc) from None
             if checkpoint is not None and checkpoint_every and k % checkpoint_every == 0:
                 _save_checkpoint(sim, rows, k, Path(checkpoint))
@@ -184,12 +191,9 @@ def simulate(model: Model, solver: SolverSettings, *, progress: bool = True,
     if checkpoint is not None:
         _save_checkpoint(sim, rows, n_steps, Path(checkpoint))
     sim.diagnostics.wall_time = time.perf_counter() - start
-    diag = sim.diagnostics.as_dict()
-    diag.update(integrator=solver.integrator, dt=solver.dt, t_end=solver.t_end,
-                formulation="maximal", redundant_constraints=sim.system.redundant_rows)
-    diag["accuracy"] = richardson_probe(model, solver.integrator, solver.dt, solver.t_end,
-                                        _probe_run(model, solver)).as_dict()
-    return Results(sim.columns, np.array(rows), diag)
+    accuracy = richardson_probe(model, solver.integrator, solver.dt, solver.t_end,
+                                _probe_run(model, solver)).as_dict()
+    return Results(sim.columns, np.array(rows), sim.summary(accuracy=accuracy))
 
 
 def _probe_run(model: Model, solver: SolverSettings):
@@ -301,8 +305,10 @@ def _simulate_adaptive(model: Model, solver: SolverSettings, *, progress: bool) 
         sol = solve_ivp(guard, (0.0, solver.t_end), sim.state.to_vector(),
                         method=solver.integrator, t_eval=t_eval, rtol=solver.rtol,
                         atol=solver.atol)
-    if not sol.success:
-        raise SimulationError(f"{solver.integrator}: {sol.message}")
+    sim.diagnostics.steps = int(sol.nfev)
+    sim.diagnostics.wall_time = time.perf_counter() - start
+    figures = {"integrator": solver.integrator, "rtol": solver.rtol, "atol": solver.atol,
+               "function_evaluations": int(sol.nfev), "accuracy": ADAPTIVE_ACCURACY}
     rows = []
     for k, t in enumerate(sol.t):
         state = State.from_vector(t, sol.y[:, k])
@@ -312,11 +318,8 @@ def _simulate_adaptive(model: Model, solver: SolverSettings, *, progress: bool) 
         try:
             rows.append(sim.observe(state))
         except SimulationError as exc:
-            raise sim.partial(rows, exc) from None
-    sim.diagnostics.steps = int(sol.nfev)
-    sim.diagnostics.wall_time = time.perf_counter() - start
-    diag = sim.diagnostics.as_dict()
-    diag.update(integrator=solver.integrator, rtol=solver.rtol, atol=solver.atol,
-                t_end=solver.t_end, formulation="maximal", function_evaluations=int(sol.nfev),
-                accuracy=ADAPTIVE_ACCURACY)
-    return Results(sim.columns, np.array(rows), diag)
+            raise sim.partial(rows, exc, **figures) from None
+    if not sol.success:
+        error = SimulationError(f"{solver.integrator}: {sol.message}")
+        raise sim.partial(rows, error, **figures)
+    return Results(sim.columns, np.array(rows), sim.summary(**figures))

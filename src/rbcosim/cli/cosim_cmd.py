@@ -3,7 +3,8 @@
 Starts `rbcosim serve` on a free loopback port (or uses --connect ADDR, any host) and one
 `rbcosim flex` process per flexible body (or, with --serve-external, waits for external
 flexible solvers), runs to the end time with a progress bar, prints a summary, and writes the
-results (the same columns and numbers as `rbcosim run`), a JSON summary and a PNG plot.
+results (the same columns and numbers as `rbcosim run`), a JSON summary (the layout of
+`rbcosim run`) and a PNG plot.
 """
 
 from __future__ import annotations
@@ -11,8 +12,15 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rbcosim.cli.options import add_limit_option, enforce_limits
+from rbcosim.cli.options import (
+    add_limit_option,
+    add_output_options,
+    enforce_limits,
+    output_every,
+    warn_unused_overrides,
+)
 from rbcosim.errors import ScenarioError
+from rbcosim.results import format_summary
 from rbcosim.scenario import load_scenario
 
 
@@ -30,7 +38,9 @@ def add_parser(sub) -> None:
                         "gets the same overrides")
     p.add_argument("--t-end", type=float, metavar="T", help="end time, s (as solver.t_end)")
     p.add_argument("--out", "-o", metavar="FILE",
-                   help="results file (default: results/<name>.csv; .npz by suffix)")
+                   help="results file: .csv, .npz or .h5 (default: results/<name>.csv); the "
+                        "summary goes to <stem>.summary.json")
+    add_output_options(p)
     p.add_argument("--plot", metavar="FILE.png",
                    help="plot file (default: the results file with .png); the figure of "
                         "`rbcosim plot RESULT`")
@@ -71,7 +81,12 @@ def run(args: argparse.Namespace) -> int:
     if args.checkpoint_every < 0:
         raise ScenarioError("--checkpoint-every: expected 0 (off) or a positive integer")
     overrides = scenario_overrides(args.overrides, args.t_end)
-    enforce_limits(args, load_scenario(path, overrides))
+    scenario = load_scenario(path, overrides)
+    if args.output_interval is not None:
+        overrides.append(f"solver.output_every={output_every(scenario, args.output_interval)}")
+        scenario = load_scenario(path, overrides)
+    warn_unused_overrides(scenario, args.overrides)
+    enforce_limits(args, scenario)
     out = Path(args.out or Path("results") / (path.stem + ".csv"))
     options = CosimOptions(
         connect=args.connect, bind=args.bind, serve_external=args.serve_external,
@@ -79,35 +94,13 @@ def run(args: argparse.Namespace) -> int:
         connect_timeout=args.connect_timeout, checkpoint_every=args.checkpoint_every,
         curve_server_key=args.curve_server_key, curve_secret=args.curve_secret,
     )
-    run = run_distributed(path, overrides, options)
-    written = run.results.write(out)
+    results = run_distributed(path, overrides, options).results.select(args.output_variables)
+    written = results.write(out)
     if not args.no_plot:
         from rbcosim.plotting import plot_results
 
         plot = Path(args.plot) if args.plot else out.with_suffix(".png")
-        written.append(plot_results(run.results, plot, title=f"{path.stem} (multi-process)"))
-    print(format_summary(run))
+        written.append(plot_results(results, plot, title=f"{path.stem} (multi-process)"))
+    print(format_summary(results.summary()))
     print("results: " + ", ".join(str(p) for p in written))
     return 0
-
-
-def format_summary(run) -> str:
-    """Macro steps, wall time, continuity gaps per joint, energy residual."""
-    d = run.results.diagnostics
-    flex = d.get("distributed", {}).get("flex_processes", {})
-    lines = [
-        (f"macro steps: {d['macro_steps']} of H = {d['macro_step']:g} s ({d['scheme']}, "
-        f"{d['micro_steps']} micro steps, extrapolation {d['extrapolation']})"),
-        f"wall time: {d['wall_time_s']:.3g} s (server {run.address}, session {run.session}, "
-        + (f"{len(flex)} flexible-solver processes)" if flex else "external flexible solvers)"),
-    ]
-    for joint, g in d.get("joints", {}).items():
-        lines.append(
-            f"joint {joint}: max gaps position {g['max_gap_pos_m']:.3g} m, rotation "
-            f"{g['max_gap_rot_rad']:.3g} rad, velocity {g['max_gap_vel_m_s']:.3g} m/s, angular "
-            f"velocity {g['max_gap_angvel_rad_s']:.3g} rad/s; energy residual "
-            f"{g['energy_residual_J']:.3g} J"
-        )
-    lines.append(f"continuity violations: {d.get('continuity_violations', 0)}")
-    lines.append(f"max constraint violation: {d.get('max_constraint_violation', float('nan')):.3g}")
-    return "\n".join(lines)

@@ -5,20 +5,21 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rbcosim.plotting import plot_results, read_results, select_columns
+from rbcosim.plotting import plot_results, select_columns
+from rbcosim.results import read_results
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser(
         "plot", help="plot columns of a results file against time (PNG)",
-        description="Plot columns of a results file (CSV or .npz, as written by run and cosim) "
+        description="Plot columns of a results file (CSV, .npz or HDF5 .h5, as written by run and cosim) "
                     "against t, one panel per kind and unit. Without COLUMN: body, interface "
                     "point and flexible output node positions, interface wrenches, modal "
                     "coordinates, continuity gaps (with the summary's maxima over every step) "
                     "and energy. Positions (bodies, interface points, flexible output nodes) "
                     "are drawn relative to their value at t=0 (the legend gives it): "
                     "--relative does so for every column, --absolute for none.")
-    p.add_argument("result", metavar="RESULT", help="results file (CSV or .npz)")
+    p.add_argument("result", metavar="RESULT", help="results file (CSV, .npz or .h5)")
     p.add_argument("columns", metavar="COLUMN", nargs="*",
                    help="column name or shell-style pattern, e.g. '*.gap_pos' 'beam.tip.*'")
     p.add_argument("--out", "-o", metavar="FILE.png",

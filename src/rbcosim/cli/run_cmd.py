@@ -6,8 +6,16 @@ import argparse
 from dataclasses import replace
 from pathlib import Path
 
-from rbcosim.cli.options import add_scenario_options, enforce_limits, load_with_options
-from rbcosim.errors import NonFiniteError, ScenarioError
+from rbcosim.cli.options import (
+    add_output_options,
+    add_scenario_options,
+    enforce_limits,
+    load_with_options,
+    warn_unused_overrides,
+    with_output_interval,
+)
+from rbcosim.errors import RunFailedError, ScenarioError
+from rbcosim.results import format_summary
 from rbcosim.runner import run_scenario
 
 
@@ -15,13 +23,17 @@ def add_parser(sub) -> None:
     p = sub.add_parser("run", help="simulate a scenario in process and write results",
                        description="Simulate a scenario in process (rigid bodies, and flexible "
                                    "bodies co-simulated in the same process) and write a "
-                                   "results table (CSV, or .npz by suffix) with a JSON summary. "
+                                   "results table (CSV; .npz or HDF5 .h5 by suffix) with a JSON summary "
+                                   "(out.csv -> out.summary.json). "
                                    "A run that would exceed a limit (bodies, steps, memory, ...) "
                                    "is refused before it starts: --limit raises one. A run that "
-                                   "turns non-finite stops with exit 1 after writing the rows "
-                                   "computed before.")
+                                   "fails (non-finite state, Newton failure, continuity stop) "
+                                   "stops with exit 1 after writing the rows computed before "
+                                   "and a summary with status failed.")
     add_scenario_options(p)
-    p.add_argument("--out", "-o", metavar="FILE", help="results file (default: results/<name>.csv)")
+    p.add_argument("--out", "-o", metavar="FILE",
+                   help="results file: .csv, .npz or .h5 (default: results/<name>.csv)")
+    add_output_options(p)
     p.add_argument("--reactions", action="store_true",
                    help="add joint reaction and driver force/power columns "
                         "(as [solver] reactions = true)")
@@ -40,7 +52,8 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    scenario = load_with_options(args)
+    scenario = with_output_interval(args, load_with_options(args))
+    warn_unused_overrides(scenario, args.overrides)
     if args.reactions:
         scenario = replace(scenario, solver=replace(scenario.solver, reactions=True))
     out = Path(args.out or Path("results") / (Path(args.scenario).stem + ".csv"))
@@ -51,18 +64,17 @@ def run(args: argparse.Namespace) -> int:
     try:
         results = run_scenario(scenario, progress=not args.quiet, checkpoint=args.checkpoint,
                                checkpoint_every=args.checkpoint_every, resume=args.resume)
-    except NonFiniteError as exc:
-        if exc.partial is not None:
-            written = exc.partial.write(out)
-            print("rows before the failure: " + ", ".join(str(p) for p in written))
+    except RunFailedError as exc:
+        report_failure(exc, args.output_variables, out)
         raise
+    results = results.select(args.output_variables)
     written = results.write(out)
     if args.plot is not None:
         from rbcosim.plotting import plot_results
 
         plot = Path(args.plot) if args.plot else out.with_suffix(".png")
         written.append(plot_results(results, plot, title=Path(args.scenario).stem))
-    print(format_summary(results.diagnostics))
+    print(format_summary(results.summary()))
     warning = results.diagnostics.get("accuracy", {}).get("warning")
     if warning:
         print(f"WARNING: {warning}")
@@ -70,21 +82,11 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def format_summary(diag: dict, indent: str = "") -> str:
-    """Human-readable lines of a run's diagnostics (nested tables indented)."""
-    lines = []
-    for key, value in diag.items():
-        if key.startswith("_"):
-            continue
-        if isinstance(value, dict):
-            lines.append(f"{indent}{key}:")
-            lines.append(format_summary(value, indent + "  "))
-        else:
-            lines.append(f"{indent}{key}: {_fmt(value)}")
-    return "\n".join(line for line in lines if line)
-
-
-def _fmt(value) -> str:
-    if isinstance(value, float):
-        return f"{value:.6g}"
-    return str(value)
+def report_failure(exc: RunFailedError, patterns: list[str] | None, out: Path) -> None:
+    """Write the rows computed before the failure and say where (stdout: the summary)."""
+    partial = exc.partial.select(patterns)
+    written = partial.write(out)
+    print(format_summary(partial.summary()))
+    last = partial.summary()["t_last_row"]
+    print(f"partial results (rows up to t = {last:.6g} s): "
+          + ", ".join(str(p) for p in written))

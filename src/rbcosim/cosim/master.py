@@ -40,7 +40,7 @@ from rbcosim.flex.body import FlexBody
 from rbcosim.flex.config import flex_model_from_config
 from rbcosim.flex.kinematics import InterfaceMotion
 from rbcosim.progress import Progress
-from rbcosim.results import Results
+from rbcosim.results import Results, failure
 from rbcosim.scenario import Scenario
 from rbcosim.settings import whole_steps
 
@@ -250,7 +250,11 @@ def run_cosimulation(scenario: Scenario, *, progress: bool = True, checkpoint: P
     every = scenario.solver.output_every
     with Progress(n_steps, enabled=progress, label="cosim") as bar:
         while master.step_index < n_steps:
-            master.step()
+            try:
+                master.step()
+            except SimulationError as exc:
+                master.rigid.sim.diagnostics.wall_time = time.perf_counter() - start
+                raise failure(master.columns(), rows, master.diagnostics(), exc) from None
             k = master.step_index
             if k % every == 0 or k == n_steps:
                 rows.append(master.row())

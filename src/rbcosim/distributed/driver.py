@@ -244,7 +244,7 @@ def merge_results(scenario: Scenario, server_results: dict,
 
 
 def diagnostics(scenario: Scenario, server_results: dict, n_steps: int, wall_time: float,
-                address: str, processes: dict[str, int]) -> dict:
+                address: str, session: str, processes: dict[str, int]) -> dict:
     """The in-process master's summary keys, with the run's wall time and processes."""
     d = dict(server_results.get("diagnostics") or {})
     joints = d.pop("joints", {})
@@ -256,7 +256,7 @@ def diagnostics(scenario: Scenario, server_results: dict, n_steps: int, wall_tim
              iterations_total=n_steps, iterations_max=1 if n_steps else 0)
     d["joints"] = joints
     d["continuity_violations"] = violations
-    d["distributed"] = {"server": address, "flex_processes": processes}
+    d["distributed"] = {"server": address, "session": session, "flex_processes": processes}
     return d
 
 
@@ -330,7 +330,7 @@ def run_distributed(scenario_path: str | Path, overrides: list[str] | None = Non
                 f.joint: FlexResults.read(f.out) for f in flex}
             columns, data = merge_results(scenario, res, flex_results)
             processes = {f.joint: f.proc.pid for f in flex}
-            diag = diagnostics(scenario, res, n_steps, wall, address, processes)
+            diag = diagnostics(scenario, res, n_steps, wall, address, session, processes)
             try:
                 client.close()
             except (ServiceError, ServiceTimeout):

@@ -21,7 +21,7 @@ from rbcosim.integrators import ADAPTIVE, FIXED_STEP
 from rbcosim.minimal.tree import build_tree
 from rbcosim.model import Model
 from rbcosim.progress import Progress
-from rbcosim.results import Results, body_columns
+from rbcosim.results import Results, body_columns, failure
 from rbcosim.settings import SolverSettings, whole_steps
 from rbcosim.simulate import Diagnostics, state_row
 from rbcosim.state import State
@@ -112,8 +112,12 @@ class MinimalSimulation:
         state = system.body_state(t, system.kinematics(y))
         energy = system.energy(state)
         phi, phidot = system.maximal.drift(state)
+        row = np.concatenate([[t], state_row(state), [energy, phi], y])
+        if not np.isfinite(row).all():
+            raise SimulationError(f"non-finite state, energy or constraint drift at t = {t:.6g} s "
+                                  "(joint coordinates); the step dt may be too large")
         self.diagnostics.update(energy, phi, phidot, system.kinetic_energy(state))
-        return np.concatenate([[t], state_row(state), [energy, phi], y])
+        return row
 
     def diagnostics_dict(self) -> dict:
         d = self.diagnostics.as_dict()
@@ -137,10 +141,14 @@ def simulate_minimal(model: Model, solver: SolverSettings, *, progress: bool = T
     start = time.perf_counter()
     with Progress(n_steps, enabled=progress, label="run (minimal)") as bar:
         for k in range(1, n_steps + 1):
-            sim.step(solver.dt)
-            sim.t = k * solver.dt
-            if k % solver.output_every == 0 or k == n_steps:
-                rows.append(sim.observe())
+            try:
+                sim.step(solver.dt)
+                sim.t = k * solver.dt
+                if k % solver.output_every == 0 or k == n_steps:
+                    rows.append(sim.observe())
+            except SimulationError as exc:
+                sim.diagnostics.wall_time = time.perf_counter() - start
+                raise failure(sim.columns, rows, sim.diagnostics_dict(), exc) from None
             bar.update(k)
     sim.diagnostics.wall_time = time.perf_counter() - start
     diag = sim.diagnostics_dict()
