@@ -235,7 +235,7 @@ def test_run_writes_the_documented_columns(capsys, scenarios_dir, tmp_path):
     table = Results.read_csv(out_file)
     assert table.data.shape == (3, len(expected))  # t = 0, 0.01, 0.02 (output_every = 10)
     assert np.allclose(table.t, [0.0, 0.01, 0.02])
-    assert (out_file.parent / "dp.csv.summary.json").is_file()
+    assert (out_file.parent / "dp.summary.json").is_file()
     assert "energy_max_relative_drift" in out
 
 

@@ -3,6 +3,7 @@ flexible bodies, and fails with a sentence (no traceback) when it cannot run."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -54,14 +55,25 @@ def test_pendulum_multi_process_equals_in_process_bitwise(tmp_path, scheme):
     assert_bitwise(in_process(tmp_path, PENDULUM, *sets), multi_process(tmp_path, PENDULUM, *sets))
 
 
-def test_pendulum_writes_summary_and_plot(tmp_path, capsys):
+def test_pendulum_writes_summary_and_plot_in_the_layout_of_run(tmp_path, capsys):
+    """`cosim` and `run` of one scenario print and write summaries with the same keys."""
     results = multi_process(tmp_path, PENDULUM, "solver.t_end=0.01", plot=True)
     assert results.columns[0] == "t" and "beam.tip.x" in results.columns
-    out = capsys.readouterr().out
-    assert "macro steps: 40" in out and "joint clamp: max gaps" in out
+    cosim_out = capsys.readouterr().out
+    in_process(tmp_path, PENDULUM, "solver.t_end=0.01")
+    run_out = capsys.readouterr().out
     png = tmp_path / "rigid_flex_pendulum.cosim.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert (tmp_path / "rigid_flex_pendulum.cosim.csv.summary.json").is_file()
+    cosim = json.loads((tmp_path / "rigid_flex_pendulum.cosim.summary.json").read_text())
+    run = json.loads((tmp_path / "rigid_flex_pendulum.run.summary.json").read_text())
+    assert list(cosim) == list(run)
+    assert set(cosim["joints"]["clamp"]) == set(run["joints"]["clamp"])
+    assert cosim["status"] == run["status"] == "ok" and cosim["macro_steps"] == 40
+    assert cosim["rows"] == run["rows"] == len(results.data)
+    printed = [[line.split(":")[0] for line in out.splitlines() if not line.startswith(" ")]
+               for out in (cosim_out, run_out)]
+    assert printed[0] == printed[1]
+    assert "macro_steps: 40" in cosim_out and "max_gap_pos_m" in cosim_out
 
 
 def test_two_beams_each_in_its_own_process_equals_in_process_bitwise(tmp_path):

@@ -32,7 +32,7 @@ def test_grid_rows_equal_direct_runs_bitwise(tmp_path):
         assert main(["run", str(SCENARIO), "-q", "-o", str(direct), "--set", "solver.t_end=0.3",
                      "--set", f"forces.k1.stiffness={k}", "--set", f"bodies.mass1.mass={m}"]) == 0
         assert Path(row["results"]).read_bytes() == direct.read_bytes()
-        summary = json.loads(Path(str(direct) + ".summary.json").read_text())
+        summary = json.loads(direct.with_name(direct.stem + ".summary.json").read_text())
         assert row["max_constraint_violation"] == summary["max_constraint_violation"]
         joint = summary["joints"]["coupling"]
         assert row["joints.coupling.energy_residual_J"] == joint["energy_residual_J"]
