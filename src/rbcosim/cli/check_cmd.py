@@ -6,6 +6,7 @@ import argparse
 
 import numpy as np
 
+from rbcosim.accuracy import LINEARIZE_MAX_BODIES, fastest_rate
 from rbcosim.checks import CONSISTENCY_TOL, check_model
 from rbcosim.cli.options import add_limit_option, load_with_options
 from rbcosim.errors import LimitError, SimulationError
@@ -93,6 +94,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"velocity = {s.v[i].tolist()}")
             print(f"angular_velocity = {s.w[i].tolist()}")
     report.problems.extend(_print_size(scenario, RunLimits.from_items(args.limits)))
+    if report.usable:
+        _print_time_scale(scenario)
     inconsistent = max(report.phi_initial, report.phidot_initial) > CONSISTENCY_TOL
     if inconsistent and report.usable and not args.assemble:
         report.problems.append(
@@ -109,6 +112,25 @@ def run(args: argparse.Namespace) -> int:
     else:
         print("verdict: consistent and within the limits")
     return 0 if report.usable else 1
+
+
+def _print_time_scale(scenario) -> None:
+    """Print the fastest time scale of the linearized model and warn when dt exceeds it."""
+    model, solver = scenario.model, scenario.solver
+    if model.n_bodies > LINEARIZE_MAX_BODIES:
+        print(f"fastest time scale: not estimated (more than {LINEARIZE_MAX_BODIES} bodies)")
+        return
+    try:
+        rate = fastest_rate(model, solver.baumgarte)
+    except SimulationError as exc:
+        print(f"fastest time scale: not estimated ({exc})")
+        return
+    scale = 1.0 / rate if rate > 0 else np.inf
+    print(f"fastest time scale: {scale:.3g} s (largest |eigenvalue| {rate:.3g} 1/s of the "
+          f"equations linearized at the initial state), dt = {solver.dt:g} s")
+    if solver.dt > scale:
+        print(f"WARNING: dt = {solver.dt:g} s is above the model's fastest time scale "
+              f"{scale:.3g} s: the run will be inaccurate or unstable")
 
 
 def _print_size(scenario, limits: RunLimits) -> list[str]:
