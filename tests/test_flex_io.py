@@ -74,6 +74,8 @@ def test_mtx_round_trip(tmp_path):
         ({"n_boundary": np.int64(2)}, "bad.npz: n_boundary: expected 1..1"),
         ({"boundary_dofs": np.array(["q"])}, "bad.npz: boundary_dofs: expected distinct names"),
         ({"stiffness": K2}, "bad.npz: unknown keys ['stiffness']"),
+        ({"gravity_load": np.ones((3, 3))},
+         "bad.npz: gravity_load: expected finite numbers of shape (2, 3)"),
     ],
 )
 def test_bad_npz_names_file_and_key(tmp_path, change, message):

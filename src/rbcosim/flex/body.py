@@ -16,9 +16,11 @@ Contract (co-simulation, fixed macro steps):
 
 Equations, structure frame (components along the beam axes, rotating with the frame):
 
-- grounded: ``M_ee eta'' + C_ee eta' + K_ee eta = -(M_eb u_b'' + C_eb u_b' + K_eb u_b)``; the
-  force on the rigid body is ``-f_b`` with ``f_b`` the boundary rows of the reduced equations
-  (``M_bb u_b'' + M_be eta'' + C_bb u_b' + C_be eta' + K_bb u_b + K_be eta``). Rotational
+- grounded: ``M_ee eta'' + C_ee eta' + K_ee eta = -(M_eb u_b'' + C_eb u_b' + K_eb u_b) + f_e``;
+  the force on the rigid body is ``-f_b`` with ``f_b`` the boundary rows of the reduced
+  equations (``M_bb u_b'' + M_be eta'' + C_bb u_b' + C_be eta' + K_bb u_b + K_be eta - f_gb``).
+  ``f = [f_gb; f_e] = G r0^T g`` is gravity, ``G`` the model's ``gravity_load`` (reduced
+  ``T^T f``, f the physical load per unit gravity), constant in structure axes. Rotational
   boundary DOFs use the rotation vector from the initial orientation (small-rotation model:
   inside a step it is integrated as ``theta' = omega``).
 - floating (linear floating-frame-of-reference): with ``b = a_p - g``, alpha, omega in the
@@ -121,6 +123,7 @@ class FlexBody:
             # Boundary motion at a frozen interior (mass-weighted projection on the kept modes):
             # d[u_b; eta] = Z du_b, Z = [I; -M_ee^-1 M_eb].
             self._interior_shift = minv @ m[nb:, :nb]
+            self._minv = minv
             z = np.vstack([np.eye(nb), -self._interior_shift])
             self._jac_k = z.T @ kk @ z
             self._jac_c = z.T @ c @ z
@@ -129,6 +132,7 @@ class FlexBody:
             self._w = np.ascontiguousarray(model.floating.ode_matrix)
         self._state = np.zeros(ETA + 2 * k)
         self._r0 = np.eye(3)  # structure axes of a grounded body (derived from q_ref)
+        self._gacc, self._gb = np.zeros(k), np.zeros(nb)  # grounded: gravity (_update_axes)
         self._wrench: np.ndarray | None = None  # at the current state, once asked for
 
     # ------------------------------------------------------------------ state
@@ -172,6 +176,11 @@ class FlexBody:
             self._r0 = rotation_matrix(self._state[QREF : QREF + 4]) @ self.model.axis_rotation
         else:
             self._r0 = np.eye(3)
+        if self._grounded:
+            nb = self.model.n_boundary
+            load = self.model.gravity_load @ (self._r0.T @ self.gravity)
+            self._gacc = self._minv @ load[nb:]
+            self._gb = load[:nb].copy()
 
     # ------------------------------------------------------------------ driving
 
@@ -239,7 +248,8 @@ class FlexBody:
         arr = motion.as_array()
         if self._grounded:
             ok = grounded_step(s, arr, past_taus, rows, H, self.micro_steps, self._r0,
-                               self._comps, self._interior_shift, self._propagator(H))
+                               self._comps, self._interior_shift, self._propagator(H),
+                               self._gacc)
         else:
             ok = floating_step(s, arr, past_taus, rows, H, self.micro_steps, self.gravity,
                                self.model.axis_rotation, self._w)
@@ -286,7 +296,8 @@ class FlexBody:
     def _wrench_at(self, s: np.ndarray) -> np.ndarray:
         """The wrench at a state vector s (this body's, or a copy with another frame)."""
         if self._grounded:
-            return grounded_wrench(s, self._r0, self._comps, self._w, self._fb)
+            return grounded_wrench(s, self._r0, self._comps, self._w, self._fb, self._gacc,
+                                   self._gb)
         fl = self.model.floating
         return floating_wrench(s, self.gravity, self.model.axis_rotation, self._w, fl.nodes,
                                fl.modes, fl.mass, fl.total_mass, fl.first_moment,

@@ -5,14 +5,16 @@ the interface point from the reference pose (p_ref, q_ref) in structure-frame co
 ``r0^T x`` (r0: structure -> inertial): translations in m, small rotations (rotation vector of
 ``q ⊗ conj(q_ref)``) in rad, selected by the model's ``boundary_components``.
 
-The interior obeys the linear ODE ``y' = A y + B [u_b; u_b'; u_b'']``, ``y = [eta; eta']``,
-``A = [[0, I], [W_eta, W_eta']]``, ``B = [0; W_b]`` with ``W = -M_ee^-1 [K_ee, C_ee, K_eb, C_eb,
-M_eb]``. Inside a macro step the interface accelerations are a polynomial of degree <= 2 in
+The interior obeys the linear ODE ``y' = A y + B [u_b; u_b'; u_b''] + [0; g_e]``,
+``y = [eta; eta']``, ``A = [[0, I], [W_eta, W_eta']]``, ``B = [0; W_b]`` with
+``W = -M_ee^-1 [K_ee, C_ee, K_eb, C_eb, M_eb]`` and ``g_e = M_ee^-1 f_e`` the constant modal
+acceleration of gravity (``f = gravity_load @ g``, :class:`rbcosim.flex.model.FlexModel`). Inside a macro step the interface accelerations are a polynomial of degree <= 2 in
 tau (:mod:`rbcosim.flex.frame`), so ``u_b(tau)`` is a polynomial of degree <= 4 whose
 coefficients are linear in ``u = [d, v, c_0, c_1, c_2]`` (each n_b: the boundary displacement
 and velocity at tau = 0 and the acceleration coefficients). The step is then exact:
-``y(H) = Phi y(0) + Psi u`` with ``Phi = e^{AH}`` and ``Psi`` from the matrix exponential of
-the ODE augmented with the polynomial input (Van Loan), precomputed once per step size H.
+``y(H) = Phi y(0) + Psi u + Gamma g_e`` with ``Phi = e^{AH}``, ``Psi`` and ``Gamma`` from the
+matrix exponential of the ODE augmented with the polynomial input (Van Loan), precomputed once
+per step size H.
 """
 
 from __future__ import annotations
@@ -49,7 +51,8 @@ def _input_maps(nb: int) -> list[np.ndarray]:
 
 
 def propagator(ode_matrix: np.ndarray, nb: int, H: float) -> np.ndarray:
-    """P = [Phi, Psi], shape (2k, 2k + 5 n_b): y(H) = P @ [y(0); u] (module docstring).
+    """P = [Phi, Psi, Gamma], shape (2k, 3k + 5 n_b): y(H) = P @ [y(0); u; g_e] (module
+    docstring).
 
     ode_matrix: W (k, 2k + 3 n_b); H: step, s."""
     k = ode_matrix.shape[0]
@@ -70,7 +73,8 @@ def propagator(ode_matrix: np.ndarray, nb: int, H: float) -> np.ndarray:
     psi = np.zeros((d, 5 * nb))
     for j, lj in enumerate(_input_maps(nb)):
         psi += math.factorial(j) * top[:, (j + 1) * d:(j + 2) * d] @ b @ lj
-    return np.hstack([top[:, :d], psi])
+    gamma = top[:, d:2 * d][:, k:]  # a constant modal acceleration: integral of e^{A(H-s)} ds
+    return np.hstack([top[:, :d], psi, gamma])
 
 
 @jit_alloc
@@ -113,12 +117,13 @@ def regrounded_frame(s: np.ndarray, motion: np.ndarray, r0: np.ndarray, comps: n
 @jit_alloc
 def grounded_step(s: np.ndarray, motion: np.ndarray, past_taus: np.ndarray, past: np.ndarray,
                   H: float, n: int, r0: np.ndarray, comps: np.ndarray, shift: np.ndarray,
-                  p: np.ndarray) -> bool:
+                  p: np.ndarray, gacc: np.ndarray) -> bool:
     """One macro step of the state s, in place (time left to the caller): the frame moves to
     the rigid side's ``motion`` (19,) (:func:`regrounded_frame`), the accelerations follow the
     polynomial through it and the ``past`` motions (m, 19) at ``past_taus``
     (:mod:`rbcosim.flex.frame`); the modes advance exactly, y <- P @ [y; u] (P from
-    :func:`propagator` for this H), the frame's orientation by n RK4 steps. False if the
+    :func:`propagator` for this H, ``gacc`` (k,) the modal acceleration of gravity), the
+    frame's orientation by n RK4 steps. False if the
     result is not finite (s then holds the re-synchronised frame and the old modes)."""
     regrounded_frame(s, motion, r0, comps, shift)
     coeff = acceleration_polynomial(motion, past_taus, past)
@@ -127,8 +132,9 @@ def grounded_step(s: np.ndarray, motion: np.ndarray, past_taus: np.ndarray, past
     y = s[ETA:].copy()
     if k:
         nb = comps.size
-        x = np.zeros(2 * k + 5 * nb)
+        x = np.zeros(3 * k + 5 * nb)
         x[:2 * k] = y
+        x[2 * k + 5 * nb:] = gacc
         x[2 * k:2 * k + 2 * nb] = boundary(s, r0, comps)[:2].ravel()
         for j in range(coeff.shape[0]):
             o = 2 * k + (2 + j) * nb
@@ -143,9 +149,11 @@ def grounded_step(s: np.ndarray, motion: np.ndarray, past_taus: np.ndarray, past
 
 @jit_alloc
 def grounded_wrench(s: np.ndarray, r0: np.ndarray, comps: np.ndarray, wmat: np.ndarray,
-                    fb_matrix: np.ndarray) -> np.ndarray:
+                    fb_matrix: np.ndarray, gacc: np.ndarray, gb: np.ndarray) -> np.ndarray:
     """[force (3) N, moment (3) N·m] on the rigid body, inertial: minus the boundary rows of
-    the reduced equations, f_b = FB @ [u_b, u_b', u_b'', eta, eta', eta''], at the state."""
+    the reduced equations, f_b = FB @ [u_b, u_b', u_b'', eta, eta', eta''] - gb, at the state
+    (eta'' = W z + gacc; gacc (k,), gb (n_b,): gravity's modal acceleration and boundary
+    load)."""
     k = (s.size - ETA) // 2
     nb = comps.size
     x = np.empty(3 * nb + 3 * k)
@@ -155,8 +163,8 @@ def grounded_wrench(s: np.ndarray, r0: np.ndarray, comps: np.ndarray, wmat: np.n
         z = np.empty(2 * k + 3 * nb)
         z[:2 * k] = s[ETA:]
         z[2 * k:] = x[:3 * nb]
-        x[3 * nb + 2 * k:] = matvec(wmat, z)
-    fb = matvec(fb_matrix, x)
+        x[3 * nb + 2 * k:] = matvec(wmat, z) + gacc
+    fb = matvec(fb_matrix, x) - gb
     six = np.zeros(6)
     for i in range(nb):
         six[comps[i]] = -fb[i]

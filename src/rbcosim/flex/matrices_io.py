@@ -17,7 +17,13 @@ NumPy ``.npz`` keys (SI units):
 - ``output_rows`` — with ``output_names``, (n_out, 3, n): node displacement (x, y, z, m) =
   ``output_rows[j] @ coordinates``;
 - ``output_positions`` — optional, (n_out, 3): node positions relative to the interface point
-  in the undeformed state, m; default zeros.
+  in the undeformed state, m; default zeros;
+- ``gravity_load`` — optional, (n, 3), N per m/s²: column j is the structure's load vector for
+  a unit gravity acceleration along inertial axis j (an FE code's gravity load case divided
+  by g, with the share of the mass tied to constrained DOFs; for an unconstrained model,
+  ``M @ R`` with R the coordinates of unit rigid translations). Without it, gravity acts
+  through the constraint modes of the boundary translations (support acceleration: exact
+  only when the boundary DOFs alone hold the structure).
 
 Matrix Market ``.mtx``: one file per matrix (``M``, ``K``, optional ``C``), dense or
 sparse, read by :mod:`rbcosim.flex.matrix_market`; ``n_boundary`` and ``boundary_dofs`` then come from the scenario.
@@ -50,6 +56,7 @@ _NPZ_KEYS = {
     "output_names",
     "output_rows",
     "output_positions",
+    "gravity_load",
 }
 
 
@@ -63,6 +70,7 @@ class StructureMatrices:
         boundary_dofs: interface component name per boundary coordinate.
         output_names: names of output nodes; output_rows: (n_out, 3, n) recovery rows;
         output_positions: (n_out, 3) undeformed node positions relative to the interface point.
+        gravity_load: (n, 3) load per unit gravity along inertial x, y, z, N/(m/s²), or None.
     """
 
     mass: np.ndarray
@@ -73,6 +81,7 @@ class StructureMatrices:
     output_names: tuple[str, ...] = ()
     output_rows: np.ndarray = field(default_factory=lambda: np.zeros((0, 3, 0)))
     output_positions: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+    gravity_load: np.ndarray | None = None
 
 
 #: What a damaged archive or array header raises inside zipfile, zlib and numpy's reader.
@@ -130,6 +139,7 @@ def load_npz(path: str | Path) -> StructureMatrices:
         out_names,
         content.get("output_rows"),
         content.get("output_positions"),
+        content.get("gravity_load"),
     )
 
 
@@ -181,6 +191,8 @@ def save_npz(path: str | Path, structure: StructureMatrices) -> None:
     }
     if structure.damping is not None:
         content["C"] = structure.damping
+    if structure.gravity_load is not None:
+        content["gravity_load"] = structure.gravity_load
     if structure.output_names:
         content["output_names"] = np.array(structure.output_names, dtype=str)
         content["output_rows"] = structure.output_rows
@@ -198,6 +210,7 @@ def validate_structure(
     output_names,
     output_rows,
     output_positions,
+    gravity_load=None,
 ) -> StructureMatrices:
     """Check shapes, finiteness, symmetry, semi-definiteness and names; ScenarioError otherwise."""
     m = np.asarray(mass)
@@ -263,6 +276,15 @@ def validate_structure(
             positions = np.zeros((len(out_names), 3))
     elif output_rows is not None or output_positions is not None:
         raise ScenarioError(f"{label}: output_names: missing (required with output_rows)")
+    load = None
+    if gravity_load is not None:
+        load = np.asarray(gravity_load)
+        if load.dtype.kind not in "iuf" or load.shape != (n, 3) or not np.all(np.isfinite(load)):
+            raise ScenarioError(
+                f"{label}: gravity_load: expected finite numbers of shape ({n}, 3), got "
+                f"{load.dtype} shape {load.shape}"
+            )
+        load = load.astype(float)
     return StructureMatrices(
         mass=m,
         stiffness=k,
@@ -272,6 +294,7 @@ def validate_structure(
         output_names=out_names,
         output_rows=rows,
         output_positions=positions,
+        gravity_load=load,
     )
 
 

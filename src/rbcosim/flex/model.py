@@ -98,6 +98,10 @@ class FlexModel:
             structure frame = rows @ [u_b; eta]; output_positions: (n_out, 3) undeformed node
             positions relative to the interface point, structure frame, m.
         floating: inertia data, required for attachment "floating".
+        gravity_load: grounded: G, shape (n, 3), N per m/s²: the reduced generalized force of
+            gravity is ``G @ g_s`` (g_s the gravity acceleration in structure axes), i.e.
+            ``T^T f`` with f the physical load per unit gravity (beams: ``M R``, R the unit
+            rigid translations); floating bodies take gravity through the frame: unused.
     """
 
     attachment: str
@@ -113,12 +117,16 @@ class FlexModel:
     output_rows: np.ndarray = field(default_factory=lambda: _readonly(np.zeros((0, 3, 0))))
     output_positions: np.ndarray = field(default_factory=lambda: _readonly(np.zeros((0, 3))))
     floating: FloatingInertia | None = None
+    gravity_load: np.ndarray = field(default_factory=lambda: _readonly(np.zeros((0, 3))))
 
     def __post_init__(self) -> None:
         if self.attachment not in ATTACHMENTS:
             raise ValueError(f"attachment: expected one of {ATTACHMENTS}, got {self.attachment!r}")
         if self.attachment == "floating" and self.floating is None:
             raise ValueError("floating: required for attachment 'floating' (physical inertia)")
+        if self.attachment == "grounded" and self.gravity_load.shape != (self.mass.shape[0], 3):
+            raise ValueError(f"gravity_load: expected shape ({self.mass.shape[0]}, 3) for a "
+                             f"grounded body, got {self.gravity_load.shape}")
         if self.structure_axes not in ("inertial", "point"):
             raise ValueError(
                 f"structure_axes: expected 'inertial' or 'point', got {self.structure_axes!r}"
@@ -193,6 +201,8 @@ class FlexModel:
             output_rows=_readonly(rows),
             output_positions=_readonly(positions),
             floating=floating,
+            gravity_load=_readonly(
+                cb.transformation.T @ beam.mass @ _translation_columns(beam.dof_map[:, 1])),
         )
 
     @staticmethod
@@ -205,6 +215,11 @@ class FlexModel:
     ) -> FlexModel:
         """Grounded body from imported matrices (first ``n_boundary`` coordinates = boundary).
 
+        Gravity loads the structure with the file's ``gravity_load`` (physical load per unit
+        gravity along x, y, z); without it, through the constraint modes of the boundary
+        translations (support acceleration: exact when only the boundary DOFs hold the
+        structure, not when it is also tied to ground).
+
         The file's damping C (if any) is projected with the Craig–Bampton transformation and
         added to the scenario damping (modal ratio or Rayleigh).
         """
@@ -213,6 +228,10 @@ class FlexModel:
         damping = _damping(cb.mass, cb.stiffness, n_b, modal_damping_ratio, rayleigh)
         if structure.damping is not None:
             damping = damping + cb.reduce(structure.damping)
+        load = structure.gravity_load
+        if load is None:  # support acceleration: the boundary alone holds the structure
+            comps = [COMPONENT_NAMES.index(c) for c in structure.boundary_dofs]
+            load = structure.mass @ cb.transformation[:, :n_b] @ _translation_columns(comps)
         rows = (
             structure.output_rows @ cb.transformation
             if structure.output_names
@@ -230,7 +249,15 @@ class FlexModel:
             output_names=tuple(structure.output_names),
             output_rows=_readonly(rows),
             output_positions=_readonly(structure.output_positions),
+            gravity_load=_readonly(cb.transformation.T @ load),
         )
+
+
+def _translation_columns(components) -> np.ndarray:
+    """(n, 3): 1 where coordinate i is the translation along axis j (components 0..5 per
+    coordinate: x y z rx ry rz), 0 elsewhere: the coordinates of unit rigid translations."""
+    comps = np.asarray(components, dtype=np.int64)
+    return (comps[:, None] == np.arange(3)[None, :]).astype(float)
 
 
 def _damping(m_cb, k_cb, n_b, ratio, rayleigh) -> np.ndarray:
