@@ -67,28 +67,36 @@ def add_parser(sub) -> argparse.ArgumentParser:
     return p
 
 
+def refused_export(command: str, scenario: Path, output: Path, fmi: int) -> int | None:
+    """The exit code (2: bad arguments, 1: cannot export) of an export whose `output` suffix is
+    not `command`'s, whose scenario file is missing or whose FMI builder is not installed,
+    after printing why; None when the export can go on."""
+    suffix = ".ssp" if command == "export-ssp" else ".fmu"
+    if output.suffix != suffix:
+        print(f"rbcosim {command}: error: output must end in {suffix}: {output}", file=sys.stderr)
+        return 2
+    if not scenario.is_file():
+        print(f"rbcosim {command}: error: no scenario file {scenario}", file=sys.stderr)
+        return 1
+    builder = "pythonfmu" if fmi == 2 else "pythonfmu3"
+    if importlib.util.find_spec(builder) is None:  # the optional "fmu" extra
+        print(f"rbcosim {command}: error: FMI {fmi} export needs {builder}; install rbcosim[fmu]",
+              file=sys.stderr)
+        return 1
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
     scenario = Path(args.scenario)
     output = Path(args.output or f"{scenario.stem}_fmi{args.fmi}.fmu")
-    if output.suffix != ".fmu":
-        print(f"rbcosim export-fmu: error: output must end in .fmu: {output}", file=sys.stderr)
-        return 2
-    if not scenario.is_file():
-        print(f"rbcosim export-fmu: error: no scenario file {scenario}", file=sys.stderr)
-        return 1
+    refused = refused_export("export-fmu", scenario, output, args.fmi)
+    if refused is not None:
+        return refused
     try:
         name = model_identifier(scenario, args.name)
     except ValueError as exc:
         print(f"rbcosim export-fmu: error: {exc}", file=sys.stderr)
         return 2
-    builder = "pythonfmu" if args.fmi == 2 else "pythonfmu3"
-    if importlib.util.find_spec(builder) is None:  # the optional "fmu" extra
-        print(
-            f"rbcosim export-fmu: error: FMI {args.fmi} export needs {builder}; "
-            "install rbcosim[fmu]",
-            file=sys.stderr,
-        )
-        return 1
     if args.flex is not None and args.mode != "embedded":
         print("rbcosim export-fmu: error: --flex FMUs run their body inside: embedded mode only",
               file=sys.stderr)

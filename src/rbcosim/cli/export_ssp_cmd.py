@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 
@@ -28,16 +27,14 @@ def add_parser(sub) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    from rbcosim.cli.export_fmu_cmd import refused_export
     from rbcosim.fmu_export.ssp import export_ssp
 
     scenario = Path(args.scenario)
     output = Path(args.output or f"{scenario.stem}.ssp")
-    if output.suffix != ".ssp":
-        print(f"rbcosim export-ssp: error: output must end in .ssp: {output}", file=sys.stderr)
-        return 2
-    if not scenario.is_file():
-        print(f"rbcosim export-ssp: error: no scenario file {scenario}", file=sys.stderr)
-        return 1
+    refused = refused_export("export-ssp", scenario, output, args.fmi)
+    if refused is not None:
+        return refused
     written = export_ssp(scenario, output, args.fmi)
     print(f"wrote {written} (SSP 1.0, FMI {args.fmi}.0 FMUs)")
     return 0
