@@ -553,10 +553,11 @@ def build_scenario(raw: dict, *, source: str = "<inline>", base_dir: Path = Path
         raise b.root.error("flex_bodies", "expected a table of named [flex_bodies.NAME] tables")
     couplings = b.read_couplings(points, list(flex))
     model = Model(tuple(b.bodies), tuple(joints), tuple(loads), tuple(springs), tuple(torsion),
-                  tuple(points), frozen_array(gravity), planar_normal=planar)
+                  tuple(points), frozen_array(gravity), planar_normal=planar,
+                  point_masses=tuple(sorted(b.particles)))
     if planar is not None:
         check_planar(model, world)
-    check_point_masses(b, model, b.particles)
+    check_point_masses(b, model)
     solver = b.read_solver()
     cosim = b.read_cosim()
     b.root.finish()

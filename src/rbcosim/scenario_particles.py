@@ -57,10 +57,11 @@ def lumped_masses(r: TableReader, mass: float, inertia: np.ndarray,
     return total, inertia + shift, centre
 
 
-def check_point_masses(builder, model: Model, particles: set[int]) -> None:
+def check_point_masses(builder, model: Model) -> None:
     """Refuse, naming the key, whatever would give a point mass extent or attitude: joints
     other than spherical and distance, attachment points, markers and load points off its
     centre, load torques, interface points."""
+    particles = set(model.point_masses)
     if not particles:
         return
     root = builder.root

@@ -49,13 +49,14 @@ def rate_names(model: Model) -> list[str]:
 
 
 def degrees_of_freedom(model: Model) -> int:
-    """Degrees of freedom: tree rates minus the rank of the loop-closure Jacobian."""
+    """Degrees of freedom: tree rates minus the rank of the loop-closure Jacobian and the
+    prescribed rates, less the point masses' constant rotations."""
     tree = build_tree(model)
     if tree.is_tree:
-        return tree.nv
+        return tree.nv - model.frozen_rotations
     from rbcosim.minimal.loops import ClosedLoopSystem
 
-    return ClosedLoopSystem(model, tree=tree).n_independent
+    return ClosedLoopSystem(model, tree=tree).n_independent - model.frozen_rotations
 
 
 def make_system(model: Model, *, solver: str = "aba"):
@@ -125,8 +126,8 @@ class MinimalSimulation:
         tree = self.system.tree
         d.update(integrator=self.solver.integrator, dt=self.solver.dt, t_end=self.solver.t_end,
                  formulation="minimal", coordinates=tree.position_names,
-                 rates=tree.rate_names, degrees_of_freedom=self.system.n_independent
-                 if hasattr(self.system, "n_independent") else tree.nv)
+                 rates=tree.rate_names, degrees_of_freedom=getattr(
+                     self.system, "n_independent", tree.nv) - self.model.frozen_rotations)
         if hasattr(self.system, "partition_report"):
             d.update(self.system.partition_report())
         return d
