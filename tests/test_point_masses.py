@@ -181,3 +181,15 @@ def test_spherical_joint_at_the_centre_is_accepted():
                          'body2 = "bob"\n' + AT_BOB, "dt = 1e-3\nt_end = 0.01\n")
     res = run_scenario(scenario, progress=False)
     np.testing.assert_allclose(res["bob.z"], -1.0, atol=1e-12)
+
+
+def test_a_planar_point_mass_has_two_translations():
+    """Planar mode (normal Y): a bob on a string moves in the X–Z plane, 2 − 1 = 1 degree of
+    freedom by rank and by Grübler (the plane rows hold two of its rotations, one is frozen)."""
+    from rbcosim.checks import check_model
+
+    p = (0.3, 0.0, -0.4)
+    text = ("[world]\nplanar = { normal = [0.0, 1.0, 0.0] }\n" + _bob("bob", 1.0, p)
+            + _string("s", "ground", "bob", (0, 0, 0), p))
+    report = check_model(load_scenario_text(text, source="<planar bob>").model)
+    assert (report.dof, report.gruebler_dof) == (1, 1)
