@@ -25,8 +25,9 @@ CONSISTENCY_TOL = 1e-9
 class CheckReport:
     """Outcome of `check_model`: counts, named redundant rows, initial errors, problems.
 
-    dof counts the configuration's degrees of freedom (6n − rank of the holonomic rows);
-    velocity_dof those of the velocities, after the non-holonomic rows too."""
+    dof counts the configuration's degrees of freedom (6n − rank of the holonomic rows, less
+    the point masses' constant rotations); velocity_dof those of the velocities, after the
+    non-holonomic rows too."""
 
     n_bodies: int
     n_equations: int
@@ -77,9 +78,10 @@ def check_model(model: Model) -> CheckReport:
     problems = []
     if not np.isfinite(phi_after) or phi_after > CONSISTENCY_TOL:
         problems.append(f"the initial positions cannot be assembled: ‖Φ‖ stays at {phi_after:.3g}")
+    free = 6 * n - model.frozen_rotations
     if model.planar_normal is None:
-        gruebler = 6 * n - sum(JOINT_EQUATIONS[j.kind] for j in model.joints)
+        gruebler = free - sum(JOINT_EQUATIONS[j.kind] for j in model.joints)
     else:  # 3n minus the joints' in-plane holonomic rows (the bodies' plane rows take 3n)
-        gruebler = 6 * n - int(np.sum(holonomic))
-    return CheckReport(n, m, rank, gruebler, 6 * n - rank, redundant, phi0, phidot0, phi_after,
-                       assembled, int(np.sum(~holonomic)), 6 * n - velocity_rank, problems)
+        gruebler = free - int(np.sum(holonomic))
+    return CheckReport(n, m, rank, gruebler, free - rank, redundant, phi0, phidot0, phi_after,
+                       assembled, int(np.sum(~holonomic)), free - velocity_rank, problems)

@@ -191,6 +191,15 @@ class Model:
     gravity: np.ndarray = field(default_factory=lambda: frozen_array([0.0, 0.0, -9.81]))
     #: planar mode: the unit normal (inertial) of the plane every body moves in, or None
     planar_normal: np.ndarray | None = None
+    #: indices of the bodies that are point masses: particles whose attitude stays constant
+    #: (nothing acts on them off their centre), so their rotations are no degrees of freedom
+    point_masses: tuple[int, ...] = ()
+
+    @property
+    def frozen_rotations(self) -> int:
+        """Rotational coordinates of the point masses, constant by construction (3 each; 1 in
+        planar mode, whose plane rows hold the other two)."""
+        return len(self.point_masses) * (3 if self.planar_normal is None else 1)
 
     @property
     def n_bodies(self) -> int:

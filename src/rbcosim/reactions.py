@@ -9,8 +9,11 @@ prismatic's axis, on body2) and `D.power` W, the power it puts into the mechanis
 
 Maximal route: from the multipliers λ at each row's state, generalized constraint forces
 Q_c = −Jᵀ λ (columns [v, ω^b] per body: force inertial, torque in the body frame). Minimal
-route (trees, which have no drivers): inverse dynamics, Newton–Euler of every body with the accelerations of the
-joint-coordinate solution, solved for one full wrench per joint. Redundant constraint rows
+route: trees by inverse dynamics, Newton–Euler of every body with the accelerations of the
+joint-coordinate solution, solved for one full wrench per joint; closed loops and driven
+models take their joint wrenches from the multipliers at each row's state, and their driver
+efforts from the joint-coordinate equations (`rbcosim.minimal.drivers`: the generalized force
+of the prescribed coordinate). Redundant constraint rows
 (e.g. a planar loop's out-of-plane rows) carry λ = 0: those reaction components are
 indeterminate and reported as the solver's choice.
 """
@@ -144,6 +147,14 @@ def _row_columns(model: Model, kin: Kinematics, wrench: np.ndarray,
     return row
 
 
+def _minimal_driver_columns(model: Model, row: list[float], system, t: float,
+                            y: np.ndarray) -> list[float]:
+    """`row` with its driver columns replaced by the minimal route's driver efforts at y."""
+    force, power = system.driver_efforts(t, y)
+    first = len(row) - 2 * len(_drivers(model))
+    return row[:first] + [x for pair in zip(force.tolist(), power.tolist()) for x in pair]
+
+
 def state_of_row(model: Model, results: Results, i: int) -> State:
     """The State of results row i (body columns)."""
     parts = [np.array([[results[f"{b}.{f}"][i] for f in fields] for b in model.body_names])
@@ -156,7 +167,8 @@ def state_of_row(model: Model, results: Results, i: int) -> State:
 
 def with_reactions(model: Model, results: Results, minimal_system=None) -> Results:
     """`results` with the reaction columns appended, one value per written row. Pass the
-    minimal route's system to use its inverse dynamics (trees) instead of multipliers."""
+    minimal route's system to use its inverse dynamics (trees) instead of multipliers, and
+    its driver efforts (models with drivers)."""
     tree = minimal_system is not None and not minimal_system.has_loops
     maximal = None if tree else MaximalReactions(model)
     first = results.columns.index("constraint_drift") + 1
@@ -164,15 +176,19 @@ def with_reactions(model: Model, results: Results, minimal_system=None) -> Resul
     for i in range(results.data.shape[0]):
         state = state_of_row(model, results, i)
         kin = Kinematics.of(state)
-        if tree:
+        if minimal_system is not None:
             y = results.data[i, first : first + minimal_system.nq + minimal_system.nv]
+        if tree:
             acc = minimal_system.body_accelerations(state.t, y)
             applied = minimal_system.maximal.applied(state.t, kin)
             wrench = tree_wrenches(model, state, acc, applied)
             extra.append(_row_columns(model, kin, wrench, np.zeros(len(model.joints))))
         else:
             wrench, power = maximal.wrenches(state)
-            extra.append(_row_columns(model, kin, wrench, power))
+            row = _row_columns(model, kin, wrench, power)
+            if minimal_system is not None and _drivers(model):
+                row = _minimal_driver_columns(model, row, minimal_system, state.t, y)
+            extra.append(row)
     data = np.hstack([results.data, np.array(extra).reshape(len(extra), -1)])
     return Results([*results.columns, *reaction_columns(model)], data,
                    {**results.diagnostics, "reactions": True})

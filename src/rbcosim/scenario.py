@@ -31,6 +31,7 @@ from rbcosim.model import (
     frozen_array,
 )
 from rbcosim.scenario_contact import CONTACT_KINDS, check_planar, contact_joint, planar_normal
+from rbcosim.scenario_particles import check_point_masses, lumped_masses, point_mass
 from rbcosim.scenario_reader import TableReader
 from rbcosim.settings import (
     FORMULATIONS,
@@ -233,6 +234,8 @@ class _Builder:
         self.com_offset: dict[str, np.ndarray] = {"ground": np.zeros(3)}
         self.markers: dict[str, Marker] = {}
         self.pose: dict[int, tuple[np.ndarray, np.ndarray]] = {0: (np.zeros(3), np.eye(3))}
+        #: indices of the point masses (`rbcosim.scenario_particles`)
+        self.particles: set[int] = set()
 
     def body_ref(self, r: TableReader, key: str) -> int:
         name = r.string(key)
@@ -259,9 +262,14 @@ class _Builder:
         for name, r in entries:
             if name == "ground":
                 raise r.error_at(r.path, "'ground' is reserved for the inertial frame")
-            mass = r.number("mass", positive=True)
-            inertia = _inertia(r)
-            com = r.vector("center_of_mass", 3, [0.0, 0.0, 0.0])
+            if r.boolean("point_mass", False):
+                mass, inertia = point_mass(r)
+                com = np.zeros(3)
+                self.particles.add(len(self.bodies) + 1)
+            else:
+                mass, inertia, com = lumped_masses(r, r.number("mass", positive=True),
+                                                   _inertia(r), r.vector("center_of_mass", 3,
+                                                                         [0.0, 0.0, 0.0]))
             q = _orientation(r, "orientation")
             R = quat.to_matrix(q)
             position = r.vector("position", 3, [0.0, 0.0, 0.0]) + R @ com
@@ -545,9 +553,11 @@ def build_scenario(raw: dict, *, source: str = "<inline>", base_dir: Path = Path
         raise b.root.error("flex_bodies", "expected a table of named [flex_bodies.NAME] tables")
     couplings = b.read_couplings(points, list(flex))
     model = Model(tuple(b.bodies), tuple(joints), tuple(loads), tuple(springs), tuple(torsion),
-                  tuple(points), frozen_array(gravity), planar_normal=planar)
+                  tuple(points), frozen_array(gravity), planar_normal=planar,
+                  point_masses=tuple(sorted(b.particles)))
     if planar is not None:
         check_planar(model, world)
+    check_point_masses(b, model)
     solver = b.read_solver()
     cosim = b.read_cosim()
     b.root.finish()

@@ -71,7 +71,10 @@ def run(args: argparse.Namespace) -> int:
                   f"of freedom): {', '.join(names)}")
         except SimulationError as exc:
             report.problems.append(f"minimal formulation: {exc}")
-    for name, body in zip(model.body_names, model.bodies):
+    for k, (name, body) in enumerate(zip(model.body_names, model.bodies), start=1):
+        if k in model.point_masses:
+            print(f"body {name}: point mass {body.mass:g} kg")
+            continue
         eig = np.linalg.eigvalsh(body.inertia)
         print(f"body {name}: mass {body.mass:g} kg, principal moments "
               f"{', '.join(f'{e:.6g}' for e in eig)} kg·m² (valid)")
@@ -90,9 +93,11 @@ def run(args: argparse.Namespace) -> int:
         for i, name in enumerate(model.body_names):
             print(f"[bodies.{name}]  # replace center_of_mass/orientation keys accordingly")
             print(f"position = {s.r[i].tolist()}")
-            print(f"orientation = {{ quaternion = {s.q[i].tolist()} }}")
+            if i + 1 not in model.point_masses:
+                print(f"orientation = {{ quaternion = {s.q[i].tolist()} }}")
             print(f"velocity = {s.v[i].tolist()}")
-            print(f"angular_velocity = {s.w[i].tolist()}")
+            if i + 1 not in model.point_masses:
+                print(f"angular_velocity = {s.w[i].tolist()}")
     report.problems.extend(_print_size(scenario, RunLimits.from_items(args.limits)))
     if report.usable:
         _print_time_scale(scenario)

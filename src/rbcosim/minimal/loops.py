@@ -1,4 +1,4 @@
-"""Closed loops in joint coordinates by coordinate partitioning (Wehage–Haug).
+"""Closed loops and drivers in joint coordinates by coordinate partitioning (Wehage–Haug).
 
 The spanning tree gives coordinates q and rates v; each loop joint (a joint the tree did not
 use) adds closure equations Φ(q) = 0, evaluated by the maximal route's constraint primitives on
@@ -18,6 +18,11 @@ the dependent coordinates are recovered from the independent ones by Newton's me
 Φ(q) = 0 (moving only along the dependent rates), and v_d = −G_d⁻¹ G_i v_i. After every step,
 when cond(G_d) exceeds ten times that of the best choice the pivoting would make now, the
 partition is chosen again; every choice is reported.
+
+Drivers on tree joints prescribe their coordinates (`rbcosim.minimal.drivers`): those rates
+are left out of the partition (B has zero rows for them, b̄ holds their f̈), they are set to
+f(t), ḟ(t) before the recovery of the dependent coordinates, and their generalized forces are
+the driver efforts.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from rbcosim.dynamics import independent_rows
 from rbcosim.errors import SimulationError
 from rbcosim.kinematics import Kinematics
 from rbcosim.linalg3 import cross
+from rbcosim.minimal.drivers import efforts, prescribed
 from rbcosim.minimal.stepper import SDIRK_GAMMA
 from rbcosim.minimal.system import TreeSystem
 from rbcosim.minimal.tree import Tree, build_tree
@@ -47,15 +53,20 @@ NEWTON_MAX = 20
 
 
 class ClosedLoopSystem(TreeSystem):
-    """A model with closed loops in joint coordinates, reduced to independent coordinates."""
+    """A model with closed loops or drivers in joint coordinates, reduced to independent
+    coordinates."""
 
     def __init__(self, model: Model, *, tree: Tree | None = None):
         tree = tree if tree is not None else build_tree(model)
         super().__init__(model, tree=tree, solver="crba")
-        joints = [model.joints[k] for k in tree.loop_joints]
-        if any(j.kind in ("driver", "rolling_disk", "knife_edge") for j in joints):
-            raise SimulationError("driver, rolling_disk and knife_edge joints are not supported "
-                                  "by the minimal route; use formulation = \"maximal\"")
+        joints = [model.joints[k] for k in tree.loop_joints if model.joints[k].kind != "driver"]
+        if any(j.kind in ("rolling_disk", "knife_edge") for j in joints):
+            raise SimulationError("rolling_disk and knife_edge joints are not supported by the "
+                                  "minimal route; use formulation = \"maximal\"")
+        self.prescribed = prescribed(tree, [k for k in tree.loop_joints
+                                            if model.joints[k].kind == "driver"])
+        #: rates the partition chooses from: all but the prescribed ones
+        self.free = np.setdiff1d(np.arange(self.nv), self.prescribed.v_index)
         sub = replace(model, joints=tuple(joints), loads=(), springs=(), torsion_springs=())
         self.loop_constraints = Constraints(sub)
         self.loop_names = [j.name for j in joints]
@@ -74,9 +85,13 @@ class ClosedLoopSystem(TreeSystem):
                 self._column_mask[Jt.body - 1, o.v0 : o.v0 + o.nv] = 1.0
                 a = self.tree.parent_of[a]
         y0 = super().initial()
+        self.prescribed.impose(0.0, y0, self.nq)
         G = self._full_G(y0)
         self.rows, self.rank = independent_rows(G)
-        self.n_independent = self.nv - self.rank
+        if np.linalg.matrix_rank(G[self.rows][:, self.free]) < self.rank:
+            raise SimulationError(f"drivers {list(self.prescribed.names)} prescribe a motion "
+                                  "that the loop closure already fixes (over-constrained)")
+        self.n_independent = self.free.size - self.rank
         quaternion_rates = np.zeros(self.nv, dtype=bool)
         for Jt in self.tree.joints:
             if Jt.kind in ("spherical", "free"):
@@ -84,7 +99,7 @@ class ClosedLoopSystem(TreeSystem):
         self._weights = np.where(quaternion_rates, QUATERNION_WEIGHT, 1.0)
         self.history: list[dict] = []
         self.dependent = np.arange(0)
-        self.independent = np.arange(self.nv)
+        self.independent = self.free
         self._partition(0.0, G)
         self._y0 = self.settle(0.0, y0)
 
@@ -154,9 +169,10 @@ class ClosedLoopSystem(TreeSystem):
     # --- partition --------------------------------------------------------------------------
     def _partition(self, t: float, G: np.ndarray) -> None:
         G = G[self.rows]
-        _, _, piv = sla.qr(G * self._weights, pivoting=True, mode="economic")
-        self.dependent = np.sort(piv[: self.rank])
-        self.independent = np.sort(piv[self.rank :])
+        free = self.free
+        _, _, piv = sla.qr(G[:, free] * self._weights[free], pivoting=True, mode="economic")
+        self.dependent = free[np.sort(piv[: self.rank])]
+        self.independent = free[np.sort(piv[self.rank :])]
         self.condition = float(np.linalg.cond(G[:, self.dependent])) if self.rank else 1.0
         names = self.tree.rate_names
         self.history.append({"t": t, "independent": [names[k] for k in self.independent],
@@ -165,12 +181,13 @@ class ClosedLoopSystem(TreeSystem):
     def choose(self, t: float, independent: list[str]) -> None:
         """Impose the independent rates by name (e.g. to start from a chosen partition)."""
         names = self.tree.rate_names
-        unknown = [x for x in independent if x not in names]
+        free = [names[k] for k in self.free]
+        unknown = [x for x in independent if x not in free]
         if unknown or len(independent) != self.n_independent:
-            raise ValueError(f"independent: expected {self.n_independent} of {names}, "
+            raise ValueError(f"independent: expected {self.n_independent} of {free}, "
                              f"got {independent}")
         self.independent = np.array(sorted(names.index(x) for x in independent))
-        self.dependent = np.array([k for k in range(self.nv) if k not in self.independent])
+        self.dependent = np.setdiff1d(self.free, self.independent)
         G = self._full_G(self._y0)[self.rows]
         self.condition = float(np.linalg.cond(G[:, self.dependent]))
         self.history.append({"t": t, "independent": list(independent),
@@ -184,8 +201,9 @@ class ClosedLoopSystem(TreeSystem):
             return False
         G = self._settled_G
         cond = float(np.linalg.cond(G[:, self.dependent]))
-        _, _, piv = sla.qr(G * self._weights, pivoting=True, mode="economic")
-        best = float(np.linalg.cond(G[:, np.sort(piv[: self.rank])]))
+        free = self.free
+        _, _, piv = sla.qr(G[:, free] * self._weights[free], pivoting=True, mode="economic")
+        best = float(np.linalg.cond(G[:, free[np.sort(piv[: self.rank])]]))
         if cond <= REPARTITION_FACTOR * best:
             return False
         old = self.dependent
@@ -202,6 +220,7 @@ class ClosedLoopSystem(TreeSystem):
         return {"loop_joints": self.loop_names,
                 "independent_coordinates": [names[k] for k in self.independent],
                 "dependent_coordinates": [names[k] for k in self.dependent],
+                "prescribed_coordinates": [names[k] for k in self.prescribed.v_index],
                 "partitions": self.history}
 
     # --- recovery of dependent coordinates ----------------------------------------------------
@@ -221,11 +240,13 @@ class ClosedLoopSystem(TreeSystem):
                 y[i : i + nv] += d
 
     def settle(self, t: float, y: np.ndarray) -> np.ndarray:
-        """A copy of y with dependent coordinates and rates recovered from the independent."""
+        """A copy of y with the prescribed coordinates and rates at time t (s), and the
+        dependent ones recovered from the independent and prescribed."""
         y = np.array(y, dtype=float)
+        self.prescribed.impose(t, y, self.nq)
         if not self.rank:
             return y
-        dep, ind = self.dependent, self.independent
+        dep = self.dependent
         for _ in range(NEWTON_MAX):
             phi, G, _, _ = self.closure_jacobian(y)
             if np.max(np.abs(phi)) <= NEWTON_TOL:
@@ -238,7 +259,8 @@ class ClosedLoopSystem(TreeSystem):
                                   f"(‖Φ‖ = {np.max(np.abs(phi)):.3g}); the mechanism may be "
                                   "at a singular configuration")
         v = y[self.nq :]
-        v[dep] = -np.linalg.solve(G[:, dep], G[:, ind] @ v[ind])
+        v[dep] = 0.0
+        v[dep] = -np.linalg.solve(G[:, dep], G @ v)
         self._settled_G = G
         return y
 
@@ -246,8 +268,8 @@ class ClosedLoopSystem(TreeSystem):
     def initial(self) -> np.ndarray:
         return self._y0.copy()
 
-    def derivative(self, t: float, y: np.ndarray) -> np.ndarray:
-        y = self.settle(t, y)
+    def _accelerations(self, t: float, y: np.ndarray):
+        """(v̇ (nv,), M v̇ + C (nv,), G) at a settled state y and time t (s)."""
         _, G, rhs, kin = self.closure_jacobian(y)
         M, C = self.dyn.mass_matrix_and_bias(kin, self.body_forces(t, kin))
         dep, ind = self.dependent, self.independent
@@ -255,13 +277,27 @@ class ClosedLoopSystem(TreeSystem):
         B = np.zeros((nv, ind.size))
         B[ind, np.arange(ind.size)] = 1.0
         bbar = np.zeros(nv)
+        bbar[self.prescribed.v_index] = self.prescribed.values(t)[2]
         if self.rank:
             Gd = G[:, dep]
             B[dep] = -np.linalg.solve(Gd, G[:, ind])
-            bbar[dep] = np.linalg.solve(Gd, rhs)
+            bbar[dep] = np.linalg.solve(Gd, rhs - G @ bbar)
         vdot_i = np.linalg.solve(B.T @ M @ B, B.T @ (-C - M @ bbar))
         vdot = B @ vdot_i + bbar
-        return np.concatenate([self.qdot(y), vdot])
+        return vdot, M @ vdot + C, G
+
+    def derivative(self, t: float, y: np.ndarray) -> np.ndarray:
+        y = self.settle(t, y)
+        return np.concatenate([self.qdot(y), self._accelerations(t, y)[0]])
+
+    def driver_efforts(self, t: float, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(force, power) per driver in model order at time t (s) and state y: the
+        generalized force of each prescribed coordinate (N·m about the driven revolute's z1,
+        or N along the prismatic's, on body2) and its power τ ḟ (W)."""
+        y = self.settle(t, y)
+        _, residual, G = self._accelerations(t, y)
+        force = efforts(residual, G, self.prescribed.v_index)
+        return force, force * self.prescribed.values(t)[1]
 
 
 def _rk4(f, t: float, y: np.ndarray, h: float) -> np.ndarray:

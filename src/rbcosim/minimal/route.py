@@ -1,8 +1,8 @@
 """The minimal-coordinate route: `simulate_minimal(model, solver)` and model queries.
 
-Trees integrate y = [q, v] with the articulated-body algorithm. Models with closed loops
-integrate the same state reduced to independent coordinates by coordinate partitioning
-(`rbcosim.minimal.loops`). Results carry the maximal route's columns (body poses and
+Trees integrate y = [q, v] with the articulated-body algorithm. Models with closed loops or
+drivers integrate the same state reduced to independent coordinates by coordinate partitioning
+(`rbcosim.minimal.loops`; driven coordinates are prescribed, `rbcosim.minimal.drivers`). Results carry the maximal route's columns (body poses and
 velocities reconstructed from q, v; energy; constraint drift measured by the maximal route's
 constraint equations) plus `q.<coordinate>` and `qd.<rate>` columns.
 """
@@ -49,17 +49,18 @@ def rate_names(model: Model) -> list[str]:
 
 
 def degrees_of_freedom(model: Model) -> int:
-    """Degrees of freedom: tree rates minus the rank of the loop-closure Jacobian."""
+    """Degrees of freedom: tree rates minus the rank of the loop-closure Jacobian and the
+    prescribed rates, less the point masses' constant rotations."""
     tree = build_tree(model)
     if tree.is_tree:
-        return tree.nv
+        return tree.nv - model.frozen_rotations
     from rbcosim.minimal.loops import ClosedLoopSystem
 
-    return ClosedLoopSystem(model, tree=tree).n_independent
+    return ClosedLoopSystem(model, tree=tree).n_independent - model.frozen_rotations
 
 
 def make_system(model: Model, *, solver: str = "aba"):
-    """TreeSystem for trees, ClosedLoopSystem otherwise."""
+    """TreeSystem for trees, ClosedLoopSystem otherwise (closed loops or drivers)."""
     from rbcosim.minimal.system import TreeSystem
 
     if model.planar_normal is not None:
@@ -85,7 +86,8 @@ class MinimalSimulation:
         self.t = 0.0
         name = solver.integrator if solver.integrator in FIXED_STEP else "rk4"
         #: advance(t, y, h): y in place, returns max |‖e‖ − 1| before renormalising (NaN: not
-        #: finite); trees: one compiled call; closed loops: RK4 / SDIRK2 on their derivative
+        #: finite); trees: one compiled call; closed loops and drivers: RK4 / SDIRK2 on their
+        #: derivative
         self.advance = self.system.step_function(name)
         self.diagnostics = Diagnostics(conservative=model.is_conservative)
         tree = self.system.tree
@@ -124,8 +126,8 @@ class MinimalSimulation:
         tree = self.system.tree
         d.update(integrator=self.solver.integrator, dt=self.solver.dt, t_end=self.solver.t_end,
                  formulation="minimal", coordinates=tree.position_names,
-                 rates=tree.rate_names, degrees_of_freedom=self.system.n_independent
-                 if hasattr(self.system, "n_independent") else tree.nv)
+                 rates=tree.rate_names, degrees_of_freedom=getattr(
+                     self.system, "n_independent", tree.nv) - self.model.frozen_rotations)
         if hasattr(self.system, "partition_report"):
             d.update(self.system.partition_report())
         return d
@@ -173,8 +175,8 @@ def _simulate_adaptive(sim: MinimalSimulation, *, progress: bool) -> Results:
     solver = sim.solver
     system = sim.system
     if system.has_loops:
-        raise SimulationError("adaptive integrators run trees only in the minimal route; "
-                              "use rk4 or sdirk2 for closed loops")
+        raise SimulationError("adaptive integrators run trees without drivers only in the "
+                              "minimal route; use rk4 or sdirk2 for closed loops and drivers")
     n_out = round(solver.t_end / (solver.dt * solver.output_every))
     t_eval = np.linspace(0.0, solver.t_end, n_out + 1)
     start = time.perf_counter()
