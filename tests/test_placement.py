@@ -5,6 +5,8 @@ of uniform rods."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
@@ -14,6 +16,7 @@ from rbcosim import quaternion as quat
 from rbcosim.checks import check_model
 from rbcosim.dynamics import MaximalSystem
 from rbcosim.errors import ScenarioError
+from rbcosim.runner import run_scenario
 from rbcosim.scenario import load_scenario, load_scenario_text
 from rbcosim.simulate import simulate
 from rbcosim.state import State
@@ -261,9 +264,11 @@ def test_assembled_state_is_the_planar_kinematics(swinging):
     assert phi < 1e-15 and phidot < 1e-15, (phi, phidot)
 
 
-def test_assembled_run_follows_the_lagrange_equations(swinging):
+@pytest.mark.parametrize("formulation", ["maximal", "minimal"])
+def test_assembled_run_follows_the_lagrange_equations(swinging, formulation):
     (th1, th2), (w1, w2), scenario = swinging
-    results = simulate(scenario.model, scenario.solver, progress=False)
+    solver = replace(scenario.solver, formulation=formulation)
+    results = run_scenario(replace(scenario, solver=solver), progress=False)
     t = results.t
     ref = solve_ivp(_lagrange, (0.0, t[-1]), [th1, th2, w1, w2], method="DOP853", rtol=1e-12,
                     atol=1e-12, t_eval=t)

@@ -63,10 +63,10 @@ def read_start(r: TableReader, kind: str, joint: int) -> JointStart | None:
     return JointStart(joint, float(value), rate, r)
 
 
-def _tree(n_bodies: int, joints: list[Joint], starts: list[JointStart]):
-    """(order, child, first, last): the joints of the spanning tree with `initial` in root-to-
-    leaf order; child[j] the body beyond joint j; the subtree of body b is preorder[first[b]:
-    last[b]]; preorder last."""
+def _spanning_forest(n_bodies: int, joints: list[Joint],
+                     starts: list[JointStart]) -> list[list[tuple[int, int]]]:
+    """Per body (ground 0): its (neighbour, joint index) along a spanning forest of the joints,
+    taken with those of `starts` first; drivers and contact joints are not edges."""
     parent = list(range(n_bodies + 1))
 
     def root(b: int) -> int:
@@ -75,9 +75,8 @@ def _tree(n_bodies: int, joints: list[Joint], starts: list[JointStart]):
             b = parent[b]
         return b
 
-    with_start = {s.joint for s in starts}
-    candidates = [s.joint for s in starts] + [j for j in range(len(joints))
-                                               if j not in with_start]
+    with_start = {s.joint: s for s in starts}
+    candidates = [*with_start, *(j for j in range(len(joints)) if j not in with_start)]
     adjacent: list[list[tuple[int, int]]] = [[] for _ in range(n_bodies + 1)]
     for j in candidates:
         joint = joints[j]
@@ -87,41 +86,50 @@ def _tree(n_bodies: int, joints: list[Joint], starts: list[JointStart]):
         ra, rb = root(a), root(b)
         if ra == rb:
             if j in with_start:
-                raise next(s for s in starts if s.joint == j).r.error(
+                raise with_start[j].r.error(
                     "initial", "this joint closes a kinematic loop of joints that all have "
                                "initial coordinates: leave initial out on one joint of the loop")
             continue
         parent[ra] = rb
         adjacent[a].append((b, j))
         adjacent[b].append((a, j))
-    child = {}
+    return adjacent
+
+
+def _subtrees(n_bodies: int, joints: list[Joint],
+              starts: list[JointStart]) -> list[tuple[JointStart, int, np.ndarray]]:
+    """(start, child, bodies beyond the joint) of every start, root to leaf: the forest is
+    walked depth first from the ground, then from each body not reached yet; `child` is the
+    joint's body farther from the root, the first of `bodies`."""
+    adjacent = _spanning_forest(n_bodies, joints, starts)
+    child: dict[int, int] = {}
     preorder: list[int] = []
     first, last = np.zeros(n_bodies + 1, int), np.zeros(n_bodies + 1, int)
     seen = np.zeros(n_bodies + 1, bool)
-    for start in range(n_bodies + 1):
-        if seen[start]:
+    for root in range(n_bodies + 1):
+        if seen[root]:
             continue
-        seen[start] = True
-        stack = [(start, iter(adjacent[start]))]
-        first[start] = len(preorder)
-        preorder.append(start)
+        seen[root] = True
+        first[root] = len(preorder)
+        preorder.append(root)
+        stack = [(root, iter(adjacent[root]))]
         while stack:
             body, edges = stack[-1]
             step = next(edges, None)
             if step is None:
                 last[body] = len(preorder)
                 stack.pop()
-                continue
-            other, j = step
-            if seen[other]:
-                continue
-            seen[other] = True
-            child[j] = other
-            first[other] = len(preorder)
-            preorder.append(other)
-            stack.append((other, iter(adjacent[other])))
-    order = sorted((s for s in starts), key=lambda s: first[child[s.joint]])
-    return order, child, first, last, np.array(preorder)
+            elif not seen[step[0]]:
+                other, j = step
+                seen[other] = True
+                child[j] = other
+                first[other] = len(preorder)
+                preorder.append(other)
+                stack.append((other, iter(adjacent[other])))
+    order = np.array(preorder)
+    starts = sorted(starts, key=lambda s: first[child[s.joint]])
+    return [(s, child[s.joint], order[first[child[s.joint]]:last[child[s.joint]]])
+            for s in starts]
 
 
 def assemble(bodies: list[Body], joints: list[Joint], starts: list[JointStart]) -> list[Body]:
@@ -129,18 +137,14 @@ def assemble(bodies: list[Body], joints: list[Joint], starts: list[JointStart]) 
     `starts` has its coordinate and rate (see the module docstring)."""
     if not starts:
         return bodies
-    n = len(bodies)
-    order, child, first, last, preorder = _tree(n, joints, starts)
+    subtrees = _subtrees(len(bodies), joints, starts)
     kin = Kinematics.of(State(0.0, [b.position for b in bodies], [b.quaternion for b in bodies],
                               [b.velocity for b in bodies],
                               [b.angular_velocity for b in bodies]))
-    moved = np.zeros(n + 1, bool)
-    for s in order:
+    for s, child, sub in subtrees:
         joint = joints[s.joint]
-        sub = preorder[first[child[s.joint]]:last[child[s.joint]]]
-        sign = 1.0 if child[s.joint] == joint.marker2.body else -1.0
         p, z = _axis(joint, kin)
-        delta = sign * (s.value - joint_coordinate(joint, kin)[0])
+        delta = _sign(joint, child) * (s.value - joint_coordinate(joint, kin)[0])
         if joint.kind == "revolute":
             turn = quat.from_axis_angle(z, delta)
             kin.r[sub] = p + (kin.r[sub] - p) @ quat.to_matrix(turn).T
@@ -148,28 +152,26 @@ def assemble(bodies: list[Body], joints: list[Joint], starts: list[JointStart]) 
             kin.R[sub] = quat.to_matrix(kin.q[sub])
         else:
             kin.r[sub] += delta * z
-        moved[sub] = True
-    for s in order:
+    for s, child, sub in subtrees:
         joint = joints[s.joint]
-        sub = preorder[first[child[s.joint]]:last[child[s.joint]]]
-        sign = 1.0 if child[s.joint] == joint.marker2.body else -1.0
         p, z = _axis(joint, kin)
-        delta = sign * (s.rate - joint_coordinate(joint, kin)[1])
+        delta = _sign(joint, child) * (s.rate - joint_coordinate(joint, kin)[1])
         if joint.kind == "revolute":
             kin.w_inertial[sub] += delta * z
             kin.v[sub] += np.cross(delta * z, kin.r[sub] - p)
         else:
             kin.v[sub] += delta * z
+    moved = np.zeros(len(bodies) + 1, bool)
+    for _, _, sub in subtrees:
         moved[sub] = True
-    out = []
-    for i, body in enumerate(bodies, start=1):
-        if not moved[i]:
-            out.append(body)
-            continue
-        out.append(Body(body.name, body.mass, body.inertia, frozen_array(kin.r[i]),
-                        frozen_array(kin.q[i]), frozen_array(kin.v[i]),
-                        frozen_array(kin.R[i].T @ kin.w_inertial[i])))
-    return out
+    return [Body(b.name, b.mass, b.inertia, frozen_array(kin.r[i]), frozen_array(kin.q[i]),
+                 frozen_array(kin.v[i]), frozen_array(kin.R[i].T @ kin.w_inertial[i]))
+            if moved[i] else b for i, b in enumerate(bodies, start=1)]
+
+
+def _sign(joint: Joint, child: int) -> float:
+    """+1 when the moved side is the joint's body 2 (its coordinate grows with the move)."""
+    return 1.0 if child == joint.marker2.body else -1.0
 
 
 def _axis(joint: Joint, kin: Kinematics) -> tuple[np.ndarray, np.ndarray]:
