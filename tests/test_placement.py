@@ -21,6 +21,8 @@ from rbcosim.scenario import load_scenario, load_scenario_text
 from rbcosim.simulate import simulate
 from rbcosim.state import State
 
+pytestmark = pytest.mark.scenarios
+
 G, M, L = 9.81, 1.0, 0.5
 ROD = f"mass = {M}\ninertia = [{M * L**2 / 12}, {M * L**2 / 12}, 1e-8]\n"
 
