@@ -243,3 +243,77 @@ def test_every_element_kind_builds_as_its_toml_does():
     _same_scenario(own, load_scenario_text(m.to_toml()))
     _same_scenario(own, build_scenario(tomllib.loads(to_toml(m.tables()))))
     assert [j.kind for j in own.model.joints] == [*kinds, "distance", "driver"]
+
+
+PLACED_TOML = """
+[ground.markers.pivot]
+position = [0.0, 0.0, 1.0]
+axis = [0.0, -1.0, 0.0]
+[bodies.rod1]
+mass = 1.0
+inertia = [0.02, 0.02, 1e-8]
+placement = { parent = "ground.pivot", position = [0.0, -0.25, 0.0] }
+[bodies.rod1.markers.top]
+position = [0.0, 0.0, 0.25]
+axis = [0.0, -1.0, 0.0]
+[bodies.rod1.markers.tip]
+position = [0.0, 0.0, -0.25]
+[bodies.rod2]
+mass = 1.0
+inertia = [0.02, 0.02, 1e-8]
+placement = { parent = "rod1.tip", position = [0.0, 0.0, -0.25], orientation = { axis = [0.0, 1.0, 0.0], angle_deg = 10.0 } }
+[bodies.slider]
+mass = 0.5
+inertia = [0.01, 0.01, 0.01]
+position = [2.0, 0.0, 0.0]
+[joints.shoulder]
+type = "revolute"
+marker1 = "ground.pivot"
+marker2 = "rod1.top"
+initial = { angle_deg = 40.0, rate = 1.5 }
+[joints.elbow]
+type = "revolute"
+body1 = "rod1"
+body2 = "rod2"
+at = [0.0, 0.0, 0.5]
+axis = [0.0, -1.0, 0.0]
+initial = { angle = -0.3 }
+[joints.rail]
+type = "prismatic"
+body1 = "ground"
+body2 = "slider"
+at = [2.0, 0.0, 0.0]
+axis = [1.0, 0.0, 0.0]
+initial = { displacement = 0.2, rate = -0.5 }
+"""
+
+
+def test_placements_and_joint_starts_build_as_their_toml_does():
+    """Ground markers, placements and `initial` from the builder equal the same tables
+    written by hand in TOML (and the builder's own TOML read back)."""
+    from rbcosim.build import joint_start, placement, rotation
+
+    m = ModelBuilder()
+    m.marker("ground", "pivot", position=(0.0, 0.0, 1.0), axis=(0.0, -1.0, 0.0))
+    m.body("rod1", mass=1.0, inertia=(0.02, 0.02, 1e-8),
+           placement=placement("ground.pivot", position=(0.0, -0.25, 0.0)))
+    m.marker("rod1", "top", position=(0.0, 0.0, 0.25), axis=(0.0, -1.0, 0.0))
+    m.marker("rod1", "tip", position=(0.0, 0.0, -0.25))
+    m.body("rod2", mass=1.0, inertia=(0.02, 0.02, 1e-8),
+           placement=placement("rod1.tip", position=(0.0, 0.0, -0.25),
+                               orientation=rotation((0.0, 1.0, 0.0), angle_deg=10.0)))
+    m.body("slider", mass=0.5, inertia=(0.01, 0.01, 0.01), position=(2.0, 0.0, 0.0))
+    m.revolute("shoulder", marker1="ground.pivot", marker2="rod1.top",
+               initial=joint_start(angle_deg=40.0, rate=1.5))
+    m.revolute("elbow", "rod1", "rod2", at=(0.0, 0.0, 0.5), axis=(0.0, -1.0, 0.0),
+               initial=joint_start(angle=-0.3))
+    m.prismatic("rail", "ground", "slider", at=(2.0, 0.0, 0.0), axis=(1.0, 0.0, 0.0),
+                initial=joint_start(displacement=0.2, rate=-0.5))
+    own = m.scenario()
+    by_hand = load_scenario_text(PLACED_TOML)
+    _same_scenario(own, by_hand)
+    _same_scenario(load_scenario_text(m.to_toml()), by_hand)
+    # the build really moved the slider: by the displacement 0.2 m, at the rate −0.5 m/s
+    slider = own.model.bodies[2]
+    assert slider.position.tolist() == [2.2, 0.0, 0.0] and slider.velocity[0] == -0.5
+    assert "[ground.markers.pivot]" in m.to_toml()

@@ -46,6 +46,20 @@ def quaternion(q: Vector) -> dict:
     return {"quaternion": _plain(q)}
 
 
+def placement(parent: str, *, position: Vector | None = None,
+              orientation: dict | None = None) -> dict:
+    """A body's `placement`: its frame at `position` (m) turned by `orientation`, both in the
+    axes of marker `parent` ('body.marker' or 'ground.marker')."""
+    return _table(parent=parent, position=position, orientation=orientation)
+
+
+def joint_start(*, angle: float | None = None, angle_deg: float | None = None,
+                displacement: float | None = None, rate: float | None = None) -> dict:
+    """A joint's `initial` coordinate and rate: revolute angle (rad, or angle_deg) and rate
+    rad/s; prismatic displacement m and rate m/s."""
+    return _table(angle=angle, angle_deg=angle_deg, displacement=displacement, rate=rate)
+
+
 def polynomial(*coefficients: float) -> dict:
     """A driver `motion` f(t) = Σ c_k t^k (rad or m), c0 first (1 to 10 coefficients)."""
     return {"polynomial": _plain(list(coefficients))}
@@ -75,11 +89,29 @@ def _frame_joint(kind: str, doc: str):
         return self._add("joints", name, type=kind, body1=body1, body2=body2, at=at, axis=axis,
                          x_axis=x_axis, marker1=marker1, marker2=marker2)
 
+    return _named(joint, kind, doc)
+
+
+def _started_joint(kind: str, doc: str):
+    """A joint method like `_frame_joint`'s, with the `initial` coordinate and rate."""
+
+    def joint(self, name: str, body1: str | None = None, body2: str | None = None, *,
+              at: Vector | None = None, axis: Vector | None = None,
+              x_axis: Vector | None = None, marker1: str | None = None,
+              marker2: str | None = None, initial: dict | None = None) -> str:
+        return self._add("joints", name, type=kind, body1=body1, body2=body2, at=at, axis=axis,
+                         x_axis=x_axis, marker1=marker1, marker2=marker2, initial=initial)
+
+    return _named(joint, kind, doc + "; `initial` (`joint_start(...)`) sets its coordinate "
+                                     "and rate at t = 0, the bodies beyond it placed to match")
+
+
+def _named(joint, kind: str, doc: str):
     joint.__name__ = joint.__qualname__ = kind
     joint.__doc__ = (f"A {kind} joint: {doc}. Either body1, body2 (a body name or 'ground'), "
                      "`at` (m) and optionally `axis` (its z) and `x_axis`, inertial, in the "
-                     "initial configuration; or marker1, marker2 ('body.marker'). Returns the "
-                     "joint's name.")
+                     "initial configuration; or marker1, marker2 ('body.marker', "
+                     "'ground.marker'). Returns the joint's name.")
     return joint
 
 
@@ -102,37 +134,44 @@ class ModelBuilder:
 
     # -- bodies and their frames --
     def body(self, name: str, *, mass: float, inertia, position: Vector | None = None,
-             orientation: dict | None = None, center_of_mass: Vector | None = None,
-             velocity: Vector | None = None, angular_velocity: Vector | None = None) -> str:
+             orientation: dict | None = None, placement: dict | None = None,
+             center_of_mass: Vector | None = None, velocity: Vector | None = None,
+             angular_velocity: Vector | None = None) -> str:
         """A rigid body. mass kg; inertia kg·m² about the centre of mass in body axes (3
         principal moments or 3×3); position m, inertial, of the body-frame origin at t = 0;
-        orientation body → inertial (`rotation(...)`, `quaternion(...)`); center_of_mass m,
-        body frame; velocity m/s of the centre of mass, inertial; angular_velocity rad/s in the
-        body frame. Returns the body's name."""
+        orientation body → inertial (`rotation(...)`, `quaternion(...)`); or instead of both,
+        placement relative to a marker (`placement(...)`); center_of_mass m, body frame;
+        velocity m/s of the centre of mass, inertial; angular_velocity rad/s in the body frame.
+        Returns the body's name."""
         return self._add("bodies", name, mass=mass, inertia=inertia, position=position,
-                         orientation=orientation, center_of_mass=center_of_mass,
-                         velocity=velocity, angular_velocity=angular_velocity)
+                         orientation=orientation, placement=placement,
+                         center_of_mass=center_of_mass, velocity=velocity,
+                         angular_velocity=angular_velocity)
 
     def marker(self, body: str, name: str, *, position: Vector | None = None,
                axis: Vector | None = None, x_axis: Vector | None = None,
                orientation: dict | None = None) -> str:
         """A named frame on `body`: position m in the body frame, axes from `axis` (z) and
-        `x_axis`, or `orientation`, body frame. Returns its reference 'body.name'."""
-        owner = self._raw.get("bodies", {}).get(body)
+        `x_axis`, or `orientation`, body frame (on body 'ground': inertial). Returns its
+        reference 'body.name'."""
+        if body == "ground":
+            owner = self._raw.setdefault("ground", {})
+        else:
+            owner = self._raw.get("bodies", {}).get(body)
         if owner is None:
             defined = list(self._raw.get("bodies", {}))
             raise ScenarioError(f"{self.source}: bodies.{body}.markers.{name}: no body {body!r} "
                                 f"defined yet (define it with body() first); defined: {defined}")
-        path = f"bodies.{body}.markers"
+        path = "ground.markers" if body == "ground" else f"bodies.{body}.markers"
         _insert(owner.setdefault("markers", {}), name, path, self.source,
                 _table(position=position, axis=axis, x_axis=x_axis, orientation=orientation))
         return f"{body}.{name}"
 
     # -- joints: markers 1 and 2 on body1 and body2, axes conventions of docs/scenario-format.md
     fixed = _frame_joint("fixed", "no relative motion")
-    revolute = _frame_joint("revolute", "turning about z1; its coordinate is the angle from "
+    revolute = _started_joint("revolute", "turning about z1; its coordinate is the angle from "
                                         "marker 1's x to marker 2's x about z1, rad")
-    prismatic = _frame_joint("prismatic", "sliding along z1; its coordinate is marker 2's "
+    prismatic = _started_joint("prismatic", "sliding along z1; its coordinate is marker 2's "
                                           "displacement along z1, m")
     spherical = _frame_joint("spherical", "any rotation about the common point")
     universal = _frame_joint("universal", "turning about x1 (body 1) and y2 (body 2), the "

@@ -14,12 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from rbcosim import quaternion as quat
+from rbcosim.assembly import JointStart, assemble, read_start
 from rbcosim.errors import ScenarioError
 from rbcosim.integrators import INTEGRATOR_NAMES
 from rbcosim.model import (
     JOINT_KINDS,
-    Body,
     BodyLoad,
     InterfacePoint,
     Joint,
@@ -30,8 +29,10 @@ from rbcosim.model import (
     TorsionalSpringDamper,
     frozen_array,
 )
+from rbcosim.scenario_bodies import read_bodies
 from rbcosim.scenario_contact import CONTACT_KINDS, check_planar, contact_joint, planar_normal
-from rbcosim.scenario_particles import check_point_masses, lumped_masses, point_mass
+from rbcosim.scenario_frames import read_axes
+from rbcosim.scenario_particles import check_point_masses
 from rbcosim.scenario_reader import TableReader
 from rbcosim.settings import (
     FORMULATIONS,
@@ -144,67 +145,6 @@ def scalar_parameters(raw: dict, prefix: str = "") -> dict[str, float]:
 
 # --- building --------------------------------------------------------------------------------
 
-def frame_from_axes(z, x=None) -> np.ndarray:
-    """Orthonormal axes (columns x, y, z) with z along `z`, x as close to `x` as possible."""
-    z = np.asarray(z, float) / np.linalg.norm(z)
-    if x is None:
-        x = np.eye(3)[int(np.argmin(np.abs(z)))]
-    x = np.asarray(x, float) - (np.asarray(x, float) @ z) * z
-    x /= np.linalg.norm(x)
-    return np.column_stack([x, np.cross(z, x), z])
-
-
-def _orientation(r: TableReader, key: str) -> np.ndarray:
-    """Quaternion from {quaternion=[...]} or {axis=[...], angle=rad | angle_deg=deg}."""
-    if not r.has(key):
-        r.raw(key, None)
-        return np.array([1.0, 0.0, 0.0, 0.0])
-    o = r.sub(key)
-    if o.has("quaternion"):
-        q = o.vector("quaternion", 4)
-        if abs(np.linalg.norm(q) - 1) > 1e-6:
-            raise o.error("quaternion", f"expected a unit quaternion, norm is {np.linalg.norm(q):.6g}")
-        o.finish()
-        return quat.normalize(q)
-    axis = o.vector("axis", 3)
-    if np.linalg.norm(axis) == 0:
-        raise o.error("axis", "expected a non-zero axis")
-    if o.has("angle_deg"):
-        angle = np.radians(o.number("angle_deg"))
-    else:
-        angle = o.number("angle")
-    o.finish()
-    return quat.from_axis_angle(axis, angle)
-
-
-def _axes(r: TableReader) -> np.ndarray:
-    """Frame axes from `axis` (+ optional `x_axis`) or `orientation`; identity by default."""
-    if r.has("axis"):
-        z = r.vector("axis", 3)
-        if np.linalg.norm(z) == 0:
-            raise r.error("axis", "expected a non-zero axis")
-        x = r.vector("x_axis", 3) if r.has("x_axis") else None
-        if x is not None and np.linalg.norm(np.cross(x, z)) < 1e-9:
-            raise r.error("x_axis", "must not be parallel to axis")
-        return frame_from_axes(z, x)
-    return quat.to_matrix(_orientation(r, "orientation"))
-
-
-def _inertia(r: TableReader) -> np.ndarray:
-    value = r.raw("inertia")
-    v = r.as_vector("inertia", value, (3, 9), wanted="3 or 3x3")
-    I = np.diag(v) if v.size == 3 else v.reshape(3, 3)
-    if not np.allclose(I, I.T, rtol=1e-12, atol=1e-14 * np.abs(I).max()):
-        raise r.error("inertia", "expected a symmetric matrix")
-    eig = np.linalg.eigvalsh(I)
-    if eig[0] <= 0:
-        raise r.error("inertia", f"expected a positive definite tensor, principal moments {eig.tolist()}")
-    if eig[0] + eig[1] < eig[2] * (1 - 1e-9):
-        raise r.error("inertia", f"principal moments {eig.tolist()} violate the triangle inequality "
-                                 "I1 + I2 >= I3 (no physical body has them)")
-    return I
-
-
 def _chain_tables(n: int, length: float, mass: float, angle: float) -> dict:
     """Raw bodies and joints of an n-link chain of uniform rods (length m, mass kg) hanging
     from the origin at `angle` rad from the downward vertical, swinging about Y."""
@@ -229,13 +169,7 @@ class _Builder:
     def __init__(self, raw: dict, source: str, base_dir: Path):
         self.source, self.base_dir = source, base_dir
         self.root = TableReader(source, "", raw)
-        self.bodies: list[Body] = []
-        self.index: dict[str, int] = {"ground": 0}
-        self.com_offset: dict[str, np.ndarray] = {"ground": np.zeros(3)}
-        self.markers: dict[str, Marker] = {}
-        self.pose: dict[int, tuple[np.ndarray, np.ndarray]] = {0: (np.zeros(3), np.eye(3))}
-        #: indices of the point masses (`rbcosim.scenario_particles`)
-        self.particles: set[int] = set()
+        self.starts: list[JointStart] = []
 
     def body_ref(self, r: TableReader, key: str) -> int:
         name = r.string(key)
@@ -256,36 +190,10 @@ class _Builder:
 
     # -- sections --
     def read_bodies(self) -> None:
-        entries = self.root.items("bodies")
-        if not entries:
-            raise self.root.error("bodies", "missing: a scenario needs at least one [bodies.NAME]")
-        for name, r in entries:
-            if name == "ground":
-                raise r.error_at(r.path, "'ground' is reserved for the inertial frame")
-            if r.boolean("point_mass", False):
-                mass, inertia = point_mass(r)
-                com = np.zeros(3)
-                self.particles.add(len(self.bodies) + 1)
-            else:
-                mass, inertia, com = lumped_masses(r, r.number("mass", positive=True),
-                                                   _inertia(r), r.vector("center_of_mass", 3,
-                                                                         [0.0, 0.0, 0.0]))
-            q = _orientation(r, "orientation")
-            R = quat.to_matrix(q)
-            position = r.vector("position", 3, [0.0, 0.0, 0.0]) + R @ com
-            body = Body(name, mass, frozen_array(inertia), frozen_array(position), frozen_array(q),
-                        frozen_array(r.vector("velocity", 3, [0.0, 0.0, 0.0])),
-                        frozen_array(r.vector("angular_velocity", 3, [0.0, 0.0, 0.0])))
-            self.bodies.append(body)
-            index = len(self.bodies)
-            self.index[name] = index
-            self.com_offset[name] = com
-            self.pose[index] = (position, R)
-            for mname, m in r.items("markers"):
-                pos = m.vector("position", 3, [0.0, 0.0, 0.0]) - com
-                self.markers[f"{name}.{mname}"] = Marker(index, frozen_array(pos), frozen_array(_axes(m)))
-                m.finish()
-            r.finish()
+        """[bodies] and [ground]: bodies, their names, centre-of-mass offsets, markers, poses."""
+        t = read_bodies(self.root)
+        self.bodies, self.index, self.com_offset = t.bodies, t.index, t.com_offset
+        self.markers, self.pose, self.particles = t.markers, t.pose, t.particles
 
     def read_chain_generator(self) -> dict | None:
         """[generators.chain]: the bodies and joints of an N-link pendulum of uniform rods
@@ -312,6 +220,9 @@ class _Builder:
         pending_drivers = []
         for name, r in self.root.items("joints"):
             kind = r.string("type", choices=JOINT_KINDS)
+            start = read_start(r, kind, len(joints))
+            if start is not None:
+                self.starts.append(start)
             if kind == "driver":
                 pending_drivers.append((name, r))
                 continue
@@ -371,7 +282,7 @@ class _Builder:
         b1, b2 = self.body_ref(r, "body1"), self.body_ref(r, "body2")
         at = r.vector("at", 3)
         if r.has("axis"):
-            axes = _axes(r)
+            axes = read_axes(r)
         else:
             axes = np.eye(3)
         return self.marker_from_inertial(b1, at, axes), self.marker_from_inertial(b2, at, axes)
@@ -463,7 +374,7 @@ class _Builder:
                 raise r.error("body", "an interface point must sit on a moving body")
             bname = self.bodies[body - 1].name
             pos = r.vector("position", 3, [0.0, 0.0, 0.0]) - self.com_offset[bname]
-            points.append(InterfacePoint(name, body, frozen_array(pos), frozen_array(_axes(r))))
+            points.append(InterfacePoint(name, body, frozen_array(pos), frozen_array(read_axes(r))))
             r.finish()
         return points
 
@@ -552,7 +463,8 @@ def build_scenario(raw: dict, *, source: str = "<inline>", base_dir: Path = Path
     if not isinstance(flex, dict) or not all(isinstance(v, dict) for v in flex.values()):
         raise b.root.error("flex_bodies", "expected a table of named [flex_bodies.NAME] tables")
     couplings = b.read_couplings(points, list(flex))
-    model = Model(tuple(b.bodies), tuple(joints), tuple(loads), tuple(springs), tuple(torsion),
+    bodies = assemble(b.bodies, joints, b.starts, frozenset(b.particles))
+    model = Model(tuple(bodies), tuple(joints), tuple(loads), tuple(springs), tuple(torsion),
                   tuple(points), frozen_array(gravity), planar_normal=planar,
                   point_masses=tuple(sorted(b.particles)))
     if planar is not None:

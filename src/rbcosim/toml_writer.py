@@ -2,7 +2,8 @@
 
 Layout of a scenario file: top-level values first (`title`), then one `[section]` per settings
 table (`[world]`, `[solver]`, ...) and one `[section.NAME]` per named element (`[bodies.crank]`,
-`[joints.A]`), with the named frames of a body as `[bodies.NAME.markers.M]`; smaller tables
+`[joints.A]`), with the named frames of a body as `[bodies.NAME.markers.M]` (of the ground:
+`[ground.markers.M]`); smaller tables
 (an orientation, a motion, tolerances) are written inline. Floats are written with `repr`, which
 reads back to the same float64, so a written scenario builds bitwise the same model.
 """
@@ -16,6 +17,8 @@ import re
 #: Top-level tables whose entries are named elements, each written as its own header.
 NAMED_SECTIONS = ("bodies", "joints", "forces", "interface_points", "flex_bodies", "couplings",
                   "generators")
+#: Top-level tables written like one named element (`[ground]`, its `[ground.markers.M]`).
+ELEMENT_TABLES = ("ground",)
 #: Keys inside a named element whose entries are again named tables with their own headers.
 NAMED_SUBTABLES = ("markers",)
 
@@ -31,6 +34,8 @@ def to_toml(raw: dict) -> str:
         if key in NAMED_SECTIONS:
             for name, element in value.items():
                 lines += _element([key, name], element)
+        elif key in ELEMENT_TABLES:
+            lines += _element([key], value)
         else:
             lines += ["", f"[{_key(key)}]", *_values(value)]
     return "\n".join(lines).lstrip("\n") + "\n"
