@@ -166,3 +166,19 @@ def _driver(name: str, joint: str) -> str:
 def test_drivers_the_minimal_route_cannot_take_are_refused_by_name(drivers, message):
     with pytest.raises(SimulationError, match=message):
         make_system(_four_bar(drivers))
+
+
+def test_check_reports_a_driven_tree_and_its_one_degree_of_freedom(capsys, tmp_path):
+    """The double pendulum with a driven shoulder: still a tree; in joint coordinates
+    2 rates − 1 prescribed = 1 degree of freedom."""
+    from rbcosim.cli.main import main
+
+    text = (SCENARIOS / "double_pendulum.toml").read_text().replace(
+        "[solver]", '[joints.motor]\ntype = "driver"\njoint = "shoulder"\n'
+                    'motion = { polynomial = [0.0] }\n[solver]\nformulation = "minimal"')
+    path = tmp_path / "driven.toml"
+    path.write_text(text)
+    assert main(["check", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "topology: tree, 1 driver" in out
+    assert "generalized coordinates (2; 1 degrees of freedom)" in out

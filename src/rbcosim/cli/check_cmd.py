@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 
 import numpy as np
 
@@ -39,11 +40,14 @@ def run(args: argparse.Namespace) -> int:
     report = check_model(model)
     print(f"scenario: {scenario.source}" + (f" ({scenario.title})" if scenario.title else ""))
     formulation = scenario.solver.formulation
-    tree = is_tree(model)
+    drivers = sum(j.kind == "driver" for j in model.joints)
+    # drivers prescribe a coordinate and close no loop
+    tree = is_tree(replace(model, joints=tuple(j for j in model.joints if j.kind != "driver")))
     if formulation == "auto":
         formulation = "minimal" if suits_minimal(model) else "maximal"
     print(f"formulation: {formulation}" + (" (auto)" if scenario.solver.formulation == "auto" else "")
-          + f"; topology: {'tree' if tree else 'closed loops'}")
+          + f"; topology: {'tree' if tree else 'closed loops'}"
+          + (f", {drivers} driver{'s' if drivers > 1 else ''}" if drivers else ""))
     print(f"bodies: {report.n_bodies} moving, joints: {len(model.joints)}, "
           f"interface points: {len(model.points)}, flexible bodies: {len(scenario.flex_bodies)}")
     print(f"constraint equations: {report.n_equations}, rank of Φ_q: {report.rank}")
