@@ -1,7 +1,8 @@
 """Scenario files (TOML) -> Scenario: the model, solver and co-simulation settings.
 
 The format is documented key by key in docs/scenario-format.md. Overrides use dotted key
-paths (`--set bodies.link1.mass=2`); the value is parsed as TOML, else taken as a string.
+paths (`--set bodies.link1.mass=2`); the value is parsed as TOML, else taken as a string
+(an expression of the [parameters], see rbcosim.scenario_parameters).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from rbcosim.model import (
     frozen_array,
 )
 from rbcosim.scenario_contact import CONTACT_KINDS, check_planar, contact_joint, planar_normal
+from rbcosim.scenario_parameters import Parameters
 from rbcosim.scenario_reader import TableReader
 from rbcosim.settings import (
     FORMULATIONS,
@@ -227,7 +229,9 @@ def _chain_tables(n: int, length: float, mass: float, angle: float) -> dict:
 class _Builder:
     def __init__(self, raw: dict, source: str, base_dir: Path):
         self.source, self.base_dir = source, base_dir
-        self.root = TableReader(source, "", raw)
+        self.parameters = Parameters(source, raw.get("parameters", {}))
+        self.root = TableReader(source, "", raw, self.parameters)
+        self.root.raw("parameters", {})
         self.bodies: list[Body] = []
         self.index: dict[str, int] = {"ground": 0}
         self.com_offset: dict[str, np.ndarray] = {"ground": np.zeros(3)}
@@ -370,11 +374,11 @@ class _Builder:
 
     @staticmethod
     def motion(r: TableReader) -> Motion:
-        kinds = [k for k in ("polynomial", "harmonic", "table") if r.has(k)]
+        kinds = [k for k in ("polynomial", "harmonic", "table", "expression") if r.has(k)]
         if len(kinds) != 1:
             raise r.error_at(r.path, "expected exactly one of polynomial = [c0, c1, ...], "
                                      "harmonic = {offset, amplitude, frequency, phase}, "
-                                     "table = [[t, value], ...]")
+                                     "table = [[t, value], ...], expression = \"f(t)\"")
         kind = kinds[0]
         if kind == "polynomial":
             c = r.raw("polynomial")
@@ -388,6 +392,11 @@ class _Builder:
             h.finish()
             r.finish()
             return Motion("harmonic", values)
+        if kind == "expression":
+            text = r.string("expression")
+            program = r.parameters.motion_program(r.key_path("expression"), text)
+            r.finish()
+            return Motion("expression", program=tuple(program.tolist()), text=text)
         rows = r.matrix_rows("table", 2)
         if np.any(np.diff(rows[:, 0]) <= 0) or len(rows) < 2:
             raise r.error("table", "expected at least two rows with strictly increasing times")
@@ -530,7 +539,7 @@ def build_scenario(raw: dict, *, source: str = "<inline>", base_dir: Path = Path
             if section in raw:
                 raise b.root.error(section, "cannot be combined with [generators.chain]")
         read_so_far = b.root._read
-        b.root = TableReader(source, "", {**raw, **generated})
+        b.root = TableReader(source, "", {**raw, **generated}, b.parameters)
         b.root._read |= read_so_far
     b.read_bodies()
     world = b.root.sub("world", {})
