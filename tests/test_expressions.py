@@ -30,7 +30,8 @@ def test_parameter_values_equal_python_math():
                       " + atan2(-1, -2) + sqrt(2) + exp(1.5) + log(10) + abs(-3)"
                       " + min(3, 1, 2) + max(-1, -5)",
              "cond": "where(L > 0.2, 10, 20) + where(0 <= L < 0.2, 1, 2) + (L == 0.3)"
-                     " + (L != 0.3)"}
+                     " + (L != 0.3)",
+             "z": 0.0, "guard": "where(z > 0, 1/z, 7)"}
     values = Parameters("<test>", table).values
     m = RHO * (0.01 * 0.01) * L
     expected = {
@@ -40,6 +41,7 @@ def test_parameter_values_equal_python_math():
                   + math.acos(-0.4) + math.atan(5) + math.atan2(-1, -2) + math.sqrt(2)
                   + math.exp(1.5) + math.log(10) + 3 + 1 - 1),
         "cond": 10 + 2 + 1 + 0,
+        "guard": 7.0,  # the discarded branch 1/0 is no error
     }
     for name, value in expected.items():
         assert values[name] == pytest.approx(value, rel=1e-15, abs=0), name
@@ -76,6 +78,9 @@ DERIVATIVES = {
         + _sec2(t / 3) / 3,
         t / (16 - t * t) ** 1.5 - t / (25 - t * t) ** 1.5 - 16 * t / (1 + 4 * t * t) ** 2
         + 2 * math.tan(t / 3) * _sec2(t / 3) / 9),
+    "where(t > 0, sin(t)/t, 1)": lambda t: (
+        math.sin(t) / t, (t * math.cos(t) - math.sin(t)) / t**2,
+        (2 * math.sin(t) - 2 * t * math.cos(t) - t * t * math.sin(t)) / t**3),
     "-t^2 + 3/t": lambda t: (-t * t + 3 / t, -2 * t - 3 / t**2, -2 + 6 / t**3),
     "abs(t - 0.3)*t + max(t, 1 - t) - min(t^2, 0.5)": lambda t: (
         abs(t - 0.3) * t + max(t, 1 - t) - min(t * t, 0.5),
@@ -310,6 +315,8 @@ ERRORS = {
     "t outside a motion": ({"mass": '"1 + t"'}, ["unknown name 't'", "driver's motion"]),
     "motion singular at 0": ({"motion": '"1/t"'}, ["joints.drive.motion.expression",
                                                   "at t = 0: division by zero"]),
+    "infinite slope at 0": ({"motion": '"sqrt(t)"'}, ["joints.drive.motion.expression",
+                                                     "derivatives at t = 0 are not finite"]),
     "reserved parameter": ({"extra": "pi = 3.0"}, ["parameters.pi",
                                                    "not a usable parameter name"]),
     "syntax": ({"mass": '"2*"'}, ["bodies.rod.mass", "not an arithmetic expression"]),
@@ -336,3 +343,45 @@ def test_vector_element_error_names_its_index():
     with pytest.raises(ScenarioError, match=r"bodies\.rod\.inertia\[1\]: expression 'Lx': "
                                             r"unknown name 'Lx'; did you mean 'L'\?"):
         load_scenario_text(text)
+
+
+RIGID_SIDE = """
+[parameters]
+L = 0.4        # m, rod length
+w = 3.0        # rad/s
+[bodies.rod]
+mass = 1.0
+inertia = ["L^2/12", "L^2/12", 1e-6]
+position = [0, 0, "-L/2"]
+[joints.hinge]
+type = "revolute"
+body1 = "ground"
+body2 = "rod"
+at = [0, 0, 0]
+axis = [0, 1, 0]
+[joints.drive]
+type = "driver"
+joint = "hinge"
+motion = { expression = "w*t^2/2" }
+[interface_points.tip]
+body = "rod"
+position = [0, 0, "-L/2"]
+[cosim]
+macro_step = 1e-3
+"""
+
+
+def test_rigid_side_of_fmus_and_the_service_takes_parameters():
+    """The FMU/service backend: parameters.* are its parameters; set, they move the point."""
+    from rbcosim.cosim.rigid_side import RigidSide
+
+    side = RigidSide.from_scenario(text=RIGID_SIDE, overrides={"parameters.L": "0.5"})
+    assert side.parameters()["parameters.L"] == 0.5
+    for _ in range(200):
+        side.step(1e-3)
+    t = side.time
+    theta = 3.0 * t * t / 2  # about +y: the tip at (−L sin θ, 0, −L cos θ)
+    x, _, z = side.point_outputs()["tip"][:3]
+    assert t == pytest.approx(0.2, rel=1e-12)
+    np.testing.assert_allclose([x, z], [-0.5 * math.sin(theta), -0.5 * math.cos(theta)],
+                               atol=1e-9)

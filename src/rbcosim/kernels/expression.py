@@ -133,7 +133,8 @@ def _binary(op, a, a1, a2, b, b1, b2):
 @jit
 def program_jet(program, t, stack):
     """(f, f', f'', bad) of `program` at time t (s), using stack (≥ depth, 3) as scratch;
-    bad is the index of the first instruction whose value is not finite (-1: none)."""
+    bad is -1 when f is finite, else the index of the first instruction whose value was not
+    (a branch that where() discards may be non-finite)."""
     n = int(program[0])
     sp = 0
     bad = -1
@@ -161,4 +162,6 @@ def program_jet(program, t, stack):
         sp += 1
         if bad < 0 and not math.isfinite(g):
             bad = i
+    if math.isfinite(stack[0, 0]):
+        bad = -1
     return stack[0, 0], stack[0, 1], stack[0, 2], bad
