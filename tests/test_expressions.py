@@ -385,3 +385,36 @@ def test_rigid_side_of_fmus_and_the_service_takes_parameters():
     assert t == pytest.approx(0.2, rel=1e-12)
     np.testing.assert_allclose([x, z], [-0.5 * math.sin(theta), -0.5 * math.cos(theta)],
                                atol=1e-9)
+
+
+def test_service_session_takes_parameter_overrides_and_expression_drivers(tmp_path):
+    """`rbcosim serve`: a session on the scenario with --set-style parameters.L = 0.5."""
+    from rbcosim.service import Service
+    from rbcosim.service.testing import message
+
+    path = tmp_path / "driven.toml"
+    path.write_text(RIGID_SIDE, encoding="utf-8")
+    svc = Service()
+    created = svc.request(message("create_session", scenario=str(path),
+                                  overrides={"parameters.L": "0.5"}))
+    assert created["status"] == "ok", created.get("error")
+    sid = created["content"]["session"]
+    assert created["content"]["parameters"]["parameters.L"] == 0.5
+    client = svc.request(message("attach", sid, points=["tip"], joints=[]))["content"]["client"]
+    for k in range(100):
+        reply = svc.request(message("step", sid, client=client, step=k, wrench=np.zeros((1, 6))))
+        assert reply["status"] == "ok", reply.get("error")
+    t, tip = reply["content"]["time"], reply["content"]["kinematics"][0]
+    theta = 3.0 * t * t / 2
+    assert t == pytest.approx(0.1, rel=1e-12)
+    np.testing.assert_allclose(tip[[0, 2]], [-0.5 * math.sin(theta), -0.5 * math.cos(theta)],
+                               atol=1e-9)
+
+
+def test_a_too_long_chain_of_parameters_is_refused():
+    table = {f"p{k}": f"p{k + 1} + 1" for k in range(150)} | {"p150": 0.0}
+    with pytest.raises(ScenarioError, match=r"parameters\.p0: parameters read through more "
+                                            r"than 100 others"):
+        Parameters("<test>", table)
+    table = {f"p{k}": f"p{k + 1} + 1" for k in range(50)} | {"p50": 0.0}
+    assert Parameters("<test>", table).values["p0"] == 50.0
