@@ -446,3 +446,26 @@ def test_exported_fmu_has_the_parameters_and_applies_them(tmp_path):
     theta = 3.0 * t * t / 2
     np.testing.assert_allclose([x, z], [-0.5 * math.sin(theta), -0.5 * math.cos(theta)],
                                atol=1e-9)
+
+
+def test_flexible_body_numbers_take_expressions():
+    """[flex_bodies.beam] written with parameters equals the shipped literal beam."""
+    from rbcosim.flex.config import flex_model_from_config
+
+    pendulum = "scenarios/rigid_flex_pendulum.toml"
+    literal = load_scenario(pendulum)
+    written = load_scenario(pendulum, [
+        "parameters.E=2.1e11", "parameters.b=0.01", "parameters.n=10",
+        "flex_bodies.beam.youngs_modulus=E", "flex_bodies.beam.width=sqrt(b*b)",
+        "flex_bodies.beam.elements=2*n/2", "flex_bodies.beam.damping.modal_ratio=0.5/100",
+        "flex_bodies.beam.axis_in_point_frame=['b/b', 0, 0]"])
+    assert written.flex_bodies["beam"] == {**literal.flex_bodies["beam"],
+                                           "axis_in_point_frame": [1.0, 0, 0]}
+    assert isinstance(written.flex_bodies["beam"]["elements"], int)
+    a = flex_model_from_config(literal.flex_bodies["beam"], literal.base_dir, "a")
+    b = flex_model_from_config(written.flex_bodies["beam"], written.base_dir, "b")
+    np.testing.assert_array_equal(a.mass, b.mass)
+    np.testing.assert_array_equal(a.stiffness, b.stiffness)
+    with pytest.raises(ScenarioError, match=r"flex_bodies\.beam\.length: expression 'Lb': "
+                                            r"unknown name 'Lb'"):
+        load_scenario(pendulum, ["flex_bodies.beam.length=Lb"])

@@ -8,6 +8,7 @@ paths (`--set bodies.link1.mass=2`); the value is parsed as TOML, else taken as 
 from __future__ import annotations
 
 import copy
+import functools
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +18,7 @@ import numpy as np
 
 from rbcosim import quaternion as quat
 from rbcosim.errors import ScenarioError
+from rbcosim.flex.config import resolve_numbers
 from rbcosim.integrators import INTEGRATOR_NAMES
 from rbcosim.model import (
     JOINT_KINDS,
@@ -529,6 +531,11 @@ class _Builder:
         return out
 
 
+def _flex_number(parameters: Parameters, body: str, key: str, text: str) -> float:
+    """Expression `text` at `key` of [flex_bodies.`body`]."""
+    return parameters.number(f"flex_bodies.{body}.{key}", text)
+
+
 def build_scenario(raw: dict, *, source: str = "<inline>", base_dir: Path = Path(".")) -> Scenario:
     """Validate raw TOML data and build the Scenario (raises ScenarioError)."""
     b = _Builder(raw, source, base_dir)
@@ -552,6 +559,8 @@ def build_scenario(raw: dict, *, source: str = "<inline>", base_dir: Path = Path
     flex = b.root.raw("flex_bodies", {})
     if not isinstance(flex, dict) or not all(isinstance(v, dict) for v in flex.values()):
         raise b.root.error("flex_bodies", "expected a table of named [flex_bodies.NAME] tables")
+    flex = {name: resolve_numbers(cfg, functools.partial(_flex_number, b.parameters, name))
+            for name, cfg in flex.items()}
     couplings = b.read_couplings(points, list(flex))
     model = Model(tuple(b.bodies), tuple(joints), tuple(loads), tuple(springs), tuple(torsion),
                   tuple(points), frozen_array(gravity), planar_normal=planar)
