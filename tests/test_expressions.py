@@ -310,6 +310,7 @@ ERRORS = {
     "misspelt function": ({"mass": '"sine(1)"'}, ["not an allowed function: 'sine'",
                                                   "did you mean 'sin' or 'asin'?"]),
     "string": ({"mass": "\"'a'\""}, ["not allowed in an expression: 'a'"]),
+    "list": ({"mass": '"[1, 2]"'}, ["bodies.rod.mass", "not allowed in an expression: a list"]),
     "division by zero": ({"mass": '"rho/(L - 0.3)"'}, ["bodies.rod.mass", "division by zero"]),
     "domain": ({"extra": 'bad = "sqrt(-L)"'}, ["parameters.bad", "sqrt() of an argument"]),
     "t outside a motion": ({"mass": '"1 + t"'}, ["unknown name 't'", "driver's motion"]),

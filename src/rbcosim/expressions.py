@@ -39,7 +39,8 @@ _COMPARE = {ast.Lt: op.LT, ast.LtE: op.LE, ast.Gt: op.GT, ast.GtE: op.GE, ast.Eq
             ast.NotEq: op.NE}
 _REFUSED = {ast.Attribute: "attribute access", ast.Subscript: "indexing",
             ast.Lambda: "lambda", ast.BoolOp: "and/or (use comparisons, chained: 0 <= t < 1)",
-            ast.IfExp: "if-else (use where(condition, a, b))", ast.Starred: "*arguments"}
+            ast.IfExp: "if-else (use where(condition, a, b))", ast.Starred: "*arguments",
+            ast.List: "a list", ast.Tuple: "a tuple", ast.JoinedStr: "a string"}
 
 
 class ExpressionError(ValueError):

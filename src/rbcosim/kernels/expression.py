@@ -19,8 +19,8 @@ CONST, TIME = 0, 1
 ADD, SUB, MUL, DIV, POW, MIN, MAX, ATAN2, LT, LE, GT, GE, EQ, NE, AND = range(2, 17)
 NEG, SIN, COS, TAN, ASIN, ACOS, ATAN, SQRT, EXP, LOG, ABS = range(17, 28)
 WHERE = 28
-#: first binary, first unary opcode
-BINARY, UNARY = ADD, NEG
+#: first unary opcode (below it and above TIME: the binary ones)
+UNARY = NEG
 #: Program header length: n, depth.
 HEADER = 2
 
