@@ -86,7 +86,7 @@ CASES = {
     "string where a number is expected": (
         edit("mass = 1.0\n", 'mass = "heavy"\n'),
         [],
-        ["bodies.link1.mass: expected a number, got string 'heavy'"],
+        ["bodies.link1.mass: expression 'heavy': unknown name 'heavy'"],
     ),
     "inertia with two numbers": (
         edit(
@@ -222,7 +222,7 @@ CASES = {
     "--set a wrong type": (
         BASE,
         ["--set", "bodies.link1.mass=heavy"],
-        ["bodies.link1.mass: expected a number, got string 'heavy'"],
+        ["bodies.link1.mass: expression 'heavy': unknown name 'heavy'"],
     ),
     "--set an unknown key": (BASE, ["--set", "solver.step=0.01"], ["solver.step: unknown key"]),
 }

@@ -12,7 +12,7 @@
 Every method writes one table of the scenario format (docs/scenario-format.md): its keyword
 arguments are that table's keys, with the same names, SI units and frames; an argument left at
 None is left out, so the format's default applies. Vectors may be tuples, lists or numpy
-arrays. `scenario()` validates the whole set of tables with `rbcosim.scenario.build_scenario`,
+arrays; any number may be an expression string of the `parameters()` ("m*L^2/12"). `scenario()` validates the whole set of tables with `rbcosim.scenario.build_scenario`,
 the very reader of TOML files: a model built here equals the same model written in TOML, and
 a bad argument raises the ScenarioError a file would, naming the element and the argument
 (`ModelBuilder 'pendulum': bodies.rod.mass: expected a positive number, got -1.0`).
@@ -77,6 +77,12 @@ def motion_table(rows) -> dict:
     return {"table": _plain(rows)}
 
 
+def expression(text: str) -> dict:
+    """A driver `motion` f(t) as an expression of time t (s) and the parameters (rad or m),
+    e.g. "0.5*sin(2*pi*t)"; its derivatives are exact (docs/scenario-format.md)."""
+    return {"expression": text}
+
+
 # --- the builder ------------------------------------------------------------------------------
 
 def _frame_joint(kind: str, doc: str):
@@ -131,6 +137,13 @@ class ModelBuilder:
         self._raw: dict = _table(title=title)
         if gravity is not None:
             self._raw["world"] = {"gravity": _plain(gravity)}
+
+    # -- parameters --
+    def parameters(self, **values: float | str) -> None:
+        """[parameters]: named numbers, or expressions (strings) of other parameters; any
+        number of the scenario may then be an expression string of them ("m*L^2/12"). A later
+        call adds names or replaces their values."""
+        self._raw.setdefault("parameters", {}).update(_table(**values))
 
     # -- bodies and their frames --
     def body(self, name: str, *, mass: float, inertia, position: Vector | None = None,
@@ -191,7 +204,8 @@ class ModelBuilder:
 
     def driver(self, name: str, joint: str, motion: dict) -> str:
         """Prescribes the coordinate of revolute or prismatic `joint` as f(t): `polynomial`,
-        `harmonic` or `motion_table` (rad or m; joints in the `at` form start at 0)."""
+        `harmonic`, `motion_table` or `expression` (rad or m; joints in the `at` form start
+        at 0)."""
         return self._add("joints", name, type="driver", joint=joint, motion=motion)
 
     # -- forces --

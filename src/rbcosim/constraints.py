@@ -26,6 +26,7 @@ from rbcosim.kernels.frames import Frames
 from rbcosim.kernels.rows import (
     DIST,
     DOT1,
+    EXPRESSION,
     GAMMA,
     HARMONIC,
     PHI,
@@ -260,6 +261,8 @@ def _motion_data(motion: Motion) -> tuple[int, np.ndarray]:
         return POLYNOMIAL, np.array(motion.coefficients, dtype=float).reshape(-1)
     if motion.kind == "harmonic":
         return HARMONIC, np.array(motion.coefficients, dtype=float).reshape(4)
+    if motion.kind == "expression":
+        return EXPRESSION, np.array(motion.program, dtype=float)
     from scipy.interpolate import CubicSpline  # only tabulated motions need it
 
     spline = CubicSpline(np.array(motion.times), np.array(motion.values), bc_type="natural")
@@ -302,19 +305,21 @@ def _row_table(c: Constraints, keep: np.ndarray | None = None) -> RowTable:
     cols = list(zip(*rows)) if rows else [()] * 10
     index = np.array(cols[:4], dtype=np.int64).reshape(4, -1).T.copy()
     vectors = np.array(cols[4:9], dtype=float).reshape(5, -1, 3).transpose(1, 0, 2).copy()
-    drivers, data = [], []
+    drivers, data, depths = [], [], []
     for _, idx, (target_kind, motion) in c._drivers:
         rows_of = (aux1 + idx[0], aux1 + idx[1]) if target_kind == "revolute" else (
             aux2 + idx[0], aux2 + idx[0])
         kind, values = _motion_data(motion)
         drivers.append((int(target_kind == "revolute"), *rows_of, kind))
         data.append(values)
+        depths += [int(values[1])] if kind == EXPRESSION else []
     drivers = np.array(drivers, dtype=np.int64).reshape(-1, 4)
     bodies = np.concatenate([index[:n_main, 1:3], index[drivers[:, 1], 1:3]])
     return RowTable(
         index=index, vectors=vectors, length=np.array(cols[9], dtype=float), n_main=n_main,
         drivers=drivers, motion_start=np.cumsum([0] + [d.size for d in data]).astype(np.int64),
-        motion_data=np.concatenate([np.zeros(0)] + data), row_bodies=bodies.copy())
+        motion_data=np.concatenate([np.zeros(0)] + data), row_bodies=bodies.copy(),
+        motion_stack=np.zeros((max([1] + depths), 3)))
 
 
 def joint_coordinate(joint: Joint, kin: Kinematics) -> tuple[float, float]:

@@ -54,13 +54,16 @@ class Motion:
     """A prescribed function of time f(t) with its first two derivatives.
 
     kind "polynomial": f = Σ c_k t^k; "harmonic": offset + amplitude·sin(2π frequency t + phase);
-    "table": cubic spline through (times, values).
+    "table": cubic spline through (times, values); "expression": `text`, a formula in t (s),
+    as its compiled `program` (rbcosim.kernels.expression), parameters folded in.
     """
 
     kind: str
     coefficients: tuple[float, ...] = ()
     times: tuple[float, ...] = ()
     values: tuple[float, ...] = ()
+    program: tuple[float, ...] = ()
+    text: str = ""
 
     def evaluate(self, t: float) -> tuple[float, float, float]:
         """(f, ḟ, f̈) at time t (s)."""
@@ -75,6 +78,10 @@ class Motion:
             w = 2 * np.pi * frequency
             s, c = np.sin(w * t + phase), np.cos(w * t + phase)
             return offset + amplitude * s, amplitude * w * c, -amplitude * w * w * s
+        if self.kind == "expression":
+            from rbcosim.scenario_parameters import evaluate
+
+            return evaluate(np.array(self.program), t)[:3]
         spline = _spline(self.times, self.values)
         return float(spline(t)), float(spline(t, 1)), float(spline(t, 2))
 

@@ -1,12 +1,14 @@
 """Scenario files (TOML) -> Scenario: the model, solver and co-simulation settings.
 
 The format is documented key by key in docs/scenario-format.md. Overrides use dotted key
-paths (`--set bodies.link1.mass=2`); the value is parsed as TOML, else taken as a string.
+paths (`--set bodies.link1.mass=2`); the value is parsed as TOML, else taken as a string
+(an expression of the [parameters], see rbcosim.scenario_parameters).
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +18,7 @@ import numpy as np
 
 from rbcosim.assembly import JointStart, assemble, read_start
 from rbcosim.errors import ScenarioError
+from rbcosim.flex.config import resolve_numbers
 from rbcosim.integrators import INTEGRATOR_NAMES
 from rbcosim.model import (
     JOINT_KINDS,
@@ -33,6 +36,7 @@ from rbcosim.scenario_bodies import read_bodies
 from rbcosim.scenario_contact import CONTACT_KINDS, check_planar, contact_joint, planar_normal
 from rbcosim.scenario_frames import read_axes
 from rbcosim.scenario_particles import check_point_masses
+from rbcosim.scenario_parameters import Parameters
 from rbcosim.scenario_reader import TableReader
 from rbcosim.settings import (
     FORMULATIONS,
@@ -168,7 +172,9 @@ def _chain_tables(n: int, length: float, mass: float, angle: float) -> dict:
 class _Builder:
     def __init__(self, raw: dict, source: str, base_dir: Path):
         self.source, self.base_dir = source, base_dir
-        self.root = TableReader(source, "", raw)
+        self.parameters = Parameters(source, raw.get("parameters", {}))
+        self.root = TableReader(source, "", raw, self.parameters)
+        self.root.raw("parameters", {})
         self.starts: list[JointStart] = []
 
     def body_ref(self, r: TableReader, key: str) -> int:
@@ -289,11 +295,11 @@ class _Builder:
 
     @staticmethod
     def motion(r: TableReader) -> Motion:
-        kinds = [k for k in ("polynomial", "harmonic", "table") if r.has(k)]
+        kinds = [k for k in ("polynomial", "harmonic", "table", "expression") if r.has(k)]
         if len(kinds) != 1:
             raise r.error_at(r.path, "expected exactly one of polynomial = [c0, c1, ...], "
                                      "harmonic = {offset, amplitude, frequency, phase}, "
-                                     "table = [[t, value], ...]")
+                                     "table = [[t, value], ...], expression = \"f(t)\"")
         kind = kinds[0]
         if kind == "polynomial":
             c = r.raw("polynomial")
@@ -307,6 +313,11 @@ class _Builder:
             h.finish()
             r.finish()
             return Motion("harmonic", values)
+        if kind == "expression":
+            text = r.string("expression")
+            program = r.parameters.motion_program(r.key_path("expression"), text)
+            r.finish()
+            return Motion("expression", program=tuple(program.tolist()), text=text)
         rows = r.matrix_rows("table", 2)
         if np.any(np.diff(rows[:, 0]) <= 0) or len(rows) < 2:
             raise r.error("table", "expected at least two rows with strictly increasing times")
@@ -439,6 +450,11 @@ class _Builder:
         return out
 
 
+def _flex_number(parameters: Parameters, body: str, key: str, text: str) -> float:
+    """Expression `text` at `key` of [flex_bodies.`body`]."""
+    return parameters.number(f"flex_bodies.{body}.{key}", text)
+
+
 def build_scenario(raw: dict, *, source: str = "<inline>", base_dir: Path = Path(".")) -> Scenario:
     """Validate raw TOML data and build the Scenario (raises ScenarioError)."""
     b = _Builder(raw, source, base_dir)
@@ -449,7 +465,7 @@ def build_scenario(raw: dict, *, source: str = "<inline>", base_dir: Path = Path
             if section in raw:
                 raise b.root.error(section, "cannot be combined with [generators.chain]")
         read_so_far = b.root._read
-        b.root = TableReader(source, "", {**raw, **generated})
+        b.root = TableReader(source, "", {**raw, **generated}, b.parameters)
         b.root._read |= read_so_far
     b.read_bodies()
     world = b.root.sub("world", {})
@@ -462,6 +478,8 @@ def build_scenario(raw: dict, *, source: str = "<inline>", base_dir: Path = Path
     flex = b.root.raw("flex_bodies", {})
     if not isinstance(flex, dict) or not all(isinstance(v, dict) for v in flex.values()):
         raise b.root.error("flex_bodies", "expected a table of named [flex_bodies.NAME] tables")
+    flex = {name: resolve_numbers(cfg, functools.partial(_flex_number, b.parameters, name))
+            for name, cfg in flex.items()}
     couplings = b.read_couplings(points, list(flex))
     bodies = assemble(b.bodies, joints, b.starts, frozenset(b.particles))
     model = Model(tuple(bodies), tuple(joints), tuple(loads), tuple(springs), tuple(torsion),

@@ -7,17 +7,21 @@ got 2`.
 Numbers are finite and at most MAX_MAGNITUDE in size: a product of three of them (an energy
 m·v², a moment I·ω²) stays far inside float64 (1.8e308), so a scenario cannot overflow the
 physics by its inputs alone (a run that overflows later stops with a non-finite error). Counts
-(integer=True) must be written as integers: 1e9 or 2.5 are refused.
+(integer=True) must be written as integers: 1e9 or 2.5 are refused. Wherever a number is
+read, a string is an expression of the scenario's [parameters] (`rbcosim.scenario_parameters`).
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from rbcosim.errors import ScenarioError
+
+if TYPE_CHECKING:
+    from rbcosim.scenario_parameters import Parameters
 
 REQUIRED = object()
 #: Largest |x| of any number in a scenario.
@@ -39,10 +43,11 @@ def _describe(value: Any) -> str:
 
 
 class TableReader:
-    """Reads keys of `table` found at `path` (e.g. "bodies.link1") in file `source`."""
+    """Reads keys of `table` found at `path` (e.g. "bodies.link1") in file `source`; numbers
+    written as expression strings are evaluated with `parameters`."""
 
-    def __init__(self, source: str, path: str, table: Any):
-        self.source, self.path = source, path
+    def __init__(self, source: str, path: str, table: Any, parameters: Parameters):
+        self.source, self.path, self.parameters = source, path, parameters
         if not isinstance(table, dict):
             raise self.error_at(path, f"expected a table, got {_describe(table)}")
         self.table = table
@@ -73,6 +78,9 @@ class TableReader:
         value = self.raw(key, default)
         if value is default and default is not REQUIRED:
             return value
+        if isinstance(value, str):
+            value = self.parameters.number(self.key_path(key), value)
+            value = int(value) if integer and value.is_integer() else value
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise self.error(key, f"expected a number, got {_describe(value)}")
         if integer and not isinstance(value, int):
@@ -121,6 +129,8 @@ class TableReader:
             flat = self._square_rows(key, value, sizes, wanted)
         if len(flat) not in sizes:
             raise self.error(key, f"expected {wanted} numbers, got {len(flat)}")
+        flat = [self.parameters.number(f"{self.key_path(key)}[{i}]", x) if isinstance(x, str)
+                else x for i, x in enumerate(flat)]
         for x in flat:
             if (isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x)
                     or abs(x) > MAX_MAGNITUDE):
@@ -149,7 +159,7 @@ class TableReader:
 
     def sub(self, key: str, default: Any = REQUIRED) -> TableReader:
         value = self.raw(key, {} if default is not REQUIRED else REQUIRED)
-        return TableReader(self.source, self.key_path(key), value)
+        return TableReader(self.source, self.key_path(key), value, self.parameters)
 
     def items(self, key: str) -> list[tuple[str, TableReader]]:
         """Named sub-tables of table `key` (e.g. bodies.*), in file order."""
@@ -157,7 +167,8 @@ class TableReader:
         if not isinstance(table, dict):
             raise self.error(key, f"expected a table of named entries, got {_describe(table)}")
         path = self.key_path(key)
-        return [(name, TableReader(self.source, f"{path}.{name}", sub)) for name, sub in table.items()]
+        return [(name, TableReader(self.source, f"{path}.{name}", sub, self.parameters))
+                for name, sub in table.items()]
 
     def finish(self) -> None:
         unknown = sorted(set(self.table) - self._read)

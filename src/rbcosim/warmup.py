@@ -103,7 +103,8 @@ modes = 2
 
 _MOTIONS = ("{ polynomial = [0.0, 0.1, 0.2] }",
             "{ harmonic = { amplitude = 0.1, frequency = 2.0 } }",
-            "{ table = [[0.0, 0.0], [0.01, 0.01], [0.02, 0.0]] }")
+            "{ table = [[0.0, 0.0], [0.01, 0.01], [0.02, 0.0]] }",
+            '{ expression = "where(t < 0.002, t^2, 0.1*sin(4*pi*t))" }')
 
 
 def _cases() -> list[tuple[str, str]]:

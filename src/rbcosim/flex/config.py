@@ -23,11 +23,15 @@ Matrices (``kind = "matrices"``, grounded only)::
     damping = { modal_ratio = 0.02 }                # added to the file's C
 
 Unknown, missing or ill-typed keys raise ScenarioError("{where}.{key}: expected ..., got ...").
+The numbers may be expressions of the scenario's [parameters], resolved by the scenario
+reader (``resolve_numbers``) before this module reads them.
 """
 
 from __future__ import annotations
 
+import copy
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +77,38 @@ _MATRIX_KEYS = {
     "modes",
     "damping",
 }
+
+
+#: Keys whose values are numbers (or lists of numbers), by path inside a flexible body's table.
+NUMBER_KEYS = ("length", "youngs_modulus", "density", "width", "height", "diameter", "area",
+               "second_moment_y", "second_moment_z", "torsion_constant", "shear_modulus",
+               "poissons_ratio", "elements", "modes", "n_boundary", "axis_in_point_frame",
+               "damping.modal_ratio", "damping.rayleigh")
+#: Of those, the counts (an expression must give a whole number).
+_COUNT_KEYS = ("elements", "modes", "n_boundary")
+
+
+def resolve_numbers(cfg: Any, number: Callable[[str, str], float]) -> Any:
+    """A copy of a flexible body's table with the strings at NUMBER_KEYS (also inside their
+    lists) replaced by number(key path, text): the scenario's expressions of its parameters."""
+    if not isinstance(cfg, dict):
+        return cfg
+    out = copy.deepcopy(cfg)
+    for key in NUMBER_KEYS:
+        *parents, last = key.split(".")
+        table = out
+        for part in parents:
+            table = table.get(part) if isinstance(table, dict) else None
+        if not isinstance(table, dict) or last not in table:
+            continue
+        value = table[last]
+        if isinstance(value, list):
+            table[last] = [number(f"{key}[{i}]", x) if isinstance(x, str) else x
+                           for i, x in enumerate(value)]
+        elif isinstance(value, str):
+            x = number(key, value)
+            table[last] = int(x) if key in _COUNT_KEYS and x.is_integer() else x
+    return out
 
 
 def flex_model_from_config(cfg: dict, base_dir: Path, where: str) -> FlexModel:

@@ -20,10 +20,11 @@ import numpy as np
 
 from rbcosim.kernels import jit
 from rbcosim.kernels.contact_rows import CONTACT_HEIGHT, contact_row
+from rbcosim.kernels.expression import program_jet
 from rbcosim.kernels.rotation import add, at2, at3, cr, dot3, mat, mtt, mtt_t, scaled, sub
 
 PLANE, DOT1, DIST = 0, 1, 2
-POLYNOMIAL, HARMONIC, SPLINE = 0, 1, 2
+POLYNOMIAL, HARMONIC, SPLINE, EXPRESSION = 0, 1, 2, 3
 #: Rows of a values array (4, rows): Φ, Φ_t, γ, Φ̇ of every constraint row.
 PHI, PHI_T, GAMMA, PHIDOT = 0, 1, 2, 3
 
@@ -39,8 +40,10 @@ class RowTable(NamedTuple):
     drivers: np.ndarray  # (d, 4) per driver: 1 if angle (0 slide), aux row 1, aux row 2, motion kind
     motion_start: np.ndarray  # (d+1,) slices of motion_data
     motion_data: np.ndarray   # coefficients; harmonic: offset, amplitude, Hz, phase;
-                              # spline: intervals k, breaks (k+1), coefficients (4, k)
+                              # spline: intervals k, breaks (k+1), coefficients (4, k);
+                              # expression: its program (rbcosim.kernels.expression)
     row_bodies: np.ndarray    # (m, 2) bodies a, b of every constraint row (main, then drivers)
+    motion_stack: np.ndarray  # (s, 3) scratch: the expression programs' stack of jets
 
 
 @jit
@@ -60,6 +63,9 @@ def motion_at(table, j, t):
         w = 2.0 * math.pi * frequency
         s, c = math.sin(w * t + phase), math.cos(w * t + phase)
         return offset + amplitude * s, amplitude * w * c, -amplitude * w * w * s
+    if kind == EXPRESSION:
+        f, fd, fdd, _ = program_jet(data, t, table.motion_stack)
+        return f, fd, fdd
     k = int(data[0])
     breaks = data[1:k + 2]
     coef = data[k + 2:]  # (4, k) row-major
