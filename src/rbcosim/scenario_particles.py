@@ -68,7 +68,8 @@ def check_point_masses(builder, model: Model) -> None:
     names = {b: model.bodies[b - 1].name for b in particles}
 
     def reader(section: str, name: str) -> TableReader:
-        return TableReader(root.source, f"{section}.{name}", root.table[section][name])
+        return TableReader(root.source, f"{section}.{name}", root.table[section][name],
+                           root.parameters)
 
     def off_centre(marker) -> bool:
         return marker.body in particles and np.linalg.norm(marker.position) > CENTRE_TOL
