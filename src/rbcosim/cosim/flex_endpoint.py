@@ -222,13 +222,21 @@ class FlexEndpoint:
 
     # --- results ----------------------------------------------------------------------------
     def columns(self, name: str) -> list[str]:
+        """eta1.., each output node's inertial x y z and, floating, its elastic displacement
+        ux uy uz in the body's floating frame (structure axes)."""
         cols = [f"{name}.eta{k + 1}" for k in range(self.body.modal_coordinates.size)]
         for node in self.body.output_nodes():
             cols += [f"{name}.{node}.{axis}" for axis in "xyz"]
+        if self._floating:
+            for node in self.body.output_nodes():
+                cols += [f"{name}.{node}.u{axis}" for axis in "xyz"]
         return cols
 
     def row(self) -> np.ndarray:
-        return np.concatenate([self.body.modal_coordinates, *self.body.output_nodes().values()])
+        values = [self.body.modal_coordinates, *self.body.output_nodes().values()]
+        if self._floating:
+            values += list(self.body.output_displacements().values())
+        return np.concatenate(values)
 
     # --- save / restore ---------------------------------------------------------------------
     def get_state(self) -> bytes:

@@ -354,6 +354,18 @@ class FlexBody:
         pos = origin + local @ rot.T
         return {name: pos[i].copy() for i, name in enumerate(model.output_names)}
 
+    def output_displacements(self) -> dict[str, np.ndarray]:
+        """Floating: named output nodes -> elastic displacement (3,), m, in the floating frame's
+        structure axes (x along the undeformed beam from the clamp): (u_x, u_y, u_z), the
+        transverse components being the deflection from the undeformed axis."""
+        self._require_init()
+        if self._grounded:
+            raise SimulationError("output_displacements: floating bodies only")
+        model = self.model
+        coords = np.concatenate((np.zeros(model.n_boundary), self._state[ETA:ETA + self._k]))
+        local = model.output_rows @ coords
+        return {name: local[i].copy() for i, name in enumerate(model.output_names)}
+
     def interface_jacobian(self) -> tuple[np.ndarray, np.ndarray]:
         """(dF/dx, dF/dv), each (6, 6), of :meth:`wrench` w.r.t. the interface point.
 
