@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +30,7 @@ from scipy.optimize import brentq
 
 from rbcosim.cosim.master import run_cosimulation
 from rbcosim.flex.model import FlexModel
+from rbcosim.flex.spin_limit import SpinWarning
 from rbcosim.scenario import load_scenario_text
 
 pytestmark = pytest.mark.scenarios
@@ -85,11 +87,15 @@ def chain_tip_deflection(n: int, omega_s: float, times: np.ndarray) -> np.ndarra
     return -np.sin(theta) * x + np.cos(theta) * y
 
 
-def _rbcosim(omega_s: float, overrides: dict[str, str] | None = None) -> tuple[np.ndarray, ...]:
+def _rbcosim(omega_s: float, overrides: dict[str, str] | None = None):
+    """(t, beam.tip.uz, messages of the SpinWarnings raised) of the scenario at ωs."""
     scenario = load_scenario_text(scenario_text(omega_s), source="kane_spinup.toml",
                                   base_dir=SCENARIOS, overrides=overrides)
-    r = run_cosimulation(scenario, progress=False)
-    return r["t"], r["beam.tip.uz"]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", SpinWarning)
+        r = run_cosimulation(scenario, progress=False)
+    spins = [str(w.message) for w in caught if issubclass(w.category, SpinWarning)]
+    return r["t"], r["beam.tip.uz"], spins
 
 
 def _beam(stiffening: bool, elements: int = 10, modes: int = 4) -> FlexModel:
@@ -166,7 +172,8 @@ def test_spin_up_with_geometric_stiffening_follows_the_nonlinear_chain(omega_s, 
     foreshortening: the transverse tip coordinate of a bent beam falls short of its arc by
     ~ψ²/6 at slope ψ); its residual vibration's phase is not converged in the chain's N, so
     only the peak is compared."""
-    t, uz = _rbcosim(omega_s)
+    t, uz, spins = _rbcosim(omega_s)
+    assert not spins  # the stiffened model is stable at any spin
     ref, fine = _reference(omega_s, t)
     peak = np.min(ref)
     # the chain is converged in N well below the tolerance (measured 0.3 % and 0.45 %)
@@ -179,8 +186,13 @@ def test_spin_up_with_geometric_stiffening_follows_the_nonlinear_chain(omega_s, 
     assert np.max(np.abs(uz[t > 15.0])) < 0.1  # after the spin-up: a few centimetres
 
 
-def test_spin_up_without_stiffening_diverges():
-    """The linear floating frame (ωs = 4 > ω1): the tip passes L/2 before 9 s."""
-    _, uz = _rbcosim(4.0, {"flex_bodies.beam.geometric_stiffening": "false",
-                           "solver.t_end": "9.0"})
+def test_spin_up_without_stiffening_warns_and_diverges():
+    """The linear floating frame (ωs = 4 > ω1): one SpinWarning at the macro step where the
+    hub's rate passes ω1 (θ'(t) = ω1 at t = 7.2 s, solved here), then the tip passes L/2."""
+    _, uz, spins = _rbcosim(4.0, {"flex_bodies.beam.geometric_stiffening": "false",
+                                  "solver.t_end": "9.0"})
     assert np.max(np.abs(uz)) > L / 2
+    assert len(spins) == 1 and "flex_bodies.beam.geometric_stiffening = true" in spins[0]
+    crossing = brentq(lambda x: _hub(x, 4.0)[1] - OMEGA_1, 1.0, TS)
+    warned_at = float(spins[0].split("t = ")[1].split(" s")[0])
+    assert crossing <= warned_at < crossing + 0.011  # the first macro step end (H = 0.01 s)

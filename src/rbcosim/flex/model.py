@@ -72,6 +72,7 @@ class FloatingInertia:
             ``z = [eta, eta_d, b, alpha, kron(w, w), kron(w, eta_d), kron(alpha, eta),
             kron(kron(w, w), eta), kron(b, eta)]``, all structure-frame components,
             b = a_p - g (the last block: geometric stiffening, zero without it).
+        geometric_stiffening: whether ode_matrix carries the geometric stiffness.
     """
 
     mass: np.ndarray
@@ -82,6 +83,7 @@ class FloatingInertia:
     modal_first_moment: np.ndarray
     spin_inertia: np.ndarray
     ode_matrix: np.ndarray
+    geometric_stiffening: bool = False
 
 
 @dataclass(frozen=True)
@@ -411,4 +413,5 @@ def _floating_inertia(beam: BeamFE, beam3: BeamFE, cb: CraigBampton, damping,
         modal_first_moment=_readonly(p0.T @ m3 @ phi),
         spin_inertia=_readonly(spin_inertia),
         ode_matrix=_readonly(w),
+        geometric_stiffening=stiffening_density > 0.0,
     )
