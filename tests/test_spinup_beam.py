@@ -64,18 +64,21 @@ def chain_tip_deflection(n: int, omega_s: float, times: np.ndarray) -> np.ndarra
     b = m * ell**2 * coef
     j = m * ell**2 / 12
     k0, k = 2 * EI / ell, EI / ell
+    j_eye = j * np.eye(n)
 
     def rhs(t, y):
         phi, dphi = y[:n], y[n:]
         theta = _hub(t, omega_s)[0]
-        d = phi[:, None] - phi[None, :]
-        mass = b * np.cos(d) + j * np.eye(n)
+        c, s = np.cos(phi), np.sin(phi)
+        cos_d = np.outer(c, c) + np.outer(s, s)  # cos(φ_i − φ_j)
+        sin_d = np.outer(s, c) - np.outer(c, s)  # sin(φ_i − φ_j)
+        mass = b * cos_d + j_eye
         grad = np.zeros(n)
         grad[0] += k0 * (phi[0] - theta)
         dd = k * np.diff(phi)
         grad[:-1] -= dd
         grad[1:] += dd
-        force = -(b * np.sin(d)) @ (dphi * dphi) - grad
+        force = -(b * sin_d) @ (dphi * dphi) - grad
         return np.concatenate([dphi, np.linalg.solve(mass, force)])
 
     sol = solve_ivp(rhs, (0.0, times[-1]), np.zeros(2 * n), method="DOP853", t_eval=times,
