@@ -189,6 +189,7 @@ def test_driver_table_reproduces_the_hub_acceleration():
     rows = table_rows(4.0)
     assert rows[1, 0] - rows[0, 0] == pytest.approx(DT) and rows[-1, 0] == pytest.approx(T_END)
     spline = CubicSpline(rows[:, 0], rows[:, 1], bc_type="natural")
+    assert abs(spline(0.0, 1)) < 1e-9  # at rest to `rbcosim check`'s 1e-9 (measured 1.6e-10)
     t = np.linspace(0.0, T_END, 4001)
     exact = np.array([_hub(x, 4.0)[2] for x in t])
     # measured 2.3e-5 of the peak (at t = DT, where θ ~ t⁴), 1e-11 after Ts

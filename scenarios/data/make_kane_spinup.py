@@ -7,8 +7,9 @@ Z axis with
     θ(t) = ωs/Ts [t²/2 + (Ts/2π)² (cos(2πt/Ts) − 1)]   (t ≤ Ts),   ωs (t − Ts/2)   (t > Ts),
 
 Ts = 15 s, over 0–20 s, bending in the plane of rotation (no gravity). The driver's motion is a
-natural cubic spline through θ at every DT = 0.05 s (its θ'' error is below 3e-5 of the peak
-θ'' = 2 ωs/Ts: tests/test_spinup_beam.py checks it).
+natural cubic spline through θ at every DT = 0.05 s from T_START = −0.5 s (θ is even in t, so
+the spline's θ'(0) is 1.6e-10 rad/s and the hub starts at rest, as `rbcosim check` wants);
+its θ'' error is below 3e-5 of the peak θ'' = 2 ωs/Ts (tests/test_spinup_beam.py checks it).
 
 Run: python scenarios/data/make_kane_spinup.py [--omega 10] [--output FILE]
 (default ωs = 4 rad/s, output scenarios/kane_spinup.toml).
@@ -23,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 TS, T_END, DT = 15.0, 20.0, 0.05
+T_START = -0.5  # θ is even in t: rows before 0 make the spline's θ'(0) vanish (hub at rest)
 
 
 def hub_angle(t, omega_s: float, ts: float = TS):
@@ -34,8 +36,8 @@ def hub_angle(t, omega_s: float, ts: float = TS):
 
 
 def table_rows(omega_s: float) -> np.ndarray:
-    """The driver table (n, 2): [t, θ(t)] every DT from 0 to T_END."""
-    t = np.linspace(0.0, T_END, round(T_END / DT) + 1)
+    """The driver table (n, 2): [t, θ(t)] every DT from T_START to T_END."""
+    t = np.linspace(T_START, T_END, round((T_END - T_START) / DT) + 1)
     return np.column_stack([t, hub_angle(t, omega_s)])
 
 
