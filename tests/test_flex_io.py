@@ -171,6 +171,9 @@ def test_config_matrices_mtx_files(tmp_path):
         ({"damping": {"viscous": 1}}, f"{WHERE}.damping.viscous: unknown key"),
         ({"output_nodes": {"tip": "middle"}}, f"{WHERE}.output_nodes.tip: expected 'end'"),
         ({"kind": "shell"}, f"{WHERE}.kind: expected 'beam' or 'matrices', got 'shell'"),
+        ({"geometric_stiffening": 1}, f"{WHERE}.geometric_stiffening: expected true or false"),
+        ({"geometric_stiffening": True, "attachment": "grounded"},
+         f"{WHERE}.geometric_stiffening: only for attachment = 'floating'"),
     ],
 )
 def test_config_errors_name_the_key(change, message):

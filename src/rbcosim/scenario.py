@@ -303,6 +303,9 @@ class _Builder:
         kind = kinds[0]
         if kind == "polynomial":
             c = r.raw("polynomial")
+            if isinstance(c, list) and any(isinstance(x, list) for x in c):
+                raise r.error("polynomial", "expected a flat list of 1 to 10 numbers, got "
+                                            "nested lists")
             coeffs = r.as_vector("polynomial", c, tuple(range(1, 11)))
             r.finish()
             return Motion("polynomial", tuple(coeffs))

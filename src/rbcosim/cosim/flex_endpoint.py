@@ -10,12 +10,15 @@ The same object runs in process (CosimMaster) and in a separate flexible-solver 
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from rbcosim.cosim.codec import StateFormatError, array, field, pack_state, unpack_state
 from rbcosim.flex.body import FlexBody
 from rbcosim.flex.kinematics import InterfaceMotion, rotation_matrix_of
 from rbcosim.flex.polynomial import exchange_polynomial
+from rbcosim.flex.spin_limit import SpinLimit, SpinWarning
 from rbcosim.kernels import jit_alloc
 from rbcosim.settings import CosimSettings, Coupling
 
@@ -63,6 +66,10 @@ class FlexEndpoint:
         self._end_tau = np.array([H])
         self._mid_end_taus = np.array([0.5 * H, H])
         self._input: tuple[int, np.ndarray] = (-1, np.zeros(6))  # (body revision, rigid_input)
+        model = body.model
+        linear_floating = (self._floating and model.n_modes
+                           and not model.floating.geometric_stiffening)
+        self._spin_limit = SpinLimit(model) if linear_floating else None
 
     @property
     def joint(self) -> str:
@@ -215,6 +222,25 @@ class FlexEndpoint:
         self._times[0], self._wrenches[0] = self.body.time, self.rigid_input()
         self._count = min(self._count + 1, _HISTORY)
         self._motions = [motion, *self._motions[:1]]
+        if self._spin_limit is not None:
+            self._check_spin()
+
+    def _check_spin(self) -> None:
+        """Warn once when a floating body without geometric stiffening spins where its linear
+        model has a negative modal stiffness (its deformation then grows without bound)."""
+        body = self.body
+        nk = body.node_kinematics()
+        rot = rotation_matrix_of(nk[3:7]) @ body.model.axis_rotation
+        w = rot.T @ nk[10:13]
+        if self._spin_limit.unstable(w):
+            self._spin_limit = None
+            name = self.coupling.flex_body
+            warnings.warn(
+                f"flexible body {name}: at t = {body.time:.6g} s its angular velocity "
+                f"{np.linalg.norm(w):.4g} rad/s makes a modal stiffness negative in the linear "
+                f"floating frame (centrifugal softening without stiffening): the deformation "
+                f"grows without bound; set flex_bodies.{name}.geometric_stiffening = true",
+                SpinWarning, stacklevel=2)
 
     def _power(self) -> float:
         """Power (W) the body's wrench delivers to the rigid side at the joint node now."""
@@ -222,13 +248,21 @@ class FlexEndpoint:
 
     # --- results ----------------------------------------------------------------------------
     def columns(self, name: str) -> list[str]:
+        """eta1.., each output node's inertial x y z and, floating, its elastic displacement
+        ux uy uz in the body's floating frame (structure axes)."""
         cols = [f"{name}.eta{k + 1}" for k in range(self.body.modal_coordinates.size)]
         for node in self.body.output_nodes():
             cols += [f"{name}.{node}.{axis}" for axis in "xyz"]
+        if self._floating:
+            for node in self.body.output_nodes():
+                cols += [f"{name}.{node}.u{axis}" for axis in "xyz"]
         return cols
 
     def row(self) -> np.ndarray:
-        return np.concatenate([self.body.modal_coordinates, *self.body.output_nodes().values()])
+        values = [self.body.modal_coordinates, *self.body.output_nodes().values()]
+        if self._floating:
+            values += list(self.body.output_displacements().values())
+        return np.concatenate(values)
 
     # --- save / restore ---------------------------------------------------------------------
     def get_state(self) -> bytes:

@@ -29,7 +29,9 @@ Equations, structure frame (components along the beam axes, rotating with the fr
   ``acc = P(b, A) + Phi eta'' + 2 D([omega]x) Phi eta' + D(A) Phi eta``, where ``P`` maps an
   affine field to nodal values (:func:`rbcosim.flex.model.rotation_dofs`) and ``D(B)`` applies
   ``B`` to each node's translation and maps its rotation to ``rotation_dofs(B [theta]x)``. The
-  modes obey ``Phi^T (M acc) + C_ee eta' + K_ee eta = 0``. The force and moment the rigid body
+  modes obey ``Phi^T (M acc) + C_ee eta' + (K_ee + K_g) eta = 0``, ``K_g`` the geometric
+  stiffness of the inertial axial load (:mod:`rbcosim.flex.geometric`; zero unless the model
+  has ``geometric_stiffening``). The force and moment the rigid body
   receives at the point are minus the beam's rate of change of momentum less its weight. The
   force uses the first-moment invariants (``S = P_t^T M Phi``, exact for the continuum):
   ``F = -(m b + A m r_cm + S eta'' + 2 w x S eta' + A S eta)``, so linear momentum balance holds
@@ -353,6 +355,18 @@ class FlexBody:
         local = model.output_positions + model.output_rows @ coords
         pos = origin + local @ rot.T
         return {name: pos[i].copy() for i, name in enumerate(model.output_names)}
+
+    def output_displacements(self) -> dict[str, np.ndarray]:
+        """Floating: named output nodes -> elastic displacement (3,), m, in the floating frame's
+        structure axes (x along the undeformed beam from the clamp): (u_x, u_y, u_z), the
+        transverse components being the deflection from the undeformed axis."""
+        self._require_init()
+        if self._grounded:
+            raise SimulationError("output_displacements: floating bodies only")
+        model = self.model
+        coords = np.concatenate((np.zeros(model.n_boundary), self._state[ETA:ETA + self._k]))
+        local = model.output_rows @ coords
+        return {name: local[i].copy() for i, name in enumerate(model.output_names)}
 
     def interface_jacobian(self) -> tuple[np.ndarray, np.ndarray]:
         """(dF/dx, dF/dv), each (6, 6), of :meth:`wrench` w.r.t. the interface point.

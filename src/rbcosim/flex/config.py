@@ -13,6 +13,8 @@ Beam (``kind = "beam"``)::
     damping = { modal_ratio = 0.0 }                 # or { rayleigh = [alpha, beta] }
     output_nodes = { tip = "end" }                  # "end", node index, or coordinate (m)
     axis_in_point_frame = [1.0, 0.0, 0.0]           # beam axis in the interface point frame
+    geometric_stiffening = false                    # floating: stiffening by the inertial
+                                                    # axial load (spinning beams)
 
 Matrices (``kind = "matrices"``, grounded only)::
 
@@ -66,6 +68,7 @@ _BEAM_KEYS = {
     "damping",
     "output_nodes",
     "axis_in_point_frame",
+    "geometric_stiffening",
 }
 _MATRIX_KEYS = {
     "kind",
@@ -297,6 +300,13 @@ def _beam(cfg: dict, where: str) -> FlexModel:
         raise ScenarioError(
             f"{where}.axis_in_point_frame: expected a non-zero vector of 3 numbers, got {axis!r}"
         )
+    stiffening = cfg.get("geometric_stiffening", False)
+    if not isinstance(stiffening, bool):
+        raise ScenarioError(
+            f"{where}.geometric_stiffening: expected true or false, got {stiffening!r}")
+    if stiffening and attachment != "floating":
+        raise ScenarioError(f"{where}.geometric_stiffening: only for attachment = 'floating' "
+                            f"(got attachment = {attachment!r})")
     damping = _damping(cfg, where)
     if isinstance(damping.get("modal_damping_ratio"), list) and len(
         damping["modal_damping_ratio"]
@@ -321,6 +331,7 @@ def _beam(cfg: dict, where: str) -> FlexModel:
             attachment=attachment,
             output_nodes=outputs,
             axis_in_point_frame=[float(x) for x in axis],
+            geometric_stiffening=stiffening,
             **damping,
         )
     except ScenarioError:

@@ -2,9 +2,10 @@
 
 Equations and frames: see :mod:`rbcosim.flex.body`. Structure-frame inputs are ``w``,
 ``alpha`` and ``b = a_p - g`` rotated by ``R_s = R(q) @ axis_rotation`` (structure ->
-inertial). The modes obey ``eta'' = W @ z`` with ``W`` the model's ``ode_matrix`` (k, 17k + 15)
+inertial). The modes obey ``eta'' = W @ z`` with ``W`` the model's ``ode_matrix`` (k, 20k + 15)
 and ``z = [eta, eta', b, alpha, kron(w, w), kron(w, eta'), kron(alpha, eta),
-kron(kron(w, w), eta)]``.
+kron(kron(w, w), eta), kron(b, eta)]`` (the last block and part of the one before: geometric
+stiffening, :mod:`rbcosim.flex.geometric`).
 
 A macro step integrates (q, eta, eta') by classic RK4 with ``n`` micro steps, in one call.
 """
@@ -34,17 +35,18 @@ def modal_acceleration(wmat: np.ndarray, ws: np.ndarray, als: np.ndarray, bs: np
     """out (k,) = eta'' = W @ z for structure-frame w (rad/s), alpha (rad/s²), b (m/s²)."""
     k = eta.size
     o_b, o_al, o_ww = 2 * k, 2 * k + 3, 2 * k + 6
-    o_g2, o_g1, o_h = 2 * k + 15, 5 * k + 15, 8 * k + 15
+    o_g2, o_g1, o_h, o_gb = 2 * k + 15, 5 * k + 15, 8 * k + 15, 17 * k + 15
     for r in range(k):
         acc = 0.0
         for l in range(k):
             acc += wmat[r, l] * eta[l] + wmat[r, k + l] * etad[l]
         for i in range(3):
             acc += wmat[r, o_b + i] * bs[i] + wmat[r, o_al + i] * als[i]
-            wi, ai = ws[i], als[i]
+            wi, ai, bi = ws[i], als[i], bs[i]
             for l in range(k):
                 acc += (wmat[r, o_g2 + i * k + l] * wi * etad[l]
-                        + wmat[r, o_g1 + i * k + l] * ai * eta[l])
+                        + wmat[r, o_g1 + i * k + l] * ai * eta[l]
+                        + wmat[r, o_gb + i * k + l] * bi * eta[l])
             for j in range(3):
                 c = wi * ws[j]
                 m = 3 * i + j

@@ -28,6 +28,7 @@ import numpy as np
 
 from rbcosim.flex.beam import COMPONENT_NAMES, BeamFE, euler_bernoulli_beam
 from rbcosim.flex.craig_bampton import CraigBampton, craig_bampton
+from rbcosim.flex.geometric import axial_load_matrices
 from rbcosim.flex.kinematics import shortest_arc, skew
 from rbcosim.flex.matrices_io import StructureMatrices
 
@@ -67,9 +68,11 @@ class FloatingInertia:
         spin_inertia: (3, 3), kg·m², the sections' rotary (torsional) inertia, which the nodal
             field terms carry for angular acceleration but not for the gyroscopic term
             ``omega x (J omega)``; the wrench adds that term so a rigid beam's moment is exact.
-        ode_matrix: W, shape (k, 17k + 15): ``eta_dd = W @ z`` with
+        ode_matrix: W, shape (k, 20k + 15): ``eta_dd = W @ z`` with
             ``z = [eta, eta_d, b, alpha, kron(w, w), kron(w, eta_d), kron(alpha, eta),
-            kron(kron(w, w), eta)]``, all structure-frame components, b = a_p - g.
+            kron(kron(w, w), eta), kron(b, eta)]``, all structure-frame components,
+            b = a_p - g (the last block: geometric stiffening, zero without it).
+        geometric_stiffening: whether ode_matrix carries the geometric stiffness.
     """
 
     mass: np.ndarray
@@ -80,6 +83,7 @@ class FloatingInertia:
     modal_first_moment: np.ndarray
     spin_inertia: np.ndarray
     ode_matrix: np.ndarray
+    geometric_stiffening: bool = False
 
 
 @dataclass(frozen=True)
@@ -158,6 +162,7 @@ class FlexModel:
         rayleigh: tuple[float, float] | None = None,
         output_nodes: Mapping[str, int | float | str] | None = None,
         axis_in_point_frame: Sequence[float] = (1.0, 0.0, 0.0),
+        geometric_stiffening: bool = False,
     ) -> FlexModel:
         """Beam clamped at node 0 (the interface node); see :func:`euler_bernoulli_beam`.
 
@@ -186,7 +191,8 @@ class FlexModel:
         floating = None
         if attachment == "floating":
             beam3 = beam if not planar else euler_bernoulli_beam(**beam_args, planar=False)
-            floating = _floating_inertia(beam, beam3, cb, damping)
+            floating = _floating_inertia(beam, beam3, cb, damping,
+                                         density * area if geometric_stiffening else 0.0)
         return FlexModel(
             attachment=attachment,
             mass=_readonly(cb.mass),
@@ -354,7 +360,10 @@ def _field_nodal(nodes: np.ndarray, a0: np.ndarray, a: np.ndarray) -> np.ndarray
     return u.ravel()
 
 
-def _floating_inertia(beam: BeamFE, beam3: BeamFE, cb: CraigBampton, damping) -> FloatingInertia:
+def _floating_inertia(beam: BeamFE, beam3: BeamFE, cb: CraigBampton, damping,
+                      stiffening_density: float) -> FloatingInertia:
+    """The floating frame's inertia data; ``stiffening_density`` (rho A, kg/m; 0: none) scales
+    the geometric stiffness of the inertial axial load (:mod:`rbcosim.flex.geometric`)."""
     n_b = cb.boundary_dofs.size
     k = cb.transformation.shape[1] - n_b
     n_nodes = beam3.nodes.shape[0]
@@ -388,7 +397,12 @@ def _floating_inertia(beam: BeamFE, beam3: BeamFE, cb: CraigBampton, damping) ->
     )
     g = [pt_m @ _nodal_operator(s, n_nodes) @ phi for s in sk]
     h = [pt_m @ _nodal_operator(sk[i] @ sk[j], n_nodes) @ phi for i in range(3) for j in range(3)]
-    blocks = [k_ee, c_ee, l0, l_alpha, l_ww, 2.0 * np.hstack(g), np.hstack(g), np.hstack(h)]
+    # Geometric stiffness -b_x K_b + (w_y² + w_z²) K_c: kron(w, w) entries yy (4) and zz (8).
+    k_b, k_c = (phi.T @ g_e @ phi for g_e in axial_load_matrices(nodes[:, 0], stiffening_density))
+    h[4] = h[4] + k_c
+    h[8] = h[8] + k_c
+    gb = np.hstack([-k_b, np.zeros((k, 2 * k))])
+    blocks = [k_ee, c_ee, l0, l_alpha, l_ww, 2.0 * np.hstack(g), np.hstack(g), np.hstack(h), gb]
     w = -minv @ np.hstack(blocks) if k else np.zeros((0, 15))
     return FloatingInertia(
         mass=_readonly(m3),
@@ -399,4 +413,5 @@ def _floating_inertia(beam: BeamFE, beam3: BeamFE, cb: CraigBampton, damping) ->
         modal_first_moment=_readonly(p0.T @ m3 @ phi),
         spin_inertia=_readonly(spin_inertia),
         ode_matrix=_readonly(w),
+        geometric_stiffening=stiffening_density > 0.0,
     )
