@@ -18,30 +18,35 @@ undeformed axis, positive in the direction of rotation) is ``−sin θ X + cos �
 from __future__ import annotations
 
 import math
-import sys
 import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
-from scipy.interpolate import CubicSpline
 from scipy.optimize import brentq
 
 from rbcosim.cosim.master import run_cosimulation
 from rbcosim.flex.model import FlexModel
 from rbcosim.flex.spin_limit import SpinWarning
-from rbcosim.scenario import load_scenario_text
+from rbcosim.scenario import load_scenario
 
 pytestmark = pytest.mark.scenarios
 
-SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
-sys.path.insert(0, str(SCENARIOS / "data"))
-from make_kane_spinup import DT, T_END, TS, hub_angle, scenario_text, table_rows
+SCENARIO = Path(__file__).resolve().parent.parent / "scenarios" / "kane_spinup.toml"
+TS, T_END = 15.0, 20.0
 
 L, E, I_SEC, AREA, RHO = 10.0, 6.8952e10, 8.2189e-9, 7.2968e-5, 2766.67
 EI, RHO_A = E * I_SEC, RHO * AREA
 OMEGA_1 = 1.8751040687**2 * math.sqrt(EI / (RHO_A * L**4))  # clamped-free, β1 L = 1.8751
+
+
+def hub_angle(t, omega_s: float):
+    """θ(t), rad, of the spin-up manoeuvre (array or scalar t, s), written from the paper's law."""
+    t = np.asarray(t, dtype=float)
+    c = (TS / (2 * math.pi)) ** 2
+    ramp = omega_s / TS * (t**2 / 2 + c * (np.cos(2 * math.pi * t / TS) - 1))
+    return np.where(t <= TS, ramp, omega_s * (t - TS / 2))
 
 
 def _hub(t: float, omega_s: float) -> tuple[float, float, float]:
@@ -92,8 +97,7 @@ def chain_tip_deflection(n: int, omega_s: float, times: np.ndarray) -> np.ndarra
 
 def _rbcosim(omega_s: float, overrides: dict[str, str] | None = None):
     """(t, beam.tip.uz, messages of the SpinWarnings raised) of the scenario at ωs."""
-    scenario = load_scenario_text(scenario_text(omega_s), source="kane_spinup.toml",
-                                  base_dir=SCENARIOS, overrides=overrides)
+    scenario = load_scenario(SCENARIO, {"parameters.omega_s": repr(omega_s), **(overrides or {})})
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", SpinWarning)
         r = run_cosimulation(scenario, progress=False)
@@ -184,16 +188,15 @@ def test_3d_beam_stiffens_in_and_out_of_the_plane_of_rotation_and_under_gravity(
     assert lam[0] == pytest.approx(OMEGA_1**2 + g * hanging, rel=1e-5)  # measured 1.2e-6
 
 
-def test_driver_table_reproduces_the_hub_acceleration():
-    """The scenario's spline (natural cubic through θ every DT) against the closed-form θ''."""
-    rows = table_rows(4.0)
-    assert rows[1, 0] - rows[0, 0] == pytest.approx(DT) and rows[-1, 0] == pytest.approx(T_END)
-    spline = CubicSpline(rows[:, 0], rows[:, 1], bc_type="natural")
-    assert abs(spline(0.0, 1)) < 1e-9  # at rest to `rbcosim check`'s 1e-9 (measured 1.6e-10)
-    t = np.linspace(0.0, T_END, 4001)
-    exact = np.array([_hub(x, 4.0)[2] for x in t])
-    # measured 2.3e-5 of the peak (at t = DT, where θ ~ t⁴), 1e-11 after Ts
-    assert np.max(np.abs(spline(t, 2) - exact)) < 3e-5 * (2 * 4.0 / TS)
+@pytest.mark.parametrize("omega_s", [4.0, 10.0])
+def test_driver_expression_is_the_manoeuvre(omega_s):
+    """The shipped driver (one expression, `--set parameters.omega_s`) against the closed-form
+    θ, θ', θ'' of the manoeuvre, across the switch at Ts; the hub starts at rest."""
+    model = load_scenario(SCENARIO, {"parameters.omega_s": repr(omega_s)}).model
+    motion = next(j.motion for j in model.joints if j.kind == "driver")
+    for t in (0.0, 0.3, 7.0, TS - 1e-9, TS + 1e-9, 18.0, T_END):
+        np.testing.assert_allclose(motion.evaluate(t), _hub(t, omega_s), rtol=1e-12,
+                                   atol=1e-12)
 
 
 def _reference(omega_s: float, times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
