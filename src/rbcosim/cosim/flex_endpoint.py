@@ -16,6 +16,7 @@ import numpy as np
 
 from rbcosim.cosim.codec import StateFormatError, array, field, pack_state, unpack_state
 from rbcosim.flex.body import FlexBody
+from rbcosim.flex.deformation_range import ROTATION_LIMIT, DeformationRange, DeformationWarning
 from rbcosim.flex.kinematics import InterfaceMotion, rotation_matrix_of
 from rbcosim.flex.polynomial import exchange_polynomial
 from rbcosim.flex.spin_limit import SpinLimit, SpinWarning
@@ -70,6 +71,8 @@ class FlexEndpoint:
         linear_floating = (self._floating and model.n_modes
                            and not model.floating.geometric_stiffening)
         self._spin_limit = SpinLimit(model) if linear_floating else None
+        self._deformation = (DeformationRange(model) if self._floating and model.n_modes
+                             else None)
 
     @property
     def joint(self) -> str:
@@ -224,6 +227,22 @@ class FlexEndpoint:
         self._motions = [motion, *self._motions[:1]]
         if self._spin_limit is not None:
             self._check_spin()
+        if self._deformation is not None:
+            self._check_deformation()
+
+    def _check_deformation(self) -> None:
+        """Warn once when the body's elastic rotations leave the small-deformation range of
+        the linear floating-frame field (rbcosim.flex.deformation_range)."""
+        rotation, deflection = self._deformation.measure(self.body.modal_coordinates)
+        if rotation > ROTATION_LIMIT:
+            self._deformation = None
+            name = self.coupling.flex_body
+            warnings.warn(
+                f"flexible body {name}: at t = {self.body.time:.6g} s an elastic rotation of "
+                f"{rotation:.3g} rad (deflection {deflection:.3g} of its length) is beyond the "
+                f"{ROTATION_LIMIT} rad the linear deformation field holds for: positions err "
+                f"by about {rotation**2 / 6:.1%} of the deflection, and more as it grows",
+                DeformationWarning, stacklevel=2)
 
     def _check_spin(self) -> None:
         """Warn once when a floating body without geometric stiffening spins where its linear

@@ -1,0 +1,40 @@
+"""Where a floating flexible body leaves the small-deformation range its linear field holds for.
+
+The floating-frame models describe the elastic displacement as a linear field of the modes,
+u = Φ η, with small nodal rotations. A bent beam's points move on arcs, which a linear field
+cannot follow: at a section rotation ψ a transverse position is off by about ψ²/6 of the
+deflection (the foreshortening the linear field leaves out). The continuity gaps cannot see
+this — they compare the two sides of the joint, not the body with the physics — so the
+endpoint measures, after every macro step, the largest elastic rotation of the body's nodes
+and warns once when it passes ROTATION_LIMIT (ψ²/6 = 1 %)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rbcosim.flex.model import FlexModel
+
+#: rad: largest elastic nodal rotation before the warning (ψ²/6 ≈ 1 % at 0.25 rad).
+ROTATION_LIMIT = 0.25
+
+
+class DeformationWarning(UserWarning):
+    """A flexible body deforms beyond the small-deformation range of its formulation."""
+
+
+class DeformationRange:
+    """Largest elastic nodal rotation (rad) and deflection (m, and per body length) of a
+    floating body's modal coordinates η, from its nodal mode shapes (structure frame)."""
+
+    def __init__(self, model: FlexModel):
+        floating = model.floating
+        n_nodes = floating.nodes.shape[0]
+        dofs = floating.modes.reshape(n_nodes, 6, -1)
+        self._translations, self._rotations = dofs[:, :3], dofs[:, 3:]
+        self.length = float(np.max(np.linalg.norm(floating.nodes, axis=1)))
+
+    def measure(self, eta: np.ndarray) -> tuple[float, float]:
+        """(largest nodal rotation rad, largest nodal displacement / body length)."""
+        rotation = np.linalg.norm(self._rotations @ eta, axis=1).max()
+        deflection = np.linalg.norm(self._translations @ eta, axis=1).max()
+        return float(rotation), float(deflection / self.length) if self.length else 0.0
