@@ -1,0 +1,213 @@
+/* two_mass_host.c: a C co-simulation master without Python for the native rbcosim FMU of
+ * scenarios/two_mass_oscillator.toml (tests/test_fmu_native.py builds and runs it).
+ *
+ *   two_mass_host BINARY.so RESOURCE_URI GUID SETUP_FILE OUT.csv
+ *
+ * It dlopen()s the FMU's binary and runs the Jacobi scheme with held wrenches
+ * (cosim.extrapolation = 0), the rigid side in the FMU and the flexible side here: a grounded
+ * linear structure with one translational boundary DOF u_b (the interface's x, structure axes =
+ * inertial) and k fixed-interface modes eta, as rbcosim's reference flexible body
+ * (src/rbcosim/flex/body.py, grounded.py) integrates it:
+ *   step from the rigid motion (x, v, a) at t_n: eta -= S (x - x_f), eta' -= S (v - v_f)
+ *   (the frame moves to the rigid side's motion keeping the interior in place), then
+ *   [eta; eta'] <- P [eta; eta'; x - p_ref; v; a; 0; 0; 0] (the exact discrete propagator of
+ *   the modal ODE with a constant interface acceleration; the last k entries are gravity's,
+ *   0 here) and the frame to its end: x_f = x + v H + a H^2/2, v_f = v + a H, a_f = a;
+ *   wrench fx = -FB [u_b, u_b', u_b'', eta, eta', eta''], eta'' = W [eta, eta', u_b, u_b', u_b''].
+ * SETUP_FILE holds, as "key values..." tokens: address, steps, H (s), k, the value references
+ * (vr NAME NUMBER), P (2k x (3k+5)), W (k x (2k+3)), FB (3+3k), S (k), pref, eta, etad (k each),
+ * all row-major. OUT.csv gets one row per communication point: t, interface.x, interface.vx,
+ * coupling.gap_pos, eta_1..eta_k. Exit status 0 on success, 1 with a message on stderr.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmi2Functions.h"
+
+#define MAXK 16
+enum { X, VX, AX, FX, FLEX_X, FLEX_VX, FLEX_Q0, GAP, EXTRAPOLATION, ADDRESS, N_NAMES };
+static const char *const NAMES[N_NAMES] = {
+    "interface.x", "interface.vx", "interface.ax", "interface.fx", "coupling.flex.x",
+    "coupling.flex.vx", "coupling.flex.q0", "coupling.gap_pos", "cosim.extrapolation",
+    "server.address"};
+
+static struct {
+    char address[256];
+    long steps;
+    int k;
+    double H, P[2 * MAXK * (3 * MAXK + 5)], W[MAXK * (2 * MAXK + 3)], FB[3 + 3 * MAXK];
+    double S[MAXK], pref, eta[MAXK], etad[MAXK];
+    fmi2ValueReference vr[N_NAMES];
+} setup;
+
+static double xf, vf, af; /* the flexible side's frame: its own estimate of the joint */
+
+static void fail(const char *format, ...) {
+    va_list args;
+    va_start(args, format);
+    vfprintf(stderr, format, args);
+    va_end(args);
+    fputc('\n', stderr);
+    exit(1);
+}
+
+static void read_numbers(FILE *f, double *out, int n, const char *what) {
+    for (int i = 0; i < n; ++i) {
+        if (fscanf(f, "%lf", &out[i]) != 1) fail("setup: %s needs %d numbers", what, n);
+    }
+}
+
+static void read_setup(const char *path) {
+    FILE *f = fopen(path, "r");
+    char key[128];
+    if (f == NULL) fail("cannot open %s", path);
+    while (fscanf(f, "%127s", key) == 1) {
+        int k = setup.k;
+        if (!strcmp(key, "address")) {
+            if (fscanf(f, "%255s", setup.address) != 1) fail("setup: address");
+        } else if (!strcmp(key, "steps")) {
+            if (fscanf(f, "%ld", &setup.steps) != 1) fail("setup: steps");
+        } else if (!strcmp(key, "H")) {
+            read_numbers(f, &setup.H, 1, "H");
+        } else if (!strcmp(key, "k")) {
+            if (fscanf(f, "%d", &setup.k) != 1 || setup.k < 1 || setup.k > MAXK) fail("setup: k");
+        } else if (!strcmp(key, "vr")) {
+            char name[128];
+            unsigned vr;
+            if (fscanf(f, "%127s %u", name, &vr) != 2) fail("setup: vr NAME NUMBER");
+            for (int i = 0; i < N_NAMES; ++i) {
+                if (!strcmp(name, NAMES[i])) setup.vr[i] = vr;
+            }
+        } else if (!strcmp(key, "P")) {
+            read_numbers(f, setup.P, 2 * k * (3 * k + 5), "P");
+        } else if (!strcmp(key, "W")) {
+            read_numbers(f, setup.W, k * (2 * k + 3), "W");
+        } else if (!strcmp(key, "FB")) {
+            read_numbers(f, setup.FB, 3 + 3 * k, "FB");
+        } else if (!strcmp(key, "S")) {
+            read_numbers(f, setup.S, k, "S");
+        } else if (!strcmp(key, "pref")) {
+            read_numbers(f, &setup.pref, 1, "pref");
+        } else if (!strcmp(key, "eta")) {
+            read_numbers(f, setup.eta, k, "eta");
+        } else if (!strcmp(key, "etad")) {
+            read_numbers(f, setup.etad, k, "etad");
+        } else {
+            fail("setup: unknown key %s", key);
+        }
+    }
+    fclose(f);
+}
+
+/* The force on the rigid body (N, along x) at the flexible side's current state. */
+static double flex_wrench(void) {
+    int k = setup.k;
+    double z[2 * MAXK + 3], x[3 + 3 * MAXK], fb = 0.0;
+    double ub[3] = {xf - setup.pref, vf, af};
+    for (int i = 0; i < k; ++i) {
+        z[i] = setup.eta[i];
+        z[k + i] = setup.etad[i];
+    }
+    memcpy(z + 2 * k, ub, sizeof ub);
+    memcpy(x, ub, sizeof ub);
+    for (int i = 0; i < k; ++i) {
+        double acc = 0.0;
+        for (int j = 0; j < 2 * k + 3; ++j) acc += setup.W[i * (2 * k + 3) + j] * z[j];
+        x[3 + i] = setup.eta[i];
+        x[3 + k + i] = setup.etad[i];
+        x[3 + 2 * k + i] = acc;
+    }
+    for (int j = 0; j < 3 + 3 * k; ++j) fb += setup.FB[j] * x[j];
+    return -fb;
+}
+
+/* One macro step from the rigid motion (x, v, a) at t_n. */
+static void flex_step(double x, double v, double a) {
+    int k = setup.k, n = 3 * k + 5;
+    double in[3 * MAXK + 5] = {0};
+    double H = setup.H;
+    for (int i = 0; i < k; ++i) {
+        in[i] = setup.eta[i] - setup.S[i] * (x - xf);
+        in[k + i] = setup.etad[i] - setup.S[i] * (v - vf);
+    }
+    in[2 * k] = x - setup.pref;
+    in[2 * k + 1] = v;
+    in[2 * k + 2] = a;
+    for (int i = 0; i < 2 * k; ++i) {
+        double y = 0.0;
+        for (int j = 0; j < n; ++j) y += setup.P[i * n + j] * in[j];
+        if (i < k) setup.eta[i] = y; else setup.etad[i - k] = y;
+    }
+    xf = x + v * H + 0.5 * a * H * H;
+    vf = v + a * H;
+    af = a;
+}
+
+#define LOAD(name) name##TYPE *name = (name##TYPE *)dlsym(lib, #name); \
+    if (name == NULL) fail("the FMU binary has no %s", #name)
+#define CHECK(call) do { fmi2Status s_ = (call); \
+    if (s_ != fmi2OK) fail("%s returned status %d", #call, (int)s_); } while (0)
+
+static void logger(fmi2ComponentEnvironment env, fmi2String name, fmi2Status status,
+                   fmi2String category, fmi2String message, ...) {
+    va_list args;
+    (void)env;
+    fprintf(stderr, "[%s %d %s] ", name, (int)status, category);
+    va_start(args, message);
+    vfprintf(stderr, message, args);
+    va_end(args);
+    fputc('\n', stderr);
+}
+
+int main(int argc, char **argv) {
+    if (argc != 6) fail("usage: two_mass_host BINARY.so RESOURCE_URI GUID SETUP OUT.csv");
+    read_setup(argv[4]);
+    void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+    if (lib == NULL) fail("dlopen: %s", dlerror());
+    LOAD(fmi2Instantiate); LOAD(fmi2SetupExperiment); LOAD(fmi2EnterInitializationMode);
+    LOAD(fmi2ExitInitializationMode); LOAD(fmi2SetReal); LOAD(fmi2GetReal);
+    LOAD(fmi2SetString); LOAD(fmi2DoStep); LOAD(fmi2Terminate); LOAD(fmi2FreeInstance);
+    fmi2CallbackFunctions callbacks = {logger, NULL, NULL, NULL, NULL};
+    fmi2Component c = fmi2Instantiate("rigid", fmi2CoSimulation, argv[3], argv[2], &callbacks,
+                                      fmi2False, fmi2False);
+    if (c == NULL) fail("fmi2Instantiate failed");
+    FILE *out = fopen(argv[5], "w");
+    if (out == NULL) fail("cannot write %s", argv[5]);
+    const fmi2ValueReference *vr = setup.vr;
+    double t = 0.0, zero = 0.0, m[3];
+    fmi2String address = setup.address;
+    CHECK(fmi2SetupExperiment(c, fmi2False, 0.0, t, fmi2False, 0.0));
+    CHECK(fmi2EnterInitializationMode(c));
+    CHECK(fmi2SetString(c, &vr[ADDRESS], 1, &address));
+    CHECK(fmi2SetReal(c, &vr[EXTRAPOLATION], 1, &zero));
+    CHECK(fmi2ExitInitializationMode(c));
+    CHECK(fmi2GetReal(c, &vr[X], 3, m)); /* the initial motion places the frame */
+    xf = m[0];
+    vf = m[1];
+    af = m[2];
+    for (long n = 0; n <= setup.steps; ++n) {
+        double wrench = flex_wrench(), report[3] = {xf, vf, 1.0}, row[3];
+        if (n == 0) CHECK(fmi2SetReal(c, &vr[FX], 1, &wrench)); /* held from t_0 */
+        CHECK(fmi2SetReal(c, &vr[FLEX_X], 3, report)); /* flex.x, flex.vx, flex.q0 */
+        fmi2ValueReference outs[3] = {vr[X], vr[VX], vr[GAP]};
+        CHECK(fmi2GetReal(c, outs, 3, row));
+        fprintf(out, "%.17g,%.17g,%.17g,%.17g", t, row[0], row[1], row[2]);
+        for (int i = 0; i < setup.k; ++i) fprintf(out, ",%.17g", setup.eta[i]);
+        fputc('\n', out);
+        if (n == setup.steps) break;
+        CHECK(fmi2GetReal(c, &vr[X], 3, m)); /* the motion at t_n, before the new wrench */
+        CHECK(fmi2SetReal(c, &vr[FX], 1, &wrench));
+        flex_step(m[0], m[1], m[2]);
+        CHECK(fmi2DoStep(c, t, setup.H, fmi2True));
+        t += setup.H;
+    }
+    fclose(out);
+    CHECK(fmi2Terminate(c));
+    fmi2FreeInstance(c);
+    dlclose(lib);
+    return 0;
+}

@@ -1,0 +1,246 @@
+"""`rbcosim export-fmu --native`: the C FMU (fmu/native), built from source here, in a C host
+without Python and under FMPy, against `rbcosim run` and the Python remote-mode FMU."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+from xml.etree import ElementTree
+
+import fmpy
+import numpy as np
+import pytest
+from fmpy.fmi1 import FMICallException
+from fmpy.validation import validate_fmu
+from native_build import REPO, native_unavailable
+from server_process import child_env, rbcosim_serve
+from test_fmu_support import OpenFmu, bits, open_fmu
+
+from rbcosim.cosim.master import CosimMaster, run_cosimulation
+from rbcosim.flex.layout import PREF
+from rbcosim.fmu_export import ExportOptions, export_fmu
+from rbcosim.fmu_export.native import export_native_fmu
+from rbcosim.scenario import load_scenario
+
+pytestmark = pytest.mark.fmu
+
+SCENARIO = REPO / "scenarios" / "two_mass_oscillator.toml"
+HOST = REPO / "fmu" / "native" / "host" / "two_mass_host.c"
+#: Jacobi with held wrenches: the session protocol carries held wrenches (no derivatives).
+HOLD = {"cosim.extrapolation": "0", "solver.output_every": "1", "solver.t_end": "0.2"}
+STEPS = 200
+
+
+def _compiler() -> str:
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        native_unavailable("no C compiler (cc, gcc) is installed")
+    return cc
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("native")
+
+
+@pytest.fixture(scope="module")
+def fmu_path(work) -> Path:
+    _compiler()
+    return export_native_fmu(SCENARIO, work / "two_mass_native.fmu")
+
+
+@pytest.fixture(scope="module")
+def unzipped(fmu_path, work) -> Path:
+    folder = work / "unzipped"
+    with zipfile.ZipFile(fmu_path) as z:
+        z.extractall(folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def server():
+    """`rbcosim serve` whose root holds the extracted FMUs (the sessions' base_dir): FMPy's
+    and pytest's temporary folders."""
+    with rbcosim_serve(root=Path(tempfile.gettempdir())) as address:
+        yield address
+
+
+def _vr(unzipped: Path) -> dict[str, int]:
+    md = fmpy.read_model_description(str(unzipped / "modelDescription.xml"))
+    return {v.name: v.valueReference for v in md.modelVariables}
+
+
+def _guid(unzipped: Path) -> str:
+    return fmpy.read_model_description(str(unzipped / "modelDescription.xml")).guid
+
+
+def _no_libpython(path: Path) -> None:
+    linked = subprocess.run(["ldd", str(path)], check=True, capture_output=True,
+                            text=True).stdout
+    assert "libzmq" in linked or path.suffix != ".so"
+    assert "python" not in linked.lower(), linked
+
+
+def test_c_host_without_python_matches_rbcosim_run(unzipped, server, work):
+    """The C host couples its own flexible structure (the reference body's exact propagator,
+    matrices from the model) to the FMU; every row equals run_cosimulation's to 1e-9."""
+    binary = unzipped / "binaries" / "linux64" / "two_mass_oscillator.so"
+    host = work / "two_mass_host"
+    subprocess.run([_compiler(), "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-I",
+                    str(REPO / "fmu" / "native" / "include"), str(HOST), "-o", str(host), "-ldl"],
+                   check=True)
+    _no_libpython(host)
+    _no_libpython(binary)
+
+    scenario = load_scenario(SCENARIO, HOLD)
+    H = scenario.cosim.macro_step
+    body = CosimMaster(scenario).endpoints["coupling"].body  # initialized: eta at t0
+    P, W, FB, S = body._propagator(H), body._w, body._fb, body._interior_shift
+    vr = _vr(unzipped)
+    lines = [f"address {server}", f"steps {STEPS}", f"H {H!r}", f"k {body.modal_coordinates.size}"]
+    lines += [f"vr {name} {vr[name]}" for name in (
+        "interface.x", "interface.vx", "interface.ax", "interface.fx", "coupling.flex.x",
+        "coupling.flex.vx", "coupling.flex.q0", "coupling.gap_pos", "cosim.extrapolation",
+        "server.address")]
+    for key, values in (("P", P), ("W", W), ("FB", FB), ("S", S), ("pref", body._state[PREF]),
+                        ("eta", body.modal_coordinates), ("etad", body.modal_velocities)):
+        lines.append(key + " " + " ".join(repr(float(x)) for x in np.ravel(values)))
+    (work / "setup.txt").write_text("\n".join(lines) + "\n")
+    out = work / "host.csv"
+    done = subprocess.run([str(host), str(binary), (unzipped / "resources").as_uri(),
+                           _guid(unzipped), str(work / "setup.txt"), str(out)],
+                          check=False, capture_output=True, text=True, timeout=120,
+                          env=child_env())
+    assert done.returncode == 0, done.stderr
+    got = np.loadtxt(out, delimiter=",")
+
+    ref = run_cosimulation(scenario, progress=False)
+    assert got.shape == (STEPS + 1, 5)
+    np.testing.assert_allclose(got[:, 0], ref.t, rtol=0, atol=1e-12)
+    for col, name in ((1, "interface.x"), (2, "interface.vx"), (4, "structure.eta1")):
+        scale = np.abs(ref[name]).max()
+        assert np.abs(got[:, col] - ref[name]).max() <= 1e-9 * scale, name
+    # The session's gaps after the step to t_(n+1) are those of t_n (the report sent with it).
+    gap = ref["coupling.gap_pos"]
+    assert np.abs(got[1:, 3] - gap[:-1]).max() <= 1e-9 * np.abs(gap).max()
+    assert np.abs(got[:, 1]).max() > 0.05  # the mass really moved (x1(0) = 0.1 m)
+
+
+def test_validates_and_rebuilds_from_its_own_sources(fmu_path, unzipped, work):
+    assert validate_fmu(str(fmu_path)) == []
+    root = ElementTree.parse(unzipped / "modelDescription.xml").getroot()
+    listed = sorted(f.get("name") for f in root.iterfind("CoSimulation/SourceFiles/File"))
+    sources = unzipped / "sources"
+    assert listed == sorted(p.name for p in sources.glob("*.c"))
+    assert (sources / "LICENSE_FMI.txt").is_file()
+    # A host can rebuild the binary from what the FMU ships (libzmq, msgpack-c installed).
+    rebuilt = work / "rebuilt.so"
+    subprocess.run([_compiler(), "-std=c99", "-shared", "-fPIC", "-I", str(sources), "-o",
+                    str(rebuilt), *map(str, sources.glob("*.c")), "-lmsgpackc", "-lzmq", "-lm",
+                    "-Wl,-z,defs"], check=True)
+    symbols = subprocess.run(["nm", "-D", "--defined-only", str(rebuilt)], check=True,
+                             capture_output=True, text=True).stdout
+    assert " fmi2DoStep" in symbols and " fmi2Instantiate" in symbols
+
+
+def test_fmpy_run_equals_the_python_remote_fmu(fmu_path, server, work):
+    remote = export_fmu(SCENARIO, work / "remote.fmu", ExportOptions(mode="remote"))
+    native_md = fmpy.read_model_description(str(fmu_path))
+    remote_md = fmpy.read_model_description(str(remote))
+    native = {v.name: (v.valueReference, v.causality) for v in native_md.modelVariables}
+    python = {v.name: (v.valueReference, v.causality) for v in remote_md.modelVariables}
+    # The same names and value references, plus the six acceleration outputs at the end.
+    assert {n: native[n] for n in python} == python
+    assert sorted(set(native) - set(python)) == sorted(
+        f"interface.{c}" for c in ("ax", "ay", "az", "alx", "aly", "alz"))
+    outputs = [n for n, (_, causality) in python.items() if causality == "output"]
+    runs = [fmpy.simulate_fmu(str(path), stop_time=0.02, output=outputs,
+                              start_values={"server.address": server, "bodies.mass1.mass": 1.5})
+            for path in (fmu_path, remote)]
+    for name in outputs:
+        assert runs[0][name].tobytes() == runs[1][name].tobytes(), name
+    assert runs[0]["interface.x"][-1] != runs[0]["interface.x"][0]
+
+
+def _started(fmu_path, unzipdir, values: dict) -> OpenFmu:
+    fmu = open_fmu(fmu_path, unzipdir, initialize=False)
+    fmu.slave.setupExperiment(startTime=0.0)
+    fmu.slave.enterInitializationMode()
+    for name, value in values.items():
+        if isinstance(value, str):
+            fmu.slave.setString(fmu.vr(name), [value])
+        else:
+            fmu.set([name], [value])
+    return fmu
+
+
+def test_fmu_state_restores_the_session_to_the_bit(fmu_path, server, work):
+    fmu = _started(fmu_path, work / "u_state", {"server.address": server})
+    fmu.slave.exitInitializationMode()
+    H, names = 1e-3, ["interface.x", "interface.vx", "coupling.gap_pos"]
+    t = 0.0
+    for n in range(5):
+        fmu.set(["interface.fx"], [0.1 * n])
+        fmu.do_step(t, H)
+        t += H
+    blob = fmu.serialize(fmu.get_state())
+    runs = []
+    for _ in range(2):
+        for n in range(5):
+            fmu.set(["interface.fx"], [-0.2 * n])
+            fmu.do_step(t + n * H, H)
+        runs.append(fmu.get(names))
+        fmu.set_state(fmu.deserialize(blob))
+    assert bits(runs[0]) == bits(runs[1])
+    assert runs[0][0] != fmu.get(["interface.x"])[0]  # the restored state is 5 steps back
+    # Another FMU's or a damaged state is refused whole, naming why; the instance goes on.
+    spoiled = bytearray(blob)
+    spoiled[40] ^= 1
+    with pytest.raises(FMICallException) as info:
+        fmu.set_state(fmu.deserialize(bytes(spoiled)))
+    assert info.value.status == 3 and "checksum mismatch" in fmu.messages()
+    fmu.set_state(fmu.deserialize(blob))
+    fmu.do_step(5 * H, H)
+    fmu.close()
+
+
+def test_errors_name_the_cause(fmu_path, server, work):
+    # Unreachable server: exitInitializationMode fails with the client's code.
+    fmu = _started(fmu_path, work / "u_err1", {"server.address": "tcp://127.0.0.1:9",
+                                               "server.timeout": 0.3})
+    with pytest.raises(FMICallException) as info:
+        fmu.slave.exitInitializationMode()
+    assert info.value.status == 3
+    assert "answered timeout" in fmu.messages() and "tcp://127.0.0.1:9" in fmu.messages()
+    fmu.slave.freeInstance()
+    # A parameter the scenario refuses: the server's message names the key.
+    fmu = _started(fmu_path, work / "u_err2", {"server.address": server,
+                                               "bodies.mass1.mass": -1.0})
+    with pytest.raises(FMICallException):
+        fmu.slave.exitInitializationMode()
+    assert "scenario_error" in fmu.messages() and "bodies.mass1.mass" in fmu.messages()
+    fmu.slave.freeInstance()
+    # A step size that is not a whole multiple of the macro step: Discard, nothing sent.
+    fmu = _started(fmu_path, work / "u_err3", {"server.address": server})
+    fmu.slave.exitInitializationMode()
+    with pytest.raises(FMICallException) as info:
+        fmu.do_step(0.0, 1.5e-3)
+    assert info.value.status == 2 and "not a whole multiple" in fmu.messages()
+    fmu.close()
+
+
+def test_starts_its_own_server_without_an_address(fmu_path, server, monkeypatch):
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:{os.environ['PATH']}")
+    for key, value in child_env().items():
+        monkeypatch.setenv(key, value)
+    outputs = ["interface.x", "interface.vx"]
+    own = fmpy.simulate_fmu(str(fmu_path), stop_time=0.005, output=outputs)
+    shared = fmpy.simulate_fmu(str(fmu_path), stop_time=0.005, output=outputs,
+                               start_values={"server.address": server})
+    for name in outputs:
+        assert own[name].tobytes() == shared[name].tobytes()
