@@ -21,6 +21,7 @@ from native_build import REPO, native_unavailable
 from server_process import child_env, rbcosim_serve
 from test_fmu_support import OpenFmu, bits, open_fmu
 
+from rbcosim.cli.main import main
 from rbcosim.cosim.master import CosimMaster, run_cosimulation
 from rbcosim.flex.layout import PREF
 from rbcosim.fmu_export import ExportOptions, export_fmu
@@ -244,3 +245,20 @@ def test_starts_its_own_server_without_an_address(fmu_path, server, monkeypatch)
                                start_values={"server.address": server})
     for name in outputs:
         assert own[name].tobytes() == shared[name].tobytes()
+
+
+def test_cli_native_flag(tmp_path, capsys):
+    out = tmp_path / "cli.fmu"
+    assert main(["export-fmu", str(SCENARIO), "-o", str(out), "--native", "--name", "twomass",
+                 "--address", "tcp://127.0.0.1:7000"]) == 0
+    assert "native client of tcp://127.0.0.1:7000" in capsys.readouterr().out
+    md = fmpy.read_model_description(str(out))
+    assert md.coSimulation.modelIdentifier == "twomass"
+    address = next(v for v in md.modelVariables if v.name == "server.address")
+    assert address.start == "tcp://127.0.0.1:7000"
+    with zipfile.ZipFile(out) as z:
+        assert "binaries/linux64/twomass.so" in z.namelist()
+    for extra, named in ((["--fmi", "3"], "--fmi 3"), (["--flex", "structure"], "--flex"),
+                         (["--mode", "embedded"], "--mode embedded")):
+        assert main(["export-fmu", str(SCENARIO), "-o", str(out), "--native", *extra]) == 2
+        assert f"{named} is not available" in capsys.readouterr().err
