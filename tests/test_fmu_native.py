@@ -258,7 +258,32 @@ def test_cli_native_flag(tmp_path, capsys):
     assert address.start == "tcp://127.0.0.1:7000"
     with zipfile.ZipFile(out) as z:
         assert "binaries/linux64/twomass.so" in z.namelist()
-    for extra, named in ((["--fmi", "3"], "--fmi 3"), (["--flex", "structure"], "--flex"),
+    out3 = tmp_path / "cli3.fmu"
+    assert main(["export-fmu", str(SCENARIO), "-o", str(out3), "--native", "--fmi", "3"]) == 0
+    assert "FMI 3.0 co-simulation, native client of a local server" in capsys.readouterr().out
+    assert fmpy.read_model_description(str(out3)).fmiVersion == "3.0"
+    for extra, named in ((["--flex", "structure"], "--flex"),
                          (["--mode", "embedded"], "--mode embedded")):
         assert main(["export-fmu", str(SCENARIO), "-o", str(out), "--native", *extra]) == 2
         assert f"{named} is not available" in capsys.readouterr().err
+
+
+def test_fmi3_native_validates_and_equals_fmi2(fmu_path, server, work):
+    fmu3 = export_native_fmu(SCENARIO, work / "two_mass_native3.fmu", fmi_version=3)
+    assert validate_fmu(str(fmu3)) == []
+    with zipfile.ZipFile(fmu3) as z:
+        names = z.namelist()
+        build = ElementTree.fromstring(z.read("sources/buildDescription.xml"))
+    assert "binaries/x86_64-linux/two_mass_oscillator.so" in names
+    listed = {f.get("name") for f in build.iterfind("BuildConfiguration/SourceFileSet/SourceFile")}
+    assert listed == {n.split("/")[1] for n in names if n.startswith("sources/") and n.endswith(".c")}
+    assert "fmi3_native.c" in listed and "fmi2_native.c" not in listed
+    md2, md3 = (fmpy.read_model_description(str(p)) for p in (fmu_path, fmu3))
+    assert {v.name: v.valueReference for v in md2.modelVariables} == {
+        v.name: v.valueReference for v in md3.modelVariables if v.name != "time"}
+    outputs = [v.name for v in md2.modelVariables if v.causality == "output"]
+    runs = [fmpy.simulate_fmu(str(p), stop_time=0.02, output=outputs,
+                              start_values={"server.address": server, "interface.fx": 0.5})
+            for p in (fmu_path, fmu3)]
+    for name in outputs:
+        assert runs[0][name].tobytes() == runs[1][name].tobytes(), name

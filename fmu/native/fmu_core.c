@@ -107,10 +107,11 @@ static int is_input(const rbf_var *v) { return v->kind == RBF_WRENCH || v->kind 
 
 /* NULL if every reference exists and is of the type; else the reason (in buffer). */
 static const char *check_refs(const rbf_instance *inst, const unsigned *vr, size_t n,
-                              int strings, char *buffer, size_t size) {
+                              int strings, int reading, char *buffer, size_t size) {
     if (n > 0 && vr == NULL) return "NULL value references";
     for (size_t i = 0; i < n; ++i) {
-        if (vr[i] >= (unsigned)inst->m->n_vars || (vr[i] == 0 && !strings) ||
+        int time_ok = reading && inst->time_variable && !strings;
+        if (vr[i] >= (unsigned)inst->m->n_vars || (vr[i] == 0 && !time_ok) ||
             (vr[i] != 0 && inst->m->vars[vr[i]].is_string != strings)) {
             snprintf(buffer, size, "value reference %u is not a %s variable of this FMU", vr[i],
                      strings ? "String" : "Real");
@@ -160,7 +161,7 @@ static rbf_result report_wrench(rbf_instance *inst, const char *call) {
 rbf_result rbf_get_reals(rbf_instance *inst, const char *call, const unsigned *vr, size_t n,
                          double *value) {
     char reason[256];
-    const char *bad = check_refs(inst, vr, n, 0, reason, sizeof reason);
+    const char *bad = check_refs(inst, vr, n, 0, 1, reason, sizeof reason);
     if (bad != NULL) return rbf_refuse(inst, call, bad);
     if (n > 0 && value == NULL) return rbf_refuse(inst, call, "NULL value array");
     if (inst->wrench_pending && inst->state == RBF_STEPPING) {
@@ -178,7 +179,7 @@ rbf_result rbf_get_reals(rbf_instance *inst, const char *call, const unsigned *v
 rbf_result rbf_set_reals(rbf_instance *inst, const char *call, const unsigned *vr, size_t n,
                          const double *value) {
     char reason[256];
-    const char *bad = check_refs(inst, vr, n, 0, reason, sizeof reason);
+    const char *bad = check_refs(inst, vr, n, 0, 0, reason, sizeof reason);
     if (bad == NULL) bad = check_settable(inst, vr, n, reason, sizeof reason);
     if (bad == NULL && n > 0 && value == NULL) bad = "NULL value array";
     if (bad != NULL) return rbf_refuse(inst, call, bad);
@@ -198,7 +199,7 @@ rbf_result rbf_set_reals(rbf_instance *inst, const char *call, const unsigned *v
 rbf_result rbf_get_strings(rbf_instance *inst, const char *call, const unsigned *vr, size_t n,
                            const char **value) {
     char reason[256];
-    const char *bad = check_refs(inst, vr, n, 1, reason, sizeof reason);
+    const char *bad = check_refs(inst, vr, n, 1, 1, reason, sizeof reason);
     if (bad == NULL && n > 0 && value == NULL) bad = "NULL value array";
     if (bad != NULL) return rbf_refuse(inst, call, bad);
     for (size_t i = 0; i < n; ++i) value[i] = inst->strings[vr[i]];
@@ -208,7 +209,7 @@ rbf_result rbf_get_strings(rbf_instance *inst, const char *call, const unsigned 
 rbf_result rbf_set_strings(rbf_instance *inst, const char *call, const unsigned *vr, size_t n,
                            const char *const *value) {
     char reason[256];
-    const char *bad = check_refs(inst, vr, n, 1, reason, sizeof reason);
+    const char *bad = check_refs(inst, vr, n, 1, 0, reason, sizeof reason);
     if (bad == NULL) bad = check_settable(inst, vr, n, reason, sizeof reason);
     if (bad == NULL && n > 0 && value == NULL) bad = "NULL value array";
     for (size_t i = 0; bad == NULL && i < n; ++i) {

@@ -105,7 +105,7 @@ static int start_server(rbf_instance *inst, const char *call, const char *root, 
         return -1;
     }
     line[strcspn(line, "\r\n")] = '\0';
-    snprintf(address, size, "%s", line + 11);
+    snprintf(address, size, "%.*s", (int)(size - 1), line + 11);
     rbf_logf(inst, 0, "started a local rbcosim serve (pid %ld) on %s", (long)pid, address);
     return 0;
 }
@@ -172,7 +172,7 @@ rbf_result rbf_open_session(rbf_instance *inst, const char *call) {
     const char *address = server_string(inst, "address");
     const char *session = server_string(inst, "session");
     double timeout = server_timeout(inst);
-    char reason[900], spawned[256], folder[4096], file[4200];
+    char reason[900], spawned[512], folder[4096], file[4200];
     snprintf(folder, sizeof folder, "%s/scenario", inst->resources);
     if (address == NULL || address[0] == '\0') {
         if (start_server(inst, call, folder, spawned, sizeof spawned) != 0) {
@@ -196,7 +196,7 @@ rbf_result rbf_open_session(rbf_instance *inst, const char *call) {
         snprintf(file, sizeof file, "%s/%s", folder, m->scenario_file);
         char *text = read_text(file);
         if (text == NULL) {
-            snprintf(reason, sizeof reason, "cannot read the FMU's scenario %s", file);
+            snprintf(reason, sizeof reason, "cannot read the FMU's scenario %.800s", file);
             rbf_close_session(inst);
             return rbf_refuse(inst, call, reason);
         }

@@ -152,7 +152,7 @@ rbf_result rbf_set_state(rbf_instance *inst, const char *call, const unsigned ch
     for (int vr = 1; vr < m->n_vars; ++vr) {
         const rbf_var *v = &m->vars[vr];
         if (v->is_string) {
-            uint32_t len;
+            uint32_t len = 0;
             take(&r, &len, 4);
             char *copy = malloc((size_t)len + 1);
             if (copy == NULL) return rbf_refuse(inst, call, "out of memory");

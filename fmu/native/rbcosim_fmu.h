@@ -64,6 +64,7 @@ typedef struct rbf_instance {
     rbf_log_fn log;
     void *host;
     rbf_state state;
+    int time_variable;     /* vr 0 (time) is a readable variable (FMI 3) */
     double *reals;         /* per vr */
     char **strings;        /* per vr (NULL for Real variables) */
     double *wrench;        /* [n_points][6] */

@@ -44,7 +44,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument(
         "--native",
         action="store_true",
-        help="FMI 2.0 only: a C binary compiled now with the system compiler (gcc), a client "
+        help="a C binary (FMI 2.0 or 3.0, Linux) compiled now with the system compiler, a client "
         "of `rbcosim serve` that needs no Python in the host; it starts a local server when "
         "server.address is empty (the default); sources under sources/ in the FMU",
     )
@@ -121,10 +121,10 @@ def run_native(args: argparse.Namespace, scenario: Path, output: Path) -> int:
     """`--native`: the C FMU (rbcosim.fmu_export.native); exit 2 for options it lacks."""
     from rbcosim.fmu_export.native import export_native_fmu
 
-    refused = [flag for flag, given in (("--fmi 3", args.fmi != 2), ("--flex", args.flex),
+    refused = [flag for flag, given in (("--flex", args.flex),
                                         ("--mode embedded", args.mode == "embedded")) if given]
     if refused:
-        print(f"rbcosim export-fmu: error: --native builds an FMI 2.0 client of `rbcosim serve`; "
+        print(f"rbcosim export-fmu: error: --native builds a client of `rbcosim serve`; "
               f"{refused[0]} is not available with it", file=sys.stderr)
         return 2
     if output.suffix != ".fmu":
@@ -138,7 +138,8 @@ def run_native(args: argparse.Namespace, scenario: Path, output: Path) -> int:
     except ValueError as exc:
         print(f"rbcosim export-fmu: error: {exc}", file=sys.stderr)
         return 2
-    written = export_native_fmu(scenario, output, address=args.address or "", name=name)
+    written = export_native_fmu(scenario, output, fmi_version=args.fmi, address=args.address or "",
+                                name=name)
     where = args.address or "a local server it starts"
-    print(f"wrote {written} ({name}, FMI 2.0 co-simulation, native client of {where})")
+    print(f"wrote {written} ({name}, FMI {args.fmi}.0 co-simulation, native client of {where})")
     return 0

@@ -1,4 +1,4 @@
-"""`rbcosim export-fmu --native`: an FMI 2.0 co-simulation FMU whose binary is C, compiled
+"""`rbcosim export-fmu --native`: an FMI 2.0 or 3.0 co-simulation FMU whose binary is C, compiled
 here with the system compiler, a thin client of `rbcosim serve` (no Python in the host).
 
 The binary is fmu/native/*.c (FMI API, state machine, session, FMU states) with the C client
@@ -23,7 +23,12 @@ from pathlib import Path
 
 from rbcosim.errors import RbcosimError
 from rbcosim.fmu_export.build import ExportOptions, describe, model_identifier, referenced_files
-from rbcosim.fmu_export.native_files import fmi2_model_description, model_table_c
+from rbcosim.fmu_export.native_files import (
+    build_description,
+    fmi2_model_description,
+    fmi3_model_description,
+    model_table_c,
+)
 from rbcosim.fmu_export.table import (
     ACCELERATION_COMPONENTS,
     Variable,
@@ -34,8 +39,8 @@ from rbcosim.fmu_export.table import (
 _CHECKOUT = Path(__file__).resolve().parents[3]
 NATIVE_SOURCES = _CHECKOUT / "fmu" / "native"
 CLIENT_SOURCES = _CHECKOUT / "interfaces" / "c"
-#: The platform folder under binaries/ (FMI 2.0 names).
-PLATFORM = "linux64"
+#: The platform folder under binaries/, by FMI version.
+PLATFORM = {2: "linux64", 3: "x86_64-linux"}
 
 
 class NativeBuildError(RbcosimError):
@@ -46,11 +51,13 @@ def export_native_fmu(
     scenario: str | Path,
     output: str | Path,
     *,
+    fmi_version: int = 2,
     address: str = "",
     timeout: float = 30.0,
     name: str | None = None,
 ) -> Path:
-    """Build ``output`` (``.fmu``): scenario's rigid side as a native FMI 2.0 FMU.
+    """Build ``output`` (``.fmu``): scenario's rigid side as a native FMI ``fmi_version``
+    (2 or 3) co-simulation FMU.
 
     ``address`` is the default of the parameter ``server.address`` (empty: the FMU starts a
     local ``rbcosim serve`` itself), ``timeout`` the default of ``server.timeout`` (s, per
@@ -59,6 +66,8 @@ def export_native_fmu(
     """
     from rbcosim.cosim.rigid_side import RigidSide
 
+    if fmi_version not in PLATFORM:
+        raise ValueError(f"fmi_version must be 2 or 3, got {fmi_version!r}")
     if sys.platform != "linux":
         raise NativeBuildError(f"--native builds Linux FMUs only, not on {sys.platform}")
     scenario = Path(scenario).resolve()
@@ -77,20 +86,26 @@ def export_native_fmu(
         root = Path(tmp) / "fmu"
         sources = root / "sources"
         sources.mkdir(parents=True)
-        for folder, pattern in ((NATIVE_SOURCES, "*.[ch]"), (NATIVE_SOURCES / "include", "fmi2*.h"),
+        other = f"fmi{5 - fmi_version}_native.c"  # the other FMI version's API
+        for folder, pattern in ((NATIVE_SOURCES, "*.[ch]"),
+                                (NATIVE_SOURCES / "include", f"fmi{fmi_version}*.h"),
                                 (CLIENT_SOURCES, "*.[ch]")):
             for path in sorted(folder.glob(pattern)):
-                shutil.copy2(path, sources / path.name)
+                if path.name != other:
+                    shutil.copy2(path, sources / path.name)
         shutil.copy2(NATIVE_SOURCES / "include" / "LICENSE.txt", sources / "LICENSE_FMI.txt")
         (sources / "model_table.c").write_text(
             model_table_c(table, config, identifier, guid), "utf-8"
         )
         c_files = sorted(p.name for p in sources.glob("*.c"))
-        binary = root / "binaries" / PLATFORM / f"{identifier}.so"
+        (sources / "buildDescription.xml").write_bytes(build_description(identifier, c_files))
+        binary = root / "binaries" / PLATFORM[fmi_version] / f"{identifier}.so"
         binary.parent.mkdir(parents=True)
         compile_binary(sources, c_files, binary)
         (root / "modelDescription.xml").write_bytes(
             fmi2_model_description(table, config, identifier, guid, c_files)
+            if fmi_version == 2
+            else fmi3_model_description(table, config, identifier, guid)
         )
         bundle = root / "resources" / "scenario"
         bundle.mkdir(parents=True)
