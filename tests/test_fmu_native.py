@@ -287,3 +287,17 @@ def test_fmi3_native_validates_and_equals_fmi2(fmu_path, server, work):
             for p in (fmu_path, fmu3)]
     for name in outputs:
         assert runs[0][name].tobytes() == runs[1][name].tobytes(), name
+
+
+def test_lost_server_is_discard_naming_the_timeout(fmu_path, work):
+    with rbcosim_serve(root=Path(tempfile.gettempdir())) as address:
+        fmu = _started(fmu_path, work / "u_lost", {"server.address": address,
+                                                   "server.timeout": 0.5})
+        fmu.slave.exitInitializationMode()
+        fmu.do_step(0.0, 1e-3)
+    with pytest.raises(FMICallException) as info:  # the server has stopped
+        fmu.do_step(1e-3, 1e-3)
+    assert info.value.status == 2
+    assert "fmi2DoStep failed at t = 0.001 s: the server answered timeout" in fmu.messages()
+    fmu.slave.terminate()
+    fmu.slave.freeInstance()
