@@ -56,11 +56,20 @@ def fmu_path(work) -> Path:
 
 
 @pytest.fixture(scope="module")
-def unzipped(fmu_path, work) -> Path:
-    folder = work / "unzipped"
-    with zipfile.ZipFile(fmu_path) as z:
+def fmu3_path(work) -> Path:
+    _compiler()
+    return export_native_fmu(SCENARIO, work / "two_mass_native3.fmu", fmi_version=3)
+
+
+def _unzip(path: Path, folder: Path) -> Path:
+    with zipfile.ZipFile(path) as z:
         z.extractall(folder)
     return folder
+
+
+@pytest.fixture(scope="module")
+def unzipped(fmu_path, work) -> Path:
+    return _unzip(fmu_path, work / "unzipped")
 
 
 @pytest.fixture(scope="module")
@@ -87,11 +96,16 @@ def _no_libpython(path: Path) -> None:
     assert "python" not in linked.lower(), linked
 
 
-def test_c_host_without_python_matches_rbcosim_run(unzipped, server, work):
+@pytest.mark.parametrize("version", [2, 3], ids=["fmi2", "fmi3"])
+def test_c_host_without_python_matches_rbcosim_run(version, request, server, work):
     """The C host couples its own flexible structure (the reference body's exact propagator,
     matrices from the model) to the FMU; every row equals run_cosimulation's to 1e-9."""
-    binary = unzipped / "binaries" / "linux64" / "two_mass_oscillator.so"
-    host = work / "two_mass_host"
+    fmu = request.getfixturevalue("fmu_path" if version == 2 else "fmu3_path")
+    unzipped = _unzip(fmu, work / f"host_unzipped{version}")
+    platform = "linux64" if version == 2 else "x86_64-linux"
+    binary = unzipped / "binaries" / platform / "two_mass_oscillator.so"
+    resources = (unzipped / "resources").as_uri() if version == 2 else f"{unzipped}/resources/"
+    host = work / f"two_mass_host{version}"
     subprocess.run([_compiler(), "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-I",
                     str(REPO / "fmu" / "native" / "include"), str(HOST), "-o", str(host), "-ldl"],
                    check=True)
@@ -113,7 +127,7 @@ def test_c_host_without_python_matches_rbcosim_run(unzipped, server, work):
         lines.append(key + " " + " ".join(repr(float(x)) for x in np.ravel(values)))
     (work / "setup.txt").write_text("\n".join(lines) + "\n")
     out = work / "host.csv"
-    done = subprocess.run([str(host), str(binary), (unzipped / "resources").as_uri(),
+    done = subprocess.run([str(host), str(version), str(binary), resources,
                            _guid(unzipped), str(work / "setup.txt"), str(out)],
                           check=False, capture_output=True, text=True, timeout=120,
                           env=child_env())
@@ -268,8 +282,8 @@ def test_cli_native_flag(tmp_path, capsys):
         assert f"{named} is not available" in capsys.readouterr().err
 
 
-def test_fmi3_native_validates_and_equals_fmi2(fmu_path, server, work):
-    fmu3 = export_native_fmu(SCENARIO, work / "two_mass_native3.fmu", fmi_version=3)
+def test_fmi3_native_validates_and_equals_fmi2(fmu_path, fmu3_path, server):
+    fmu3 = fmu3_path
     assert validate_fmu(str(fmu3)) == []
     with zipfile.ZipFile(fmu3) as z:
         names = z.namelist()

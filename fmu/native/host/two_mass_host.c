@@ -1,9 +1,10 @@
 /* two_mass_host.c: a C co-simulation master without Python for the native rbcosim FMU of
  * scenarios/two_mass_oscillator.toml (tests/test_fmu_native.py builds and runs it).
  *
- *   two_mass_host BINARY.so RESOURCE_URI GUID SETUP_FILE OUT.csv
+ *   two_mass_host 2|3 BINARY.so RESOURCES TOKEN SETUP_FILE OUT.csv
  *
- * It dlopen()s the FMU's binary and runs the Jacobi scheme with held wrenches
+ * (FMI version; RESOURCES: the resources folder as a file URI for FMI 2, a path for FMI 3;
+ * TOKEN: the GUID / instantiationToken.) It dlopen()s the FMU's binary and runs the Jacobi scheme with held wrenches
  * (cosim.extrapolation = 0), the rigid side in the FMU and the flexible side here: a grounded
  * linear structure with one translational boundary DOF u_b (the interface's x, structure axes =
  * inertial) and k fixed-interface modes eta, as rbcosim's reference flexible body
@@ -27,6 +28,7 @@
 #include <string.h>
 
 #include "fmi2Functions.h"
+#include "fmi3Functions.h"
 
 #define MAXK 16
 enum { X, VX, AX, FX, FLEX_X, FLEX_VX, FLEX_Q0, GAP, EXTRAPOLATION, ADDRESS, N_NAMES };
@@ -147,13 +149,44 @@ static void flex_step(double x, double v, double a) {
     af = a;
 }
 
-#define LOAD(name) name##TYPE *name = (name##TYPE *)dlsym(lib, #name); \
-    if (name == NULL) fail("the FMU binary has no %s", #name)
-#define CHECK(call) do { fmi2Status s_ = (call); \
-    if (s_ != fmi2OK) fail("%s returned status %d", #call, (int)s_); } while (0)
+/* The FMI calls of either version behind one set of functions (fmi = 2 or 3). */
+static int fmi;
+static void *lib, *inst;
+static fmi2SetRealTYPE *set2;
+static fmi2GetRealTYPE *get2;
+static fmi2DoStepTYPE *step2;
+static fmi3SetFloat64TYPE *set3;
+static fmi3GetFloat64TYPE *get3;
+static fmi3DoStepTYPE *step3;
 
-static void logger(fmi2ComponentEnvironment env, fmi2String name, fmi2Status status,
-                   fmi2String category, fmi2String message, ...) {
+static void *load(const char *name) {
+    void *f = dlsym(lib, name);
+    if (f == NULL) fail("the FMU binary has no %s", name);
+    return f;
+}
+
+static void check(int status, const char *call) {
+    if (status != 0) fail("%s returned status %d", call, status);
+}
+
+static void get(const fmi2ValueReference *vr, size_t n, double *value) {
+    check(fmi == 2 ? (int)get2(inst, vr, n, value) : (int)get3(inst, vr, n, value, n), "get");
+}
+
+static void set(const fmi2ValueReference *vr, size_t n, const double *value) {
+    check(fmi == 2 ? (int)set2(inst, vr, n, value) : (int)set3(inst, vr, n, value, n), "set");
+}
+
+static void do_step(double t, double h) {
+    fmi3Boolean event, terminate, early;
+    double last;
+    check(fmi == 2 ? (int)step2(inst, t, h, fmi2True)
+                   : (int)step3(inst, t, h, fmi3True, &event, &terminate, &early, &last),
+          "doStep");
+}
+
+static void logger2(fmi2ComponentEnvironment env, fmi2String name, fmi2Status status,
+                    fmi2String category, fmi2String message, ...) {
     va_list args;
     (void)env;
     fprintf(stderr, "[%s %d %s] ", name, (int)status, category);
@@ -163,51 +196,99 @@ static void logger(fmi2ComponentEnvironment env, fmi2String name, fmi2Status sta
     fputc('\n', stderr);
 }
 
-int main(int argc, char **argv) {
-    if (argc != 6) fail("usage: two_mass_host BINARY.so RESOURCE_URI GUID SETUP OUT.csv");
-    read_setup(argv[4]);
-    void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
-    if (lib == NULL) fail("dlopen: %s", dlerror());
-    LOAD(fmi2Instantiate); LOAD(fmi2SetupExperiment); LOAD(fmi2EnterInitializationMode);
-    LOAD(fmi2ExitInitializationMode); LOAD(fmi2SetReal); LOAD(fmi2GetReal);
-    LOAD(fmi2SetString); LOAD(fmi2DoStep); LOAD(fmi2Terminate); LOAD(fmi2FreeInstance);
-    fmi2CallbackFunctions callbacks = {logger, NULL, NULL, NULL, NULL};
-    fmi2Component c = fmi2Instantiate("rigid", fmi2CoSimulation, argv[3], argv[2], &callbacks,
-                                      fmi2False, fmi2False);
-    if (c == NULL) fail("fmi2Instantiate failed");
-    FILE *out = fopen(argv[5], "w");
-    if (out == NULL) fail("cannot write %s", argv[5]);
+static void logger3(fmi3InstanceEnvironment env, fmi3Status status, fmi3String category,
+                    fmi3String message) {
+    (void)env;
+    fprintf(stderr, "[%d %s] %s\n", (int)status, category, message);
+}
+
+/* Instantiate, enter initialization mode at t = 0, set the server and cosim.extrapolation = 0
+ * (held wrenches: the session protocol carries no wrench derivatives), exit. */
+static void start(const char *resources, const char *token) {
     const fmi2ValueReference *vr = setup.vr;
-    double t = 0.0, zero = 0.0, m[3];
-    fmi2String address = setup.address;
-    CHECK(fmi2SetupExperiment(c, fmi2False, 0.0, t, fmi2False, 0.0));
-    CHECK(fmi2EnterInitializationMode(c));
-    CHECK(fmi2SetString(c, &vr[ADDRESS], 1, &address));
-    CHECK(fmi2SetReal(c, &vr[EXTRAPOLATION], 1, &zero));
-    CHECK(fmi2ExitInitializationMode(c));
-    CHECK(fmi2GetReal(c, &vr[X], 3, m)); /* the initial motion places the frame */
+    double zero = 0.0;
+    const char *address = setup.address;
+    if (fmi == 2) {
+        static fmi2CallbackFunctions callbacks = {logger2, NULL, NULL, NULL, NULL};
+        inst = ((fmi2InstantiateTYPE *)load("fmi2Instantiate"))(
+            "rigid", fmi2CoSimulation, token, resources, &callbacks, fmi2False, fmi2False);
+        if (inst == NULL) fail("fmi2Instantiate failed");
+        check(((fmi2SetupExperimentTYPE *)load("fmi2SetupExperiment"))(
+                  inst, fmi2False, 0.0, 0.0, fmi2False, 0.0), "fmi2SetupExperiment");
+        check(((fmi2EnterInitializationModeTYPE *)load("fmi2EnterInitializationMode"))(inst),
+              "fmi2EnterInitializationMode");
+        check(((fmi2SetStringTYPE *)load("fmi2SetString"))(inst, &vr[ADDRESS], 1, &address),
+              "fmi2SetString");
+    } else {
+        inst = ((fmi3InstantiateCoSimulationTYPE *)load("fmi3InstantiateCoSimulation"))(
+            "rigid", token, resources, fmi3False, fmi3False, fmi3False, fmi3False, NULL, 0,
+            NULL, logger3, NULL);
+        if (inst == NULL) fail("fmi3InstantiateCoSimulation failed");
+        check(((fmi3EnterInitializationModeTYPE *)load("fmi3EnterInitializationMode"))(
+                  inst, fmi3False, 0.0, 0.0, fmi3False, 0.0), "fmi3EnterInitializationMode");
+        check(((fmi3SetStringTYPE *)load("fmi3SetString"))(inst, &vr[ADDRESS], 1, &address, 1),
+              "fmi3SetString");
+    }
+    set(&vr[EXTRAPOLATION], 1, &zero);
+    check(fmi == 2 ? (int)((fmi2ExitInitializationModeTYPE *)load("fmi2ExitInitializationMode"))(inst)
+                   : (int)((fmi3ExitInitializationModeTYPE *)load("fmi3ExitInitializationMode"))(inst),
+          "exitInitializationMode");
+}
+
+static void stop(void) {
+    if (fmi == 2) {
+        check(((fmi2TerminateTYPE *)load("fmi2Terminate"))(inst), "fmi2Terminate");
+        ((fmi2FreeInstanceTYPE *)load("fmi2FreeInstance"))(inst);
+    } else {
+        check(((fmi3TerminateTYPE *)load("fmi3Terminate"))(inst), "fmi3Terminate");
+        ((fmi3FreeInstanceTYPE *)load("fmi3FreeInstance"))(inst);
+    }
+}
+
+int main(int argc, char **argv) {
+    if (argc != 7 || (strcmp(argv[1], "2") && strcmp(argv[1], "3"))) {
+        fail("usage: two_mass_host 2|3 BINARY.so RESOURCES TOKEN SETUP OUT.csv");
+    }
+    fmi = argv[1][0] - '0';
+    read_setup(argv[5]);
+    lib = dlopen(argv[2], RTLD_NOW | RTLD_LOCAL);
+    if (lib == NULL) fail("dlopen: %s", dlerror());
+    if (fmi == 2) {
+        set2 = (fmi2SetRealTYPE *)load("fmi2SetReal");
+        get2 = (fmi2GetRealTYPE *)load("fmi2GetReal");
+        step2 = (fmi2DoStepTYPE *)load("fmi2DoStep");
+    } else {
+        set3 = (fmi3SetFloat64TYPE *)load("fmi3SetFloat64");
+        get3 = (fmi3GetFloat64TYPE *)load("fmi3GetFloat64");
+        step3 = (fmi3DoStepTYPE *)load("fmi3DoStep");
+    }
+    FILE *out = fopen(argv[6], "w");
+    if (out == NULL) fail("cannot write %s", argv[6]);
+    start(argv[3], argv[4]);
+    const fmi2ValueReference *vr = setup.vr;
+    double t = 0.0, m[3];
+    get(&vr[X], 3, m); /* the initial motion places the frame */
     xf = m[0];
     vf = m[1];
     af = m[2];
     for (long n = 0; n <= setup.steps; ++n) {
         double wrench = flex_wrench(), report[3] = {xf, vf, 1.0}, row[3];
-        if (n == 0) CHECK(fmi2SetReal(c, &vr[FX], 1, &wrench)); /* held from t_0 */
-        CHECK(fmi2SetReal(c, &vr[FLEX_X], 3, report)); /* flex.x, flex.vx, flex.q0 */
+        if (n == 0) set(&vr[FX], 1, &wrench); /* held from t_0 */
+        set(&vr[FLEX_X], 3, report);          /* flex.x, flex.vx, flex.q0 */
         fmi2ValueReference outs[3] = {vr[X], vr[VX], vr[GAP]};
-        CHECK(fmi2GetReal(c, outs, 3, row));
+        get(outs, 3, row);
         fprintf(out, "%.17g,%.17g,%.17g,%.17g", t, row[0], row[1], row[2]);
         for (int i = 0; i < setup.k; ++i) fprintf(out, ",%.17g", setup.eta[i]);
         fputc('\n', out);
         if (n == setup.steps) break;
-        CHECK(fmi2GetReal(c, &vr[X], 3, m)); /* the motion at t_n, before the new wrench */
-        CHECK(fmi2SetReal(c, &vr[FX], 1, &wrench));
+        get(&vr[X], 3, m); /* the motion at t_n, before the new wrench */
+        set(&vr[FX], 1, &wrench);
         flex_step(m[0], m[1], m[2]);
-        CHECK(fmi2DoStep(c, t, setup.H, fmi2True));
+        do_step(t, setup.H);
         t += setup.H;
     }
     fclose(out);
-    CHECK(fmi2Terminate(c));
-    fmi2FreeInstance(c);
+    stop();
     dlclose(lib);
     return 0;
 }
