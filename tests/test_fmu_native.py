@@ -315,3 +315,42 @@ def test_lost_server_is_discard_naming_the_timeout(fmu_path, work):
     assert "fmi2DoStep failed at t = 0.001 s: the server answered timeout" in fmu.messages()
     fmu.slave.terminate()
     fmu.slave.freeInstance()
+
+
+def test_calls_out_of_order_are_refused_and_change_nothing(fmu_path, server, work):
+    fmu = open_fmu(fmu_path, work / "u_order", initialize=False)
+    with pytest.raises(FMICallException) as info:  # doStep before initialization
+        fmu.do_step(0.0, 1e-3)
+    assert info.value.status == 2 and "fmi2DoStep refused: not allowed in instantiated" in \
+        fmu.messages()
+    fmu.slave.reset()
+    fmu.slave.setupExperiment(startTime=0.0)
+    fmu.slave.enterInitializationMode()
+    fmu.slave.setString(fmu.vr("server.address"), [server])
+    fmu.slave.exitInitializationMode()
+    before = fmu.get(["interface.x", "bodies.mass1.mass"])
+    for call in (lambda: fmu.set(["bodies.mass1.mass"], [2.0]),   # a parameter after init
+                 lambda: fmu.set(["interface.x"], [1.0]),          # an output
+                 lambda: fmu.slave.getReal([10_000]),              # an unknown reference
+                 lambda: fmu.slave.enterInitializationMode()):     # twice
+        with pytest.raises(FMICallException) as info:
+            call()
+        assert info.value.status == 3
+    assert fmu.get(["interface.x", "bodies.mass1.mass"]) == before
+    assert "bodies.mass1.mass (value reference" in fmu.messages()
+    assert "value reference 10000 is not a Real variable" in fmu.messages()
+    fmu.slave.reset()  # back to instantiated: a new session at the next initialization
+    fmu.slave.setupExperiment(startTime=0.0)
+    fmu.slave.enterInitializationMode()
+    fmu.slave.setString(fmu.vr("server.address"), [server])
+    fmu.slave.exitInitializationMode()
+    fmu.do_step(0.0, 2e-3)  # a whole multiple: two macro steps, the same bits
+    other = _started(fmu_path, work / "u_order2", {"server.address": server})
+    other.slave.exitInitializationMode()
+    other.do_step(0.0, 1e-3)
+    other.do_step(1e-3, 1e-3)
+    names = ["interface.x", "interface.vx", "interface.ax"]
+    assert bits(fmu.get(names)) == bits(other.get(names))
+    assert fmu.get(["interface.x"])[0] < before[0]
+    fmu.close()
+    other.close()
