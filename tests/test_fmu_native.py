@@ -22,7 +22,8 @@ from server_process import child_env, rbcosim_serve
 from test_fmu_support import OpenFmu, bits, open_fmu
 
 from rbcosim.cli.main import main
-from rbcosim.cosim.master import CosimMaster, run_cosimulation
+from rbcosim.cosim.flex_endpoint import motion_of
+from rbcosim.cosim.master import CosimMaster, build_endpoints, run_cosimulation
 from rbcosim.flex.layout import PREF
 from rbcosim.fmu_export import ExportOptions, export_fmu
 from rbcosim.fmu_export.native import export_native_fmu
@@ -169,10 +170,15 @@ def test_fmpy_run_equals_the_python_remote_fmu(fmu_path, server, work):
     remote_md = fmpy.read_model_description(str(remote))
     native = {v.name: (v.valueReference, v.causality) for v in native_md.modelVariables}
     python = {v.name: (v.valueReference, v.causality) for v in remote_md.modelVariables}
-    # The same names and value references, plus the six acceleration outputs at the end.
+    # The same names and value references, plus after them the exchange variables the session
+    # carries: accelerations, wrench derivatives (1st, 2nd) and the added mass.
     assert {n: native[n] for n in python} == python
-    assert sorted(set(native) - set(python)) == sorted(
-        f"interface.{c}" for c in ("ax", "ay", "az", "alx", "aly", "alz"))
+    wrench = ("fx", "fy", "fz", "mx", "my", "mz")
+    extra = [f"interface.{c}" for c in ("ax", "ay", "az", "alx", "aly", "alz")]
+    extra += [f"interface.{d}{w}" for w in wrench for d in ("d", "d2")]
+    extra += [f"interface.added_mass[{i},{j}]" for i in range(1, 7) for j in range(1, 7)]
+    assert sorted(set(native) - set(python)) == sorted([*extra, "interface.added_mass_frame"])
+    assert min(native[n][0] for n in extra) == len(python) + 1
     outputs = [n for n, (_, causality) in python.items() if causality == "output"]
     runs = [fmpy.simulate_fmu(str(path), stop_time=0.02, output=outputs,
                               start_values={"server.address": server, "bodies.mass1.mass": 1.5})
@@ -239,6 +245,15 @@ def test_errors_name_the_cause(fmu_path, server, work):
     with pytest.raises(FMICallException):
         fmu.slave.exitInitializationMode()
     assert "scenario_error" in fmu.messages() and "bodies.mass1.mass" in fmu.messages()
+    fmu.slave.freeInstance()
+    # An added-mass frame that is neither 'point' nor 'inertial', named.
+    fmu = _started(fmu_path, work / "u_err4", {"server.address": server,
+                                               "interface.added_mass[1,1]": 0.5,
+                                               "interface.added_mass_frame": "body"})
+    with pytest.raises(FMICallException):
+        fmu.slave.exitInitializationMode()
+    assert "interface.added_mass_frame: expected 'point' or 'inertial', got 'body'" in \
+        fmu.messages()
     fmu.slave.freeInstance()
     # A step size that is not a whole multiple of the macro step: Discard, nothing sent.
     fmu = _started(fmu_path, work / "u_err3", {"server.address": server})
@@ -354,3 +369,71 @@ def test_calls_out_of_order_are_refused_and_change_nothing(fmu_path, server, wor
     assert fmu.get(["interface.x"])[0] < before[0]
     fmu.close()
     other.close()
+
+
+PENDULUM = REPO / "scenarios" / "rigid_flex_pendulum.toml"
+KIN = ("x", "y", "z", "q0", "q1", "q2", "q3", "vx", "vy", "vz", "wx", "wy", "wz")
+MOTION = KIN + ("ax", "ay", "az", "alx", "aly", "alz")
+WRENCH = ("fx", "fy", "fz", "mx", "my", "mz")
+
+
+def test_pendulum_with_added_mass_and_polynomials_matches_rbcosim_run(server, work):
+    """rbcosim's own flexible beam (FlexEndpoint) through FMPy and the native FMU, the scenario's
+    Gauss–Seidel flex-first scheme with linear interpolation and the beam's added mass handed
+    over, as CosimMaster does in process: equals run_cosimulation."""
+    path = export_native_fmu(PENDULUM, work / "pendulum_native.fmu")
+    scenario = load_scenario(PENDULUM, {"solver.t_end": "0.025", "solver.output_every": "1"})
+    H = scenario.cosim.macro_step
+    endpoints = build_endpoints(scenario, H)
+    fmu = _started(path, work / "u_pendulum", {"server.address": server})
+
+    def motions(t):
+        return {j: motion_of(np.array(fmu.get([f"{ep.coupling.point}.{c}" for c in MOTION])), t)
+                for j, ep in endpoints.items()}
+
+    def set_wrench(polynomials):
+        for j, ep in endpoints.items():
+            c = np.zeros((3, 6))
+            c[: len(polynomials[j])] = polynomials[j]
+            names = [f"{ep.coupling.point}.{d}{w}" for d in ("", "d", "d2") for w in WRENCH]
+            fmu.set(names, [*c[0], *c[1], *(2.0 * c[2])])
+
+    def report():
+        for j, ep in endpoints.items():
+            fmu.set([f"{j}.flex.{c}" for c in KIN], list(ep.report()[0]))
+
+    t = 0.0
+    handed = 0
+    for j, m in motions(t).items():  # initialization mode: the scenario's initial motion
+        handover = endpoints[j].initialize(t, m)
+        if handover is not None:
+            p = endpoints[j].coupling.point
+            fmu.set([f"{p}.added_mass[{i},{k}]" for i in range(1, 7) for k in range(1, 7)],
+                    list(np.ravel(handover[0])))
+            fmu.slave.setString(fmu.vr(f"{p}.added_mass_frame"), [handover[1]])
+            handed += 1
+    assert handed == 1  # the beam is heavier than the link's tip: massive boundary
+    fmu.slave.exitInitializationMode()
+    set_wrench({j: ep.polynomial(t) for j, ep in endpoints.items()})
+    report()
+    rows = [[*fmu.get(["tip.x", "tip.z", "clamp.gap_pos"]), *endpoints["clamp"].row()]]
+    for _ in range(100):
+        m = motions(t)  # before the step's wrench
+        set_wrench({j: ep.inputs_for_rigid(t, m[j])[0] for j, ep in endpoints.items()})
+        fmu.do_step(t, H)
+        for j, ep in endpoints.items():
+            ep.finish(t, m[j])
+        t += H
+        report()
+        rows.append([*fmu.get(["tip.x", "tip.z", "clamp.gap_pos"]), *endpoints["clamp"].row()])
+    fmu.close()
+    got = np.array(rows)
+
+    ref = run_cosimulation(scenario, progress=False)
+    for col, name in enumerate(["tip.x", "tip.z", None, "beam.eta1", "beam.eta2"]):
+        if name is None:  # the session's gaps after the step to t_(n+1) are those of t_n
+            gap = ref["clamp.gap_pos"]
+            assert np.abs(got[1:, col] - gap[:-1]).max() <= 1e-9 * np.abs(gap).max()
+            continue
+        scale = np.abs(ref[name]).max()
+        assert scale > 0 and np.abs(got[:, col] - ref[name]).max() <= 1e-9 * scale, name

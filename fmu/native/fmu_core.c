@@ -51,7 +51,7 @@ static int load_start_values(rbf_instance *inst) {
         if (v->is_string && (inst->strings[vr] = strdup(v->start_string)) == NULL) return -1;
     }
     inst->reals[0] = m->start_time;
-    memset(inst->wrench, 0, sizeof(double) * 6 * (size_t)m->n_points);
+    memset(inst->wrench, 0, sizeof(double) * 18 * (size_t)m->n_points);
     memset(inst->motions, 0, sizeof(double) * 19 * (size_t)m->n_points);
     for (int j = 0; j < m->n_joints; ++j) {
         /* Until the master sets them the session receives the rest pose (identity). */
@@ -74,7 +74,7 @@ rbf_instance *rbf_new(const char *resources, rbf_log_fn log, void *host) {
     inst->resources = strdup(resources);
     inst->reals = calloc((size_t)m->n_vars, sizeof(double));
     inst->strings = calloc((size_t)m->n_vars, sizeof(char *));
-    inst->wrench = calloc((size_t)m->n_points * 6 + 1, sizeof(double));
+    inst->wrench = calloc((size_t)m->n_points * 18 + 1, sizeof(double));
     inst->motions = calloc((size_t)m->n_points * 19 + 1, sizeof(double));
     inst->flex = calloc((size_t)m->n_joints * 13 + 1, sizeof(double));
     if (inst->resources == NULL || inst->reals == NULL || inst->strings == NULL ||
@@ -103,7 +103,21 @@ void rbf_free(rbf_instance *inst) {
 
 /* -- values ---------------------------------------------------------------------------- */
 
-static int is_input(const rbf_var *v) { return v->kind == RBF_WRENCH || v->kind == RBF_FLEX; }
+static int is_input(const rbf_var *v) {
+    return v->kind == RBF_WRENCH || v->kind == RBF_WRENCH_RATE || v->kind == RBF_WRENCH_RATE2 ||
+           v->kind == RBF_FLEX;
+}
+
+void rbf_store_real(rbf_instance *inst, unsigned vr, double value) {
+    const rbf_var *v = &inst->m->vars[vr];
+    inst->reals[vr] = value;
+    if (v->kind == RBF_WRENCH || v->kind == RBF_WRENCH_RATE || v->kind == RBF_WRENCH_RATE2) {
+        int order = v->kind == RBF_WRENCH ? 0 : v->kind == RBF_WRENCH_RATE ? 1 : 2;
+        inst->wrench[18 * v->owner + 6 * order + v->index] = order == 2 ? 0.5 * value : value;
+    } else if (v->kind == RBF_FLEX) {
+        inst->flex[13 * v->owner + v->index] = value;
+    }
+}
 
 /* NULL if every reference exists and is of the type; else the reason (in buffer). */
 static const char *check_refs(const rbf_instance *inst, const unsigned *vr, size_t n,
@@ -128,7 +142,8 @@ static const char *check_settable(const rbf_instance *inst, const unsigned *vr, 
     int before_end = inst->state == RBF_INSTANTIATED || inst->state == RBF_INITIALIZATION;
     for (size_t i = 0; i < n; ++i) {
         const rbf_var *v = &inst->m->vars[vr[i]];
-        int parameter = v->kind == RBF_PARAMETER || v->kind == RBF_SERVER;
+        int parameter = v->kind == RBF_PARAMETER || v->kind == RBF_SERVER ||
+                        v->kind == RBF_ADDED_MASS || v->kind == RBF_ADDED_MASS_FRAME;
         if (!(is_input(v) && (before_end || inst->state == RBF_STEPPING)) &&
             !(parameter && before_end)) {
             snprintf(buffer, size, "%s (value reference %u) cannot be set in %s", v->name,
@@ -145,7 +160,7 @@ static rbf_result report_wrench(rbf_instance *inst, const char *call) {
     rbc_inputs in = {0};
     rbc_exchange x;
     in.wrench = inst->wrench;
-    in.wrench_terms = 1;
+    in.wrench_terms = 3;
     in.flex_kinematics = inst->m->n_joints ? inst->flex : NULL;
     if (rbc_report(inst->client, &in, &x) != RBC_OK) {
         char reason[600];
@@ -184,13 +199,9 @@ rbf_result rbf_set_reals(rbf_instance *inst, const char *call, const unsigned *v
     if (bad == NULL && n > 0 && value == NULL) bad = "NULL value array";
     if (bad != NULL) return rbf_refuse(inst, call, bad);
     for (size_t i = 0; i < n; ++i) {
-        const rbf_var *v = &inst->m->vars[vr[i]];
-        inst->reals[vr[i]] = value[i];
-        if (v->kind == RBF_WRENCH) {
-            inst->wrench[6 * v->owner + v->index] = value[i];
+        rbf_store_real(inst, vr[i], value[i]);
+        if (is_input(&inst->m->vars[vr[i]]) && inst->m->vars[vr[i]].kind != RBF_FLEX) {
             inst->wrench_pending = 1;
-        } else if (v->kind == RBF_FLEX) {
-            inst->flex[13 * v->owner + v->index] = value[i];
         }
     }
     return RBF_OK;
@@ -280,7 +291,7 @@ rbf_result rbf_do_step(rbf_instance *inst, const char *call, double t, double h)
     }
     rbc_inputs in = {0};
     in.wrench = inst->wrench;
-    in.wrench_terms = 1;
+    in.wrench_terms = 3;
     in.flex_kinematics = m->n_joints ? inst->flex : NULL;
     for (long i = 0; i < k; ++i) {
         rbc_exchange x;

@@ -167,6 +167,43 @@ static rbc_status create_session(rbf_instance *inst, const char *folder, const c
     return status;
 }
 
+/* The added-mass parameters, when any is nonzero, to the session (rbc_set_added_mass): the
+ * rigid side then treats them implicitly. 0, or -1 with the reason in reason[size]. */
+static int hand_over_added_mass(rbf_instance *inst, char *reason, size_t size) {
+    const rbf_model *m = inst->m;
+    size_t np = (size_t)m->n_points;
+    double *mass = calloc(np * 36 + 1, sizeof(double));
+    const char **frames = calloc(np + 1, sizeof(char *));
+    int any = 0, rc = 0;
+    if (mass == NULL || frames == NULL) {
+        snprintf(reason, size, "out of memory");
+        rc = -1;
+    }
+    for (int vr = 1; rc == 0 && vr < m->n_vars; ++vr) {
+        const rbf_var *v = &m->vars[vr];
+        if (v->kind == RBF_ADDED_MASS) {
+            mass[36 * v->owner + v->index] = inst->reals[vr];
+            any |= inst->reals[vr] != 0.0;
+        } else if (v->kind == RBF_ADDED_MASS_FRAME) {
+            const char *frame = inst->strings[vr];
+            if (strcmp(frame, "point") != 0 && strcmp(frame, "inertial") != 0) {
+                snprintf(reason, size, "%s: expected 'point' or 'inertial', got '%.100s'",
+                         v->name, frame);
+                rc = -1;
+            }
+            frames[v->owner] = frame;
+        }
+    }
+    if (rc == 0 && any && rbc_set_added_mass(inst->client, mass, frames) != RBC_OK) {
+        snprintf(reason, size, "the server refused the added mass: %s: %s",
+                 rbc_error_code(inst->client), rbc_error_message(inst->client));
+        rc = -1;
+    }
+    free(mass);
+    free(frames);
+    return rc;
+}
+
 rbf_result rbf_open_session(rbf_instance *inst, const char *call) {
     const rbf_model *m = inst->m;
     const char *address = server_string(inst, "address");
@@ -219,6 +256,10 @@ rbf_result rbf_open_session(rbf_instance *inst, const char *call) {
     inst->attached = 1;
     if (coupling.macro_step > 0) inst->macro_step = coupling.macro_step;
     rbf_publish(inst, &x);
+    if (hand_over_added_mass(inst, reason, sizeof reason) != 0) {
+        rbf_close_session(inst);
+        return rbf_refuse(inst, call, reason);
+    }
     return RBF_OK;
 }
 

@@ -160,10 +160,8 @@ rbf_result rbf_set_state(rbf_instance *inst, const char *call, const unsigned ch
             copy[len] = '\0';
             free(inst->strings[vr]);
             inst->strings[vr] = copy;
-        } else if (v->kind == RBF_WRENCH) {
-            inst->wrench[6 * v->owner + v->index] = inst->reals[vr];
-        } else if (v->kind == RBF_FLEX) {
-            inst->flex[13 * v->owner + v->index] = inst->reals[vr];
+        } else {
+            rbf_store_real(inst, (unsigned)vr, inst->reals[vr]);
         }
     }
     inst->state = (rbf_state)state;

@@ -17,11 +17,15 @@
 typedef enum rbf_kind {
     RBF_TIME,          /* vr 0, the independent variable (s) */
     RBF_WRENCH,        /* input: point owner, component index 0..5 (N, N m) */
+    RBF_WRENCH_RATE,   /* input: its first time derivative (N/s, N m/s) */
+    RBF_WRENCH_RATE2,  /* input: its second time derivative (N/s2, N m/s2) */
     RBF_POINT,         /* output: point owner, kinematics component 0..12 */
     RBF_ACCELERATION,  /* output: point owner, acceleration component 0..5 (m/s2, rad/s2) */
     RBF_FLEX,          /* input: joint owner, node kinematics component 0..12 */
     RBF_GAP,           /* output: joint owner, gap component 0..3 */
     RBF_PARAMETER,     /* parameter: key is the scenario key */
+    RBF_ADDED_MASS,    /* parameter: point owner, element 6 i + j of its 6x6 added mass */
+    RBF_ADDED_MASS_FRAME, /* String parameter: point owner, "point" or "inertial" */
     RBF_SERVER         /* String/Real parameter: key is address, session or timeout */
 } rbf_kind;
 
@@ -67,7 +71,8 @@ typedef struct rbf_instance {
     int time_variable;     /* vr 0 (time) is a readable variable (FMI 3) */
     double *reals;         /* per vr */
     char **strings;        /* per vr (NULL for Real variables) */
-    double *wrench;        /* [n_points][6] */
+    double *wrench;        /* [n_points][3][6]: W, dW/dt, (d2W/dt2)/2, W(t_n + tau) =
+                              sum_j c_j tau^j over a step from t_n */
     double *flex;          /* [n_joints][13] */
     double *motions;       /* [n_points][19] at the current time */
     int wrench_pending;    /* wrench inputs changed since the last exchange */
@@ -108,5 +113,7 @@ rbf_result rbf_set_state(rbf_instance *inst, const char *call, const unsigned ch
 rbf_result rbf_open_session(rbf_instance *inst, const char *call);
 void rbf_close_session(rbf_instance *inst);
 void rbf_publish(rbf_instance *inst, const rbc_exchange *x);
+/* Store a Real value, and an input also where the session takes it (wrench, node). */
+void rbf_store_real(rbf_instance *inst, unsigned vr, double value);
 
 #endif /* RBCOSIM_FMU_H */

@@ -31,6 +31,9 @@ from rbcosim.fmu_export.native_files import (
 )
 from rbcosim.fmu_export.table import (
     ACCELERATION_COMPONENTS,
+    ADDED_MASS_UNITS,
+    WRENCH_COMPONENTS,
+    WRENCH_DERIVATIVES,
     Variable,
     VariableTable,
     variable_row,
@@ -78,7 +81,7 @@ def export_native_fmu(
     side = RigidSide.from_scenario(scenario)
     options = ExportOptions(mode="remote", address=address, timeout=timeout, name=identifier)
     table, config = describe(scenario, options, side=side)
-    table = with_accelerations(table, side)
+    table = with_exchange(table, side)
     config["description"] = config["description"].replace("(remote)", "(native)")
     guid = str(uuid.uuid5(uuid.NAMESPACE_URL, f"rbcosim-native:{identifier}:{table.to_json()}"))
 
@@ -121,19 +124,39 @@ def export_native_fmu(
     return output
 
 
-def with_accelerations(table: VariableTable, side) -> VariableTable:
-    """The remote table plus each point's acceleration outputs ``P.ax`` .. ``P.alz`` (start:
-    the scenario's initial accelerations) numbered after it, so that every other variable keeps
-    the Python remote FMU's value reference: the session's replies carry the accelerations,
-    and a flexible side stepping from t_n needs them."""
-    extra = []
+def with_exchange(table: VariableTable, side) -> VariableTable:
+    """The remote table plus, numbered after it (so that every other variable keeps the Python
+    remote FMU's value reference), embedded mode's exchange variables that the session protocol
+    carries: each point's accelerations ``P.ax`` .. ``P.alz`` (outputs; start: the scenario's
+    initial accelerations), the first and second time derivatives of its wrench ``P.dfx`` ..
+    ``P.d2mz`` (inputs) and its added mass ``P.added_mass[i,j]`` with ``P.added_mass_frame``
+    (parameters)."""
+    rows = []
     for point, values in zip(side.point_names, side.point_accelerations()):
         for index, (comp, unit, text) in enumerate(ACCELERATION_COMPONENTS):
-            row = variable_row(f"{point}.{comp}", "acceleration", "output", float(values[index]),
-                               unit, f"{point}: {text}, at the session's current time", point,
-                               index)
-            extra.append(Variable(vr=len(table.variables) + len(extra), **row))
-    return replace(table, variables=table.variables + tuple(extra))
+            rows.append(variable_row(f"{point}.{comp}", "acceleration", "output",
+                                     float(values[index]), unit,
+                                     f"{point}: {text}, at the session's current time", point,
+                                     index))
+        for index, (comp, unit, text) in enumerate(WRENCH_COMPONENTS):
+            for kind, prefix, suffix, what in WRENCH_DERIVATIVES[:2]:
+                rows.append(variable_row(f"{point}.{prefix}{comp}", kind, "input", 0.0,
+                                         unit + suffix, f"{point}: {what} {text}", point, index))
+        for i in range(6):
+            for j in range(6):
+                rows.append(variable_row(
+                    f"{point}.added_mass[{i + 1},{j + 1}]", "added_mass", "parameter", 0.0,
+                    ADDED_MASS_UNITS[i // 3][j // 3],
+                    f"{point}: flexible side's added mass on [a; alpha], row {i + 1}, column "
+                    f"{j + 1}, in the axes of {point}.added_mass_frame; the wrench inputs then "
+                    "exclude its part", point, 6 * i + j, variability="fixed"))
+        rows.append(variable_row(
+            f"{point}.added_mass_frame", "added_mass_frame", "parameter", "point", None,
+            f"{point}: axes of {point}.added_mass: 'point' (turn with the point) or 'inertial'",
+            point, variability="fixed"))
+    first = len(table.variables)
+    extra = tuple(Variable(vr=first + n, **row) for n, row in enumerate(rows))
+    return replace(table, variables=table.variables + extra)
 
 
 def compile_binary(sources: Path, c_files: list[str], binary: Path) -> None:

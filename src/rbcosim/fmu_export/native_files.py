@@ -12,6 +12,10 @@ from rbcosim.fmu_export.table import VariableTable
 #: Table kind -> the rbf_kind of fmu/native/rbcosim_fmu.h.
 C_KINDS = {
     "wrench": "RBF_WRENCH",
+    "wrench_rate": "RBF_WRENCH_RATE",
+    "wrench_rate2": "RBF_WRENCH_RATE2",
+    "added_mass": "RBF_ADDED_MASS",
+    "added_mass_frame": "RBF_ADDED_MASS_FRAME",
     "point": "RBF_POINT",
     "acceleration": "RBF_ACCELERATION",
     "flex": "RBF_FLEX",
