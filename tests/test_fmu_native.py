@@ -33,8 +33,8 @@ pytestmark = pytest.mark.fmu
 
 SCENARIO = REPO / "scenarios" / "two_mass_oscillator.toml"
 HOST = REPO / "fmu" / "native" / "host" / "two_mass_host.c"
-#: Jacobi with held wrenches: the session protocol carries held wrenches (no derivatives).
-HOLD = {"cosim.extrapolation": "0", "solver.output_every": "1", "solver.t_end": "0.2"}
+#: Every step in the results, 0.2 s.
+SHORT = {"solver.output_every": "1", "solver.t_end": "0.2"}
 STEPS = 200
 
 
@@ -97,10 +97,13 @@ def _no_libpython(path: Path) -> None:
     assert "python" not in linked.lower(), linked
 
 
-@pytest.mark.parametrize("version", [2, 3], ids=["fmi2", "fmi3"])
-def test_c_host_without_python_matches_rbcosim_run(version, request, server, work):
+@pytest.mark.parametrize(("version", "extrapolation"), [(2, 1), (3, 1), (2, 0)],
+                         ids=["fmi2", "fmi3", "fmi2-hold"])
+def test_c_host_without_python_matches_rbcosim_run(version, extrapolation, request, server,
+                                                   work):
     """The C host couples its own flexible structure (the reference body's exact propagator,
-    matrices from the model) to the FMU; every row equals run_cosimulation's to 1e-9."""
+    matrices from the model) to the FMU, Jacobi with the scenario's linear extrapolation (or
+    held inputs); every row equals run_cosimulation's to 1e-9."""
     fmu = request.getfixturevalue("fmu_path" if version == 2 else "fmu3_path")
     unzipped = _unzip(fmu, work / f"host_unzipped{version}")
     platform = "linux64" if version == 2 else "x86_64-linux"
@@ -113,23 +116,27 @@ def test_c_host_without_python_matches_rbcosim_run(version, request, server, wor
     _no_libpython(host)
     _no_libpython(binary)
 
-    scenario = load_scenario(SCENARIO, HOLD)
+    scenario = load_scenario(SCENARIO, {**SHORT, "cosim.extrapolation": str(extrapolation)})
+    assert scenario.cosim.scheme == "jacobi"
     H = scenario.cosim.macro_step
     body = CosimMaster(scenario).endpoints["coupling"].body  # initialized: eta at t0
     P, W, FB, S = body._propagator(H), body._w, body._fb, body._interior_shift
     vr = _vr(unzipped)
-    lines = [f"address {server}", f"steps {STEPS}", f"H {H!r}", f"k {body.modal_coordinates.size}"]
+    lines = [f"address {server}", f"steps {STEPS}", f"H {H!r}", f"extrapolation {extrapolation}",
+             f"k {body.modal_coordinates.size}"]
     lines += [f"vr {name} {vr[name]}" for name in (
-        "interface.x", "interface.vx", "interface.ax", "interface.fx", "coupling.flex.x",
+        "interface.x", "interface.vx", "interface.ax", "interface.fx", "interface.dfx",
+        "coupling.flex.x",
         "coupling.flex.vx", "coupling.flex.q0", "coupling.gap_pos", "cosim.extrapolation",
         "server.address")]
     for key, values in (("P", P), ("W", W), ("FB", FB), ("S", S), ("pref", body._state[PREF]),
                         ("eta", body.modal_coordinates), ("etad", body.modal_velocities)):
         lines.append(key + " " + " ".join(repr(float(x)) for x in np.ravel(values)))
-    (work / "setup.txt").write_text("\n".join(lines) + "\n")
-    out = work / "host.csv"
+    setup = work / f"setup{version}{extrapolation}.txt"
+    setup.write_text("\n".join(lines) + "\n")
+    out = work / f"host{version}{extrapolation}.csv"
     done = subprocess.run([str(host), str(version), str(binary), resources,
-                           _guid(unzipped), str(work / "setup.txt"), str(out)],
+                           _guid(unzipped), str(setup), str(out)],
                           check=False, capture_output=True, text=True, timeout=120,
                           env=child_env())
     assert done.returncode == 0, done.stderr

@@ -4,18 +4,23 @@
  *   two_mass_host 2|3 BINARY.so RESOURCES TOKEN SETUP_FILE OUT.csv
  *
  * (FMI version; RESOURCES: the resources folder as a file URI for FMI 2, a path for FMI 3;
- * TOKEN: the GUID / instantiationToken.) It dlopen()s the FMU's binary and runs the Jacobi scheme with held wrenches
- * (cosim.extrapolation = 0), the rigid side in the FMU and the flexible side here: a grounded
- * linear structure with one translational boundary DOF u_b (the interface's x, structure axes =
- * inertial) and k fixed-interface modes eta, as rbcosim's reference flexible body
- * (src/rbcosim/flex/body.py, grounded.py) integrates it:
+ * TOKEN: the GUID / instantiationToken.) It dlopen()s the FMU's binary and runs the scenario's
+ * Jacobi scheme with cosim.extrapolation = e (0: held, 1: linear), the rigid side in the FMU
+ * and the flexible side here: a grounded linear structure with one translational boundary DOF
+ * u_b (the interface's x, structure axes = inertial) and k fixed-interface modes eta, as
+ * rbcosim's reference flexible body (src/rbcosim/flex/body.py, grounded.py) integrates it:
  *   step from the rigid motion (x, v, a) at t_n: eta -= S (x - x_f), eta' -= S (v - v_f)
- *   (the frame moves to the rigid side's motion keeping the interior in place), then
- *   [eta; eta'] <- P [eta; eta'; x - p_ref; v; a; 0; 0; 0] (the exact discrete propagator of
- *   the modal ODE with a constant interface acceleration; the last k entries are gravity's,
- *   0 here) and the frame to its end: x_f = x + v H + a H^2/2, v_f = v + a H, a_f = a;
- *   wrench fx = -FB [u_b, u_b', u_b'', eta, eta', eta''], eta'' = W [eta, eta', u_b, u_b', u_b''].
- * SETUP_FILE holds, as "key values..." tokens: address, steps, H (s), k, the value references
+ *   (the frame moves to the rigid side's motion keeping the interior in place); the interface
+ *   acceleration over the step is a + c1 tau, c1 = (a - a_(n-1)) / H with e = 1 after the
+ *   first step (else 0); [eta; eta'] <- P [eta; eta'; x - p_ref; v; a; c1; 0; 0] (the exact
+ *   discrete propagator of the modal ODE with that input; the last k entries are gravity's,
+ *   0 here) and the frame to its end: x_f = x + v H + a H^2/2 + c1 H^3/6,
+ *   v_f = v + a H + c1 H^2/2, a_f = a + c1 H;
+ *   wrench fx = -FB [u_b, u_b', u_b'', eta, eta', eta''], eta'' = W [eta, eta', u_b, u_b', u_b''],
+ *   handed to the FMU over [t_n, t_n + H] as fx = W_n and, with e = 1 after the first step,
+ *   dfx = (W_n - W_(n-1)) / H (interface.dfx).
+ * SETUP_FILE holds, as "key values..." tokens: address, steps, H (s), extrapolation (e), k, the
+ * value references
  * (vr NAME NUMBER), P (2k x (3k+5)), W (k x (2k+3)), FB (3+3k), S (k), pref, eta, etad (k each),
  * all row-major. OUT.csv gets one row per communication point: t, interface.x, interface.vx,
  * coupling.gap_pos, eta_1..eta_k. Exit status 0 on success, 1 with a message on stderr.
@@ -31,16 +36,17 @@
 #include "fmi3Functions.h"
 
 #define MAXK 16
-enum { X, VX, AX, FX, FLEX_X, FLEX_VX, FLEX_Q0, GAP, EXTRAPOLATION, ADDRESS, N_NAMES };
+enum { X, VX, AX, FX, DFX, FLEX_X, FLEX_VX, FLEX_Q0, GAP, EXTRAPOLATION, ADDRESS, N_NAMES };
 static const char *const NAMES[N_NAMES] = {
-    "interface.x", "interface.vx", "interface.ax", "interface.fx", "coupling.flex.x",
+    "interface.x", "interface.vx", "interface.ax", "interface.fx", "interface.dfx",
+    "coupling.flex.x",
     "coupling.flex.vx", "coupling.flex.q0", "coupling.gap_pos", "cosim.extrapolation",
     "server.address"};
 
 static struct {
     char address[256];
     long steps;
-    int k;
+    int k, extrapolation;
     double H, P[2 * MAXK * (3 * MAXK + 5)], W[MAXK * (2 * MAXK + 3)], FB[3 + 3 * MAXK];
     double S[MAXK], pref, eta[MAXK], etad[MAXK];
     fmi2ValueReference vr[N_NAMES];
@@ -75,6 +81,11 @@ static void read_setup(const char *path) {
             if (fscanf(f, "%ld", &setup.steps) != 1) fail("setup: steps");
         } else if (!strcmp(key, "H")) {
             read_numbers(f, &setup.H, 1, "H");
+        } else if (!strcmp(key, "extrapolation")) {
+            if (fscanf(f, "%d", &setup.extrapolation) != 1 || setup.extrapolation < 0 ||
+                setup.extrapolation > 1) {
+                fail("setup: extrapolation (0 or 1)");
+            }
         } else if (!strcmp(key, "k")) {
             if (fscanf(f, "%d", &setup.k) != 1 || setup.k < 1 || setup.k > MAXK) fail("setup: k");
         } else if (!strcmp(key, "vr")) {
@@ -127,8 +138,9 @@ static double flex_wrench(void) {
     return -fb;
 }
 
-/* One macro step from the rigid motion (x, v, a) at t_n. */
-static void flex_step(double x, double v, double a) {
+/* One macro step from the rigid motion (x, v, a) at t_n; c1 (m/s3) the slope of the
+ * interface acceleration over it. */
+static void flex_step(double x, double v, double a, double c1) {
     int k = setup.k, n = 3 * k + 5;
     double in[3 * MAXK + 5] = {0};
     double H = setup.H;
@@ -139,14 +151,15 @@ static void flex_step(double x, double v, double a) {
     in[2 * k] = x - setup.pref;
     in[2 * k + 1] = v;
     in[2 * k + 2] = a;
+    in[2 * k + 3] = c1;
     for (int i = 0; i < 2 * k; ++i) {
         double y = 0.0;
         for (int j = 0; j < n; ++j) y += setup.P[i * n + j] * in[j];
         if (i < k) setup.eta[i] = y; else setup.etad[i - k] = y;
     }
-    xf = x + v * H + 0.5 * a * H * H;
-    vf = v + a * H;
-    af = a;
+    xf = x + v * H + 0.5 * a * H * H + c1 * H * H * H / 6.0;
+    vf = v + a * H + 0.5 * c1 * H * H;
+    af = a + c1 * H;
 }
 
 /* The FMI calls of either version behind one set of functions (fmi = 2 or 3). */
@@ -206,7 +219,7 @@ static void logger3(fmi3InstanceEnvironment env, fmi3Status status, fmi3String c
  * (held wrenches: the session protocol carries no wrench derivatives), exit. */
 static void start(const char *resources, const char *token) {
     const fmi2ValueReference *vr = setup.vr;
-    double zero = 0.0;
+    double extrapolation = setup.extrapolation;
     const char *address = setup.address;
     if (fmi == 2) {
         static fmi2CallbackFunctions callbacks = {logger2, NULL, NULL, NULL, NULL};
@@ -229,7 +242,7 @@ static void start(const char *resources, const char *token) {
         check(((fmi3SetStringTYPE *)load("fmi3SetString"))(inst, &vr[ADDRESS], 1, &address, 1),
               "fmi3SetString");
     }
-    set(&vr[EXTRAPOLATION], 1, &zero);
+    set(&vr[EXTRAPOLATION], 1, &extrapolation);
     check(fmi == 2 ? (int)((fmi2ExitInitializationModeTYPE *)load("fmi2ExitInitializationMode"))(inst)
                    : (int)((fmi3ExitInitializationModeTYPE *)load("fmi3ExitInitializationMode"))(inst),
           "exitInitializationMode");
@@ -271,8 +284,11 @@ int main(int argc, char **argv) {
     xf = m[0];
     vf = m[1];
     af = m[2];
+    double w_prev = 0.0, a_prev = 0.0;
     for (long n = 0; n <= setup.steps; ++n) {
         double wrench = flex_wrench(), report[3] = {xf, vf, 1.0}, row[3];
+        int linear = setup.extrapolation == 1 && n > 0;
+        double poly[2] = {wrench, linear ? (wrench - w_prev) / setup.H : 0.0};
         if (n == 0) set(&vr[FX], 1, &wrench); /* held from t_0 */
         set(&vr[FLEX_X], 3, report);          /* flex.x, flex.vx, flex.q0 */
         fmi2ValueReference outs[3] = {vr[X], vr[VX], vr[GAP]};
@@ -282,8 +298,10 @@ int main(int argc, char **argv) {
         fputc('\n', out);
         if (n == setup.steps) break;
         get(&vr[X], 3, m); /* the motion at t_n, before the new wrench */
-        set(&vr[FX], 1, &wrench);
-        flex_step(m[0], m[1], m[2]);
+        set(&vr[FX], 2, poly); /* fx, dfx */
+        flex_step(m[0], m[1], m[2], linear ? (m[2] - a_prev) / setup.H : 0.0);
+        w_prev = wrench;
+        a_prev = m[2];
         do_step(t, setup.H);
         t += setup.H;
     }
