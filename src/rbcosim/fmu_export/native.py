@@ -73,6 +73,10 @@ def export_native_fmu(
         raise ValueError(f"fmi_version must be 2 or 3, got {fmi_version!r}")
     if sys.platform != "linux":
         raise NativeBuildError(f"--native builds Linux FMUs only, not on {sys.platform}")
+    for needed in (NATIVE_SOURCES / "fmu_core.c", CLIENT_SOURCES / "rbcosim_client.c"):
+        if not needed.is_file():
+            raise NativeBuildError(f"--native compiles the C sources of a source checkout; "
+                                   f"{needed} is missing")
     scenario = Path(scenario).resolve()
     output = Path(output).resolve()
     if output.suffix != ".fmu":
