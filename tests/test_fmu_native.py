@@ -26,6 +26,7 @@ from rbcosim.cosim.flex_endpoint import motion_of
 from rbcosim.cosim.master import CosimMaster, build_endpoints, run_cosimulation
 from rbcosim.flex.layout import PREF
 from rbcosim.fmu_export import ExportOptions, export_fmu
+from rbcosim.fmu_export import native
 from rbcosim.fmu_export.native import export_native_fmu
 from rbcosim.scenario import load_scenario
 
@@ -444,3 +445,9 @@ def test_pendulum_with_added_mass_and_polynomials_matches_rbcosim_run(server, wo
             continue
         scale = np.abs(ref[name]).max()
         assert scale > 0 and np.abs(got[:, col] - ref[name]).max() <= 1e-9 * scale, name
+
+
+def test_export_without_the_c_sources_names_the_missing_file(tmp_path, monkeypatch):
+    monkeypatch.setattr(native, "NATIVE_SOURCES", tmp_path / "nowhere")
+    with pytest.raises(native.NativeBuildError, match="nowhere/fmu_core.c is missing"):
+        export_native_fmu(SCENARIO, tmp_path / "x.fmu")
