@@ -25,8 +25,7 @@ from rbcosim.cli.main import main
 from rbcosim.cosim.flex_endpoint import motion_of
 from rbcosim.cosim.master import CosimMaster, build_endpoints, run_cosimulation
 from rbcosim.flex.layout import PREF
-from rbcosim.fmu_export import ExportOptions, export_fmu
-from rbcosim.fmu_export import native
+from rbcosim.fmu_export import ExportOptions, export_fmu, native
 from rbcosim.fmu_export.native import export_native_fmu
 from rbcosim.scenario import load_scenario
 
