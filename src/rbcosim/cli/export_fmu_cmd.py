@@ -25,7 +25,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
         "carry what a master needs to reproduce `rbcosim run`'s co-simulation: the points' "
         "accelerations, wrench derivatives (extrapolation), added-mass parameters, the "
         "flexible side's energy and the energy residual. The FMU runs in the "
-        "importer's Python, which must have rbcosim installed (see fmu/README.md).",
+        "importer's Python, which must have rbcosim installed (see fmu/README.md), except "
+        "with --native: a C client of `rbcosim serve`.",
     )
     p.add_argument("scenario", metavar="SCENARIO", help="scenario file (TOML)")
     p.add_argument(
