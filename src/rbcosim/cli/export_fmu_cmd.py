@@ -25,7 +25,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
         "carry what a master needs to reproduce `rbcosim run`'s co-simulation: the points' "
         "accelerations, wrench derivatives (extrapolation), added-mass parameters, the "
         "flexible side's energy and the energy residual. The FMU runs in the "
-        "importer's Python, which must have rbcosim installed (see fmu/README.md).",
+        "importer's Python, which must have rbcosim installed (see fmu/README.md), except "
+        "with --native: a C client of `rbcosim serve`.",
     )
     p.add_argument("scenario", metavar="SCENARIO", help="scenario file (TOML)")
     p.add_argument(
@@ -38,16 +39,21 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument(
         "--mode",
         choices=("embedded", "remote"),
-        default="embedded",
         help="embedded: the solver runs inside the FMU (default); remote: the FMU is "
         "a client of a running `rbcosim serve`",
     )
     p.add_argument(
+        "--native",
+        action="store_true",
+        help="a C binary (FMI 2.0 or 3.0, Linux) compiled now with the system compiler, a client "
+        "of `rbcosim serve` that needs no Python in the host; it starts a local server when "
+        "server.address is empty (the default); sources under sources/ in the FMU",
+    )
+    p.add_argument(
         "--address",
-        default=DEFAULT_ADDRESS,
         metavar="ENDPOINT",
-        help="remote mode: default of the FMU parameter server.address "
-        f"(default {DEFAULT_ADDRESS})",
+        help="remote mode and --native: default of the FMU parameter server.address "
+        f"(remote default {DEFAULT_ADDRESS}; --native default empty: start a local server)",
     )
     p.add_argument(
         "--flex",
@@ -89,21 +95,52 @@ def refused_export(command: str, scenario: Path, output: Path, fmi: int) -> int 
 def run(args: argparse.Namespace) -> int:
     scenario = Path(args.scenario)
     output = Path(args.output or f"{scenario.stem}_fmi{args.fmi}.fmu")
+    if args.native:
+        return run_native(args, scenario, output)
     refused = refused_export("export-fmu", scenario, output, args.fmi)
     if refused is not None:
         return refused
+    mode = args.mode or "embedded"
     try:
         name = model_identifier(scenario, args.name)
     except ValueError as exc:
         print(f"rbcosim export-fmu: error: {exc}", file=sys.stderr)
         return 2
-    if args.flex is not None and args.mode != "embedded":
+    if args.flex is not None and mode != "embedded":
         print("rbcosim export-fmu: error: --flex FMUs run their body inside: embedded mode only",
               file=sys.stderr)
         return 2
-    options = ExportOptions(fmi_version=args.fmi, mode=args.mode, address=args.address, name=name,
-                            flex=args.flex)
+    options = ExportOptions(fmi_version=args.fmi, mode=mode, address=args.address or DEFAULT_ADDRESS,
+                            name=name, flex=args.flex)
     written = export_fmu(scenario, output, options)
-    what = args.mode if args.flex is None else f"flexible body {args.flex}"
+    what = mode if args.flex is None else f"flexible body {args.flex}"
     print(f"wrote {written} ({name}, FMI {args.fmi}.0 co-simulation, {what})")
+    return 0
+
+
+def run_native(args: argparse.Namespace, scenario: Path, output: Path) -> int:
+    """`--native`: the C FMU (rbcosim.fmu_export.native); exit 2 for options it lacks."""
+    from rbcosim.fmu_export.native import export_native_fmu
+
+    refused = [flag for flag, given in (("--flex", args.flex),
+                                        ("--mode embedded", args.mode == "embedded")) if given]
+    if refused:
+        print(f"rbcosim export-fmu: error: --native builds a client of `rbcosim serve`; "
+              f"{refused[0]} is not available with it", file=sys.stderr)
+        return 2
+    if output.suffix != ".fmu":
+        print(f"rbcosim export-fmu: error: output must end in .fmu: {output}", file=sys.stderr)
+        return 2
+    if not scenario.is_file():
+        print(f"rbcosim export-fmu: error: no scenario file {scenario}", file=sys.stderr)
+        return 1
+    try:
+        name = model_identifier(scenario, args.name)
+    except ValueError as exc:
+        print(f"rbcosim export-fmu: error: {exc}", file=sys.stderr)
+        return 2
+    written = export_native_fmu(scenario, output, fmi_version=args.fmi, address=args.address or "",
+                                name=name)
+    where = args.address or "a local server it starts"
+    print(f"wrote {written} ({name}, FMI {args.fmi}.0 co-simulation, native client of {where})")
     return 0

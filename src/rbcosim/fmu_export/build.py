@@ -138,11 +138,13 @@ def model_identifier(scenario: Path, name: str | None = None) -> str:
     return name
 
 
-def describe(scenario: Path, options: ExportOptions) -> tuple[VariableTable, dict]:
-    """The variable table and the FMU configuration of a scenario, from a fresh build of it."""
+def describe(scenario: Path, options: ExportOptions, side=None) -> tuple[VariableTable, dict]:
+    """The variable table and the FMU configuration of a scenario, from ``side`` (its freshly
+    built RigidSide; built here when None)."""
     from rbcosim.cosim.rigid_side import RigidSide
 
-    side = RigidSide.from_scenario(scenario)
+    if side is None:
+        side = RigidSide.from_scenario(scenario)
     outputs = side.point_outputs()
     # The exchange variables need the solver in the FMU: embedded mode only.
     accelerations = (

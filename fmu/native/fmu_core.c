@@ -1,0 +1,324 @@
+/* fmu_core.c: variable values, the FMI state machine and doStep of the native rbcosim FMU.
+ *
+ * States and what each allows are those of the Python FMU (fmu/README.md, "The FMI state
+ * machine"); every call is checked before anything is stored, a refused call changes nothing
+ * but puts the instance in RBF_FAILED. Times in s; the step size must be a whole multiple
+ * k >= 1 of the scenario's macro step (relative tolerance 1e-9), done as k session steps.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "rbcosim_fmu.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define REL_TOL 1e-9
+
+static const char *const STATE_NAMES[] = {
+    "instantiated", "initialization mode", "step mode", "terminated", "error"};
+
+void rbf_logf(rbf_instance *inst, int severity, const char *format, ...) {
+    char message[1024];
+    va_list args;
+    va_start(args, format);
+    vsnprintf(message, sizeof message, format, args);
+    va_end(args);
+    if (inst->log != NULL) inst->log(inst->host, severity, message);
+}
+
+rbf_result rbf_refuse(rbf_instance *inst, const char *call, const char *reason) {
+    rbf_logf(inst, 2, "%s refused: %s", call, reason);
+    inst->state = RBF_FAILED;
+    return RBF_REFUSED;
+}
+
+static rbf_result refuse_in_state(rbf_instance *inst, const char *call) {
+    char reason[128];
+    snprintf(reason, sizeof reason, "not allowed in %s", STATE_NAMES[inst->state]);
+    return rbf_refuse(inst, call, reason);
+}
+
+/* Start values into reals/strings, zero exchange buffers, no session. */
+static int load_start_values(rbf_instance *inst) {
+    const rbf_model *m = inst->m;
+    for (int vr = 0; vr < m->n_vars; ++vr) {
+        const rbf_var *v = &m->vars[vr];
+        inst->reals[vr] = v->start;
+        free(inst->strings[vr]);
+        inst->strings[vr] = NULL;
+        if (v->is_string && (inst->strings[vr] = strdup(v->start_string)) == NULL) return -1;
+    }
+    inst->reals[0] = m->start_time;
+    memset(inst->wrench, 0, sizeof(double) * 18 * (size_t)m->n_points);
+    memset(inst->motions, 0, sizeof(double) * 19 * (size_t)m->n_points);
+    for (int j = 0; j < m->n_joints; ++j) {
+        /* Until the master sets them the session receives the rest pose (identity). */
+        for (int c = 0; c < 13; ++c) inst->flex[13 * j + c] = c == 3 ? 1.0 : 0.0;
+    }
+    inst->wrench_pending = 0;
+    inst->step = 0;
+    inst->macro_step = m->macro_step;
+    inst->state = RBF_INSTANTIATED;
+    return 0;
+}
+
+rbf_instance *rbf_new(const char *resources, rbf_log_fn log, void *host) {
+    const rbf_model *m = &RBF_MODEL;
+    rbf_instance *inst = calloc(1, sizeof *inst);
+    if (inst == NULL) return NULL;
+    inst->m = m;
+    inst->log = log;
+    inst->host = host;
+    inst->resources = strdup(resources);
+    inst->reals = calloc((size_t)m->n_vars, sizeof(double));
+    inst->strings = calloc((size_t)m->n_vars, sizeof(char *));
+    inst->wrench = calloc((size_t)m->n_points * 18 + 1, sizeof(double));
+    inst->motions = calloc((size_t)m->n_points * 19 + 1, sizeof(double));
+    inst->flex = calloc((size_t)m->n_joints * 13 + 1, sizeof(double));
+    if (inst->resources == NULL || inst->reals == NULL || inst->strings == NULL ||
+        inst->wrench == NULL || inst->motions == NULL || inst->flex == NULL ||
+        load_start_values(inst) != 0) {
+        rbf_free(inst);
+        return NULL;
+    }
+    return inst;
+}
+
+void rbf_free(rbf_instance *inst) {
+    if (inst == NULL) return;
+    rbf_close_session(inst);
+    if (inst->strings != NULL) {
+        for (int vr = 0; vr < inst->m->n_vars; ++vr) free(inst->strings[vr]);
+    }
+    free(inst->strings);
+    free(inst->reals);
+    free(inst->wrench);
+    free(inst->motions);
+    free(inst->flex);
+    free(inst->resources);
+    free(inst);
+}
+
+/* -- values ---------------------------------------------------------------------------- */
+
+static int is_input(const rbf_var *v) {
+    return v->kind == RBF_WRENCH || v->kind == RBF_WRENCH_RATE || v->kind == RBF_WRENCH_RATE2 ||
+           v->kind == RBF_FLEX;
+}
+
+void rbf_store_real(rbf_instance *inst, unsigned vr, double value) {
+    const rbf_var *v = &inst->m->vars[vr];
+    inst->reals[vr] = value;
+    if (v->kind == RBF_WRENCH || v->kind == RBF_WRENCH_RATE || v->kind == RBF_WRENCH_RATE2) {
+        int order = v->kind == RBF_WRENCH ? 0 : v->kind == RBF_WRENCH_RATE ? 1 : 2;
+        inst->wrench[18 * v->owner + 6 * order + v->index] = order == 2 ? 0.5 * value : value;
+    } else if (v->kind == RBF_FLEX) {
+        inst->flex[13 * v->owner + v->index] = value;
+    }
+}
+
+/* NULL if every reference exists and is of the type; else the reason (in buffer). */
+static const char *check_refs(const rbf_instance *inst, const unsigned *vr, size_t n,
+                              int strings, int reading, char *buffer, size_t size) {
+    if (n > 0 && vr == NULL) return "NULL value references";
+    for (size_t i = 0; i < n; ++i) {
+        int time_ok = reading && inst->time_variable && !strings;
+        if (vr[i] >= (unsigned)inst->m->n_vars || (vr[i] == 0 && !time_ok) ||
+            (vr[i] != 0 && inst->m->vars[vr[i]].is_string != strings)) {
+            snprintf(buffer, size, "value reference %u is not a %s variable of this FMU", vr[i],
+                     strings ? "String" : "Real");
+            return buffer;
+        }
+    }
+    return NULL;
+}
+
+/* NULL if every reference may be set now: inputs in any state but terminated and error,
+ * parameters before initialization ends. */
+static const char *check_settable(const rbf_instance *inst, const unsigned *vr, size_t n,
+                                  char *buffer, size_t size) {
+    int before_end = inst->state == RBF_INSTANTIATED || inst->state == RBF_INITIALIZATION;
+    for (size_t i = 0; i < n; ++i) {
+        const rbf_var *v = &inst->m->vars[vr[i]];
+        int parameter = v->kind == RBF_PARAMETER || v->kind == RBF_SERVER ||
+                        v->kind == RBF_ADDED_MASS || v->kind == RBF_ADDED_MASS_FRAME;
+        if (!(is_input(v) && (before_end || inst->state == RBF_STEPPING)) &&
+            !(parameter && before_end)) {
+            snprintf(buffer, size, "%s (value reference %u) cannot be set in %s", v->name,
+                     vr[i], STATE_NAMES[inst->state]);
+            return buffer;
+        }
+    }
+    return NULL;
+}
+
+/* The current wrench once more to the session (a report at the current step index), so that
+ * the accelerations read include it; the step then takes the same wrench. */
+static rbf_result report_wrench(rbf_instance *inst, const char *call) {
+    rbc_inputs in = {0};
+    rbc_exchange x;
+    in.wrench = inst->wrench;
+    in.wrench_terms = 3;
+    in.flex_kinematics = inst->m->n_joints ? inst->flex : NULL;
+    if (rbc_report(inst->client, &in, &x) != RBC_OK) {
+        char reason[600];
+        snprintf(reason, sizeof reason, "the report of the wrench to the server failed: %s: %s",
+                 rbc_error_code(inst->client), rbc_error_message(inst->client));
+        return rbf_refuse(inst, call, reason);
+    }
+    rbf_publish(inst, &x);
+    inst->wrench_pending = 0;
+    return RBF_OK;
+}
+
+rbf_result rbf_get_reals(rbf_instance *inst, const char *call, const unsigned *vr, size_t n,
+                         double *value) {
+    char reason[256];
+    const char *bad = check_refs(inst, vr, n, 0, 1, reason, sizeof reason);
+    if (bad != NULL) return rbf_refuse(inst, call, bad);
+    if (n > 0 && value == NULL) return rbf_refuse(inst, call, "NULL value array");
+    if (inst->wrench_pending && inst->state == RBF_STEPPING) {
+        for (size_t i = 0; i < n; ++i) {
+            if (inst->m->vars[vr[i]].kind == RBF_ACCELERATION) {
+                if (report_wrench(inst, call) != RBF_OK) return RBF_REFUSED;
+                break;
+            }
+        }
+    }
+    for (size_t i = 0; i < n; ++i) value[i] = inst->reals[vr[i]];
+    return RBF_OK;
+}
+
+rbf_result rbf_set_reals(rbf_instance *inst, const char *call, const unsigned *vr, size_t n,
+                         const double *value) {
+    char reason[256];
+    const char *bad = check_refs(inst, vr, n, 0, 0, reason, sizeof reason);
+    if (bad == NULL) bad = check_settable(inst, vr, n, reason, sizeof reason);
+    if (bad == NULL && n > 0 && value == NULL) bad = "NULL value array";
+    if (bad != NULL) return rbf_refuse(inst, call, bad);
+    for (size_t i = 0; i < n; ++i) {
+        rbf_store_real(inst, vr[i], value[i]);
+        if (is_input(&inst->m->vars[vr[i]]) && inst->m->vars[vr[i]].kind != RBF_FLEX) {
+            inst->wrench_pending = 1;
+        }
+    }
+    return RBF_OK;
+}
+
+rbf_result rbf_get_strings(rbf_instance *inst, const char *call, const unsigned *vr, size_t n,
+                           const char **value) {
+    char reason[256];
+    const char *bad = check_refs(inst, vr, n, 1, 1, reason, sizeof reason);
+    if (bad == NULL && n > 0 && value == NULL) bad = "NULL value array";
+    if (bad != NULL) return rbf_refuse(inst, call, bad);
+    for (size_t i = 0; i < n; ++i) value[i] = inst->strings[vr[i]];
+    return RBF_OK;
+}
+
+rbf_result rbf_set_strings(rbf_instance *inst, const char *call, const unsigned *vr, size_t n,
+                           const char *const *value) {
+    char reason[256];
+    const char *bad = check_refs(inst, vr, n, 1, 0, reason, sizeof reason);
+    if (bad == NULL) bad = check_settable(inst, vr, n, reason, sizeof reason);
+    if (bad == NULL && n > 0 && value == NULL) bad = "NULL value array";
+    for (size_t i = 0; bad == NULL && i < n; ++i) {
+        if (value[i] == NULL) bad = "a NULL string";
+    }
+    if (bad != NULL) return rbf_refuse(inst, call, bad);
+    for (size_t i = 0; i < n; ++i) {
+        char *copy = strdup(value[i]);
+        if (copy == NULL) return rbf_refuse(inst, call, "out of memory");
+        free(inst->strings[vr[i]]);
+        inst->strings[vr[i]] = copy;
+    }
+    return RBF_OK;
+}
+
+/* -- life cycle ------------------------------------------------------------------------- */
+
+rbf_result rbf_enter_initialization(rbf_instance *inst, const char *call) {
+    if (inst->state != RBF_INSTANTIATED) return refuse_in_state(inst, call);
+    inst->state = RBF_INITIALIZATION;
+    return RBF_OK;
+}
+
+rbf_result rbf_exit_initialization(rbf_instance *inst, const char *call) {
+    if (inst->state != RBF_INITIALIZATION) return refuse_in_state(inst, call);
+    if (rbf_open_session(inst, call) != RBF_OK) return RBF_REFUSED;
+    /* Wrench inputs set during initialization take effect at the start time. */
+    inst->wrench_pending = 1;
+    inst->state = RBF_STEPPING;
+    return RBF_OK;
+}
+
+/* k >= 1 with h = k H (relative tolerance 1e-9), or 0. */
+static long whole_steps(double h, double H) {
+    if (!isfinite(h) || h <= 0.0) return 0;
+    double k = floor(h / H + 0.5);
+    if (k < 1.0 || k > 1e9 || fabs(h - k * H) > REL_TOL * h) return 0;
+    return (long)k;
+}
+
+rbf_result rbf_do_step(rbf_instance *inst, const char *call, double t, double h) {
+    const rbf_model *m = inst->m;
+    char reason[700];
+    if (inst->state != RBF_STEPPING) {
+        refuse_in_state(inst, call);
+        return RBF_DISCARD;
+    }
+    double now = inst->reals[0];
+    long k = whole_steps(h, inst->macro_step);
+    if (k == 0) {
+        snprintf(reason, sizeof reason, "step size %.17g s is not a whole multiple of the "
+                 "macro step %.17g s", h, inst->macro_step);
+        rbf_refuse(inst, call, reason);
+        return RBF_DISCARD;
+    }
+    if (!(fabs(t - now) <= REL_TOL * fmax(1.0, fabs(now)))) {
+        snprintf(reason, sizeof reason, "currentCommunicationPoint %.17g s is not the FMU's "
+                 "time %.17g s", t, now);
+        rbf_refuse(inst, call, reason);
+        return RBF_DISCARD;
+    }
+    for (int vr = 1; vr < m->n_vars; ++vr) {
+        if (is_input(&m->vars[vr]) && !isfinite(inst->reals[vr])) {
+            snprintf(reason, sizeof reason, "input %s is not finite", m->vars[vr].name);
+            rbf_refuse(inst, call, reason);
+            return RBF_DISCARD;
+        }
+    }
+    rbc_inputs in = {0};
+    in.wrench = inst->wrench;
+    in.wrench_terms = 3;
+    in.flex_kinematics = m->n_joints ? inst->flex : NULL;
+    for (long i = 0; i < k; ++i) {
+        rbc_exchange x;
+        if (rbc_step(inst->client, &in, &x) != RBC_OK) {
+            rbf_logf(inst, 2, "%s failed at t = %.17g s: the server answered %s: %s", call,
+                     inst->reals[0], rbc_error_code(inst->client),
+                     rbc_error_message(inst->client));
+            inst->state = RBF_FAILED;
+            return RBF_DISCARD;
+        }
+        rbf_publish(inst, &x);
+    }
+    inst->wrench_pending = 0;
+    return RBF_OK;
+}
+
+rbf_result rbf_terminate(rbf_instance *inst, const char *call) {
+    if (inst->state != RBF_STEPPING && inst->state != RBF_FAILED) {
+        return refuse_in_state(inst, call);
+    }
+    rbf_close_session(inst);
+    inst->state = RBF_TERMINATED;
+    return RBF_OK;
+}
+
+rbf_result rbf_reset(rbf_instance *inst, const char *call) {
+    rbf_close_session(inst);
+    if (load_start_values(inst) != 0) return rbf_refuse(inst, call, "out of memory");
+    return RBF_OK;
+}

@@ -1,0 +1,298 @@
+/* fmu_session.c: the native FMU's session on `rbcosim serve`.
+ *
+ * At exitInitializationMode the instance connects to server.address (or, when it is empty,
+ * starts `rbcosim serve --bind tcp://127.0.0.1:0 --root <resources>/scenario` itself and reads
+ * the address it bound from its first line, "serving on ADDRESS"), then creates a session from
+ * the FMU's scenario (sent as text, parameters set away from their start values as overrides)
+ * or joins server.session, and attaches to every interface point and joint. The program is
+ * "rbcosim" from PATH, or the environment variable RBCOSIM_SERVE_PROGRAM.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "rbcosim_fmu.h"
+
+#include <errno.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define SPAWN_WAIT_MS 120000 /* the server's first start may compile its core */
+
+static const char *server_string(rbf_instance *inst, const char *key) {
+    for (int vr = 1; vr < inst->m->n_vars; ++vr) {
+        const rbf_var *v = &inst->m->vars[vr];
+        if (v->kind == RBF_SERVER && strcmp(v->key, key) == 0) {
+            return v->is_string ? inst->strings[vr] : NULL;
+        }
+    }
+    return "";
+}
+
+static double server_timeout(rbf_instance *inst) {
+    for (int vr = 1; vr < inst->m->n_vars; ++vr) {
+        const rbf_var *v = &inst->m->vars[vr];
+        if (v->kind == RBF_SERVER && strcmp(v->key, "timeout") == 0) return inst->reals[vr];
+    }
+    return 30.0;
+}
+
+static void stop_server(rbf_instance *inst) {
+    if (inst->server_pid <= 0) return;
+    kill(inst->server_pid, SIGTERM);
+    for (int i = 0; i < 200; ++i) {
+        if (waitpid(inst->server_pid, NULL, WNOHANG) != 0) break;
+        struct timespec pause = {0, 50000000};
+        nanosleep(&pause, NULL);
+        if (i == 199) {
+            kill(inst->server_pid, SIGKILL);
+            waitpid(inst->server_pid, NULL, 0);
+        }
+    }
+    inst->server_pid = 0;
+}
+
+/* Start a local server; its address into address[size]. 0 on success. */
+static int start_server(rbf_instance *inst, const char *call, const char *root, char *address,
+                        size_t size) {
+    const char *program = getenv("RBCOSIM_SERVE_PROGRAM");
+    if (program == NULL || program[0] == '\0') program = "rbcosim";
+    char *argv[] = {(char *)program, "serve", "--bind", "tcp://127.0.0.1:0", "--root",
+                    (char *)root, NULL};
+    int fds[2];
+    posix_spawn_file_actions_t actions;
+    if (pipe(fds) != 0) {
+        rbf_logf(inst, 2, "%s: cannot start a local server: pipe: %s", call, strerror(errno));
+        return -1;
+    }
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+    posix_spawn_file_actions_addclose(&actions, fds[0]);
+    pid_t pid;
+    int rc = posix_spawnp(&pid, program, &actions, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&actions);
+    close(fds[1]);
+    if (rc != 0) {
+        close(fds[0]);
+        rbf_logf(inst, 2, "%s: server.address is empty and `%s serve` cannot be started: %s "
+                 "(put rbcosim on PATH, set RBCOSIM_SERVE_PROGRAM, or set server.address)",
+                 call, program, strerror(rc));
+        return -1;
+    }
+    inst->server_pid = pid;
+    char line[512];
+    size_t used = 0;
+    struct pollfd p = {fds[0], POLLIN, 0};
+    while (used + 1 < sizeof line && (used == 0 || line[used - 1] != '\n')) {
+        if (poll(&p, 1, SPAWN_WAIT_MS) <= 0) break;
+        ssize_t got = read(fds[0], line + used, 1);
+        if (got <= 0) break;
+        used += (size_t)got;
+    }
+    close(fds[0]);
+    line[used] = '\0';
+    if (strncmp(line, "serving on ", 11) != 0 || used < 13) {
+        rbf_logf(inst, 2, "%s: the local server `%s serve` did not report its address (got "
+                 "\"%s\"); its error output went to this process's stderr", call, program, line);
+        stop_server(inst);
+        return -1;
+    }
+    line[strcspn(line, "\r\n")] = '\0';
+    snprintf(address, size, "%.*s", (int)(size - 1), line + 11);
+    rbf_logf(inst, 0, "started a local rbcosim serve (pid %ld) on %s", (long)pid, address);
+    return 0;
+}
+
+static char *read_text(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) return NULL;
+    char *text = NULL;
+    if (fseek(f, 0, SEEK_END) == 0) {
+        long n = ftell(f);
+        if (n >= 0 && fseek(f, 0, SEEK_SET) == 0 && (text = malloc((size_t)n + 1)) != NULL) {
+            if (fread(text, 1, (size_t)n, f) != (size_t)n) {
+                free(text);
+                text = NULL;
+            } else {
+                text[n] = '\0';
+            }
+        }
+    }
+    fclose(f);
+    return text;
+}
+
+/* A TOML literal of x that reads back as the same double: an integer when x is integral
+ * (counts such as cosim.micro_steps refuse a decimal point), else a float. */
+static void toml_number(double x, char *out, size_t size) {
+    if (x == floor(x) && fabs(x) < 9007199254740992.0) {
+        snprintf(out, size, "%.0f", x);
+    } else {
+        snprintf(out, size, "%.17g", x);
+    }
+}
+
+/* Create the session from the FMU's scenario with the changed parameters as overrides. */
+static rbc_status create_session(rbf_instance *inst, const char *folder, const char *text) {
+    const rbf_model *m = inst->m;
+    const char **keys = calloc((size_t)m->n_vars, sizeof(char *));
+    const char **values = calloc((size_t)m->n_vars, sizeof(char *));
+    char *literals = calloc((size_t)m->n_vars, 40);
+    rbc_status status = RBC_ERR_NO_MEMORY;
+    if (keys != NULL && values != NULL && literals != NULL) {
+        rbc_session_options options = {0};
+        for (int vr = 1; vr < m->n_vars; ++vr) {
+            const rbf_var *v = &m->vars[vr];
+            if (v->kind != RBF_PARAMETER || inst->reals[vr] == v->start) continue;
+            char *literal = literals + 40 * options.n_overrides;
+            toml_number(inst->reals[vr], literal, 40);
+            keys[options.n_overrides] = v->key;
+            values[options.n_overrides++] = literal;
+        }
+        options.base_dir = folder;
+        options.override_keys = keys;
+        options.override_values = values;
+        status = rbc_create_session(inst->client, NULL, text, &options);
+    }
+    free(keys);
+    free(values);
+    free(literals);
+    return status;
+}
+
+/* The added-mass parameters, when any is nonzero, to the session (rbc_set_added_mass): the
+ * rigid side then treats them implicitly. 0, or -1 with the reason in reason[size]. */
+static int hand_over_added_mass(rbf_instance *inst, char *reason, size_t size) {
+    const rbf_model *m = inst->m;
+    size_t np = (size_t)m->n_points;
+    double *mass = calloc(np * 36 + 1, sizeof(double));
+    const char **frames = calloc(np + 1, sizeof(char *));
+    int any = 0, rc = 0;
+    if (mass == NULL || frames == NULL) {
+        snprintf(reason, size, "out of memory");
+        rc = -1;
+    }
+    for (int vr = 1; rc == 0 && vr < m->n_vars; ++vr) {
+        const rbf_var *v = &m->vars[vr];
+        if (v->kind == RBF_ADDED_MASS) {
+            mass[36 * v->owner + v->index] = inst->reals[vr];
+            any |= inst->reals[vr] != 0.0;
+        } else if (v->kind == RBF_ADDED_MASS_FRAME) {
+            const char *frame = inst->strings[vr];
+            if (strcmp(frame, "point") != 0 && strcmp(frame, "inertial") != 0) {
+                snprintf(reason, size, "%s: expected 'point' or 'inertial', got '%.100s'",
+                         v->name, frame);
+                rc = -1;
+            }
+            frames[v->owner] = frame;
+        }
+    }
+    if (rc == 0 && any && rbc_set_added_mass(inst->client, mass, frames) != RBC_OK) {
+        snprintf(reason, size, "the server refused the added mass: %s: %s",
+                 rbc_error_code(inst->client), rbc_error_message(inst->client));
+        rc = -1;
+    }
+    free(mass);
+    free(frames);
+    return rc;
+}
+
+rbf_result rbf_open_session(rbf_instance *inst, const char *call) {
+    const rbf_model *m = inst->m;
+    const char *address = server_string(inst, "address");
+    const char *session = server_string(inst, "session");
+    double timeout = server_timeout(inst);
+    char reason[900], spawned[512], folder[4096], file[4200];
+    snprintf(folder, sizeof folder, "%s/scenario", inst->resources);
+    if (address == NULL || address[0] == '\0') {
+        if (start_server(inst, call, folder, spawned, sizeof spawned) != 0) {
+            return rbf_refuse(inst, call, "no server: server.address is empty and no local "
+                              "server could be started");
+        }
+        address = spawned;
+    }
+    rbf_logf(inst, 0, "connecting to rbcosim serve at %s", address);
+    inst->client = rbc_connect(address, NULL,
+                               isfinite(timeout) && timeout > 0 ? (int)(timeout * 1e3) : 0,
+                               reason, sizeof reason);
+    if (inst->client == NULL) {
+        stop_server(inst);
+        return rbf_refuse(inst, call, reason);
+    }
+    rbc_status status = rbc_hello(inst->client, "rbcosim native FMU");
+    if (status == RBC_OK && session != NULL && session[0] != '\0') {
+        status = rbc_join_session(inst->client, session);
+    } else if (status == RBC_OK) {
+        snprintf(file, sizeof file, "%s/%s", folder, m->scenario_file);
+        char *text = read_text(file);
+        if (text == NULL) {
+            snprintf(reason, sizeof reason, "cannot read the FMU's scenario %.800s", file);
+            rbf_close_session(inst);
+            return rbf_refuse(inst, call, reason);
+        }
+        status = create_session(inst, folder, text);
+        free(text);
+        inst->owns_session = status == RBC_OK;
+    }
+    rbc_coupling coupling;
+    rbc_exchange x;
+    if (status == RBC_OK) {
+        status = rbc_attach(inst->client, m->points, m->n_points, m->joints, m->n_joints,
+                            "rbcosim native FMU", 0, &coupling, &x);
+    }
+    if (status != RBC_OK) {
+        snprintf(reason, sizeof reason, "the server at %s answered %s: %s", address,
+                 rbc_error_code(inst->client), rbc_error_message(inst->client));
+        rbf_close_session(inst);
+        return rbf_refuse(inst, call, reason);
+    }
+    inst->attached = 1;
+    if (coupling.macro_step > 0) inst->macro_step = coupling.macro_step;
+    rbf_publish(inst, &x);
+    if (hand_over_added_mass(inst, reason, sizeof reason) != 0) {
+        rbf_close_session(inst);
+        return rbf_refuse(inst, call, reason);
+    }
+    return RBF_OK;
+}
+
+void rbf_close_session(rbf_instance *inst) {
+    if (inst->client != NULL) {
+        if (((inst->attached && rbc_detach(inst->client) != RBC_OK) ||
+             (inst->owns_session && rbc_close_session(inst->client) != RBC_OK)) &&
+            inst->server_pid <= 0) {
+            rbf_logf(inst, 1, "closing the remote session failed: %s: %s",
+                     rbc_error_code(inst->client), rbc_error_message(inst->client));
+        }
+        rbc_destroy(inst->client);
+        inst->client = NULL;
+    }
+    inst->attached = inst->owns_session = 0;
+    stop_server(inst);
+}
+
+void rbf_publish(rbf_instance *inst, const rbc_exchange *x) {
+    const rbf_model *m = inst->m;
+    inst->step = x->step;
+    inst->reals[0] = x->time;
+    if (x->motions != NULL) {
+        memcpy(inst->motions, x->motions, sizeof(double) * 19 * (size_t)m->n_points);
+    }
+    for (int vr = 1; vr < m->n_vars; ++vr) {
+        const rbf_var *v = &m->vars[vr];
+        if (v->kind == RBF_POINT) {
+            inst->reals[vr] = x->kinematics[13 * v->owner + v->index];
+        } else if (v->kind == RBF_ACCELERATION) {
+            inst->reals[vr] = inst->motions[19 * v->owner + 13 + v->index];
+        } else if (v->kind == RBF_GAP && x->gaps != NULL) {
+            inst->reals[vr] = x->gaps[4 * v->owner + v->index];
+        }
+    }
+}
