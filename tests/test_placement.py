@@ -322,6 +322,42 @@ def test_prismatic_start_moves_the_side_beyond_the_joint():
     assert phi < 1e-15 and phidot < 1e-15, (phi, phidot)
 
 
+def test_cylindrical_start_turns_and_slides_about_a_tilted_axis():
+    """A body on a cylindrical joint to the ground along a = (1, 1, 1)/√3 through p: turned
+    about the line by 0.4 rad and slid 0.25 m along it, moving at 1.1 rad/s and −0.7 m/s;
+    pose and velocities composed here with scipy."""
+    p, r0 = np.array([0.2, -0.1, 0.5]), np.array([0.6, 0.3, -0.2])
+    text = f"""
+[bodies.block]
+mass = 2.0
+inertia = [0.1, 0.2, 0.25]
+position = {r0.tolist()}
+orientation = {{ axis = [0.0, 0.0, 1.0], angle = 0.3 }}
+[joints.shaft]
+type = "cylindrical"
+body1 = "ground"
+body2 = "block"
+at = {p.tolist()}
+axis = [1.0, 1.0, 1.0]
+initial = {{ angle = 0.4, rate = 1.1, displacement = 0.25, displacement_rate = -0.7 }}
+"""
+    model = load_scenario_text(text).model
+    (block,) = model.bodies
+    a = np.ones(3) / np.sqrt(3)
+    turn = Rotation.from_rotvec(0.4 * a)
+    r = p + turn.apply(r0 - p) + 0.25 * a
+    attitude = turn * Rotation.from_rotvec([0.0, 0.0, 0.3])
+    np.testing.assert_allclose(block.position, r, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(_rotation(block.quaternion).as_matrix(), attitude.as_matrix(),
+                               rtol=0, atol=1e-15)
+    np.testing.assert_allclose(block.velocity, np.cross(1.1 * a, r - p) - 0.7 * a, rtol=0,
+                               atol=1e-15)
+    np.testing.assert_allclose(block.angular_velocity, attitude.inv().apply(1.1 * a), rtol=0,
+                               atol=1e-15)
+    phi, phidot = MaximalSystem(model).drift(State.initial(model))
+    assert phi < 1e-15 and phidot < 1e-15, (phi, phidot)
+
+
 def test_closed_loop_start_is_left_to_the_projection(scenarios_dir):
     """Turning the four-bar's crank hinge A by 0.1 rad (its driver starting there too) turns
     the whole tree (crank, coupler, rocker) about A: the rocker's end at D = (0.4, 0, 0) m
@@ -341,13 +377,15 @@ TO_ROD2 = 'type = "revolute"\nbody1 = "ground"\nbody2 = "rod2"\nat = [0.0, 0.0, 
 
 @pytest.mark.parametrize("joint, message", [
     (SPHERICAL + "initial = { angle = 0.1 }\n",
-     ("x.toml: joints.extra.initial: only revolute and prismatic joints take initial "
-      "coordinates; this joint is spherical")),
+     ("x.toml: joints.extra.initial: only revolute, prismatic and cylindrical joints take "
+      "initial coordinates; this joint is spherical")),
     (TO_ROD2 + "initial = { angle = 0.1 }\n",
      ("x.toml: joints.extra.initial: this joint closes a kinematic loop of joints that all "
       "have initial coordinates")),
     (TO_ROD2 + "initial = { angle = 0.1, speed = 1.0 }\n",
      "x.toml: joints.extra.initial.speed: unknown key"),
+    (TO_ROD2 + "initial = { angle = 0.1, angle_deg = 6.0 }\n",
+     "x.toml: joints.extra.initial.angle_deg: give angle (rad) or angle_deg, not both"),
 ])
 def test_initial_errors_name_the_key(joint, message):
     text = _double_pendulum("{ angle = 0.2 }", "{ rate = 1.0 }") + f"[joints.extra]\n{joint}"

@@ -54,10 +54,13 @@ def placement(parent: str, *, position: Vector | None = None,
 
 
 def joint_start(*, angle: float | None = None, angle_deg: float | None = None,
-                displacement: float | None = None, rate: float | None = None) -> dict:
-    """A joint's `initial` coordinate and rate: revolute angle (rad, or angle_deg) and rate
-    rad/s; prismatic displacement m and rate m/s."""
-    return _table(angle=angle, angle_deg=angle_deg, displacement=displacement, rate=rate)
+                displacement: float | None = None, rate: float | None = None,
+                displacement_rate: float | None = None) -> dict:
+    """A joint's `initial` coordinates and rates: revolute angle (rad, or angle_deg) and rate
+    rad/s; prismatic displacement m and rate m/s; cylindrical angle, rate rad/s, displacement
+    and displacement_rate m/s."""
+    return _table(angle=angle, angle_deg=angle_deg, displacement=displacement, rate=rate,
+                  displacement_rate=displacement_rate)
 
 
 def polynomial(*coefficients: float) -> dict:
@@ -176,7 +179,7 @@ class ModelBuilder:
     spherical = _frame_joint("spherical", "any rotation about the common point")
     universal = _frame_joint("universal", "turning about x1 (body 1) and y2 (body 2), the "
                                           "cross of a Hooke joint")
-    cylindrical = _frame_joint("cylindrical", "sliding along and turning about z1")
+    cylindrical = _started_joint("cylindrical", "sliding along and turning about z1")
     planar = _frame_joint("planar", "sliding in the x1–y1 plane and turning about z1")
 
     def distance(self, name: str, body1: str | None = None, body2: str | None = None, *,
