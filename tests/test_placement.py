@@ -110,6 +110,37 @@ def test_ground_marker_joint_equals_the_at_form():
     np.testing.assert_allclose(rb.data, ra.data, rtol=0, atol=1e-12)
 
 
+def test_joint_relative_to_a_marker_is_the_inertial_at_form():
+    """`at`/`axis`/`x_axis` in the axes of marker rod.tip equal the same joint written with
+    the point and axes transformed to inertial here with scipy."""
+    tilt = Rotation.from_rotvec([0.3, -0.2, 0.5])
+    tip = Rotation.from_rotvec([0.0, 0.0, 0.8])
+    centre, tip_at = np.array([0.4, 0.1, -0.2]), np.array([0.05, 0.0, -0.25])
+    frame = tilt * tip
+    at = centre + tilt.apply(tip_at) + frame.apply([0.1, 0.2, 0.0])
+    axis, x_axis = frame.apply([0.0, 1.0, 0.0]), frame.apply([1.0, 0.0, 0.0])
+    rod = f"""
+[bodies.rod]
+{ROD}position = {centre.tolist()}
+orientation = {{ quaternion = {np.roll(tilt.as_quat(), 1).tolist()} }}
+[bodies.rod.markers.tip]
+position = {tip_at.tolist()}
+orientation = {{ axis = [0.0, 0.0, 1.0], angle = 0.8 }}
+[joints.hinge]
+type = "revolute"
+body1 = "ground"
+body2 = "rod"
+"""
+    relative = load_scenario_text(rod + 'relative_to = "rod.tip"\nat = [0.1, 0.2, 0.0]\n'
+                                  "axis = [0.0, 1.0, 0.0]\nx_axis = [1.0, 0.0, 0.0]\n")
+    inertial = load_scenario_text(rod + f"at = {at.tolist()}\naxis = {axis.tolist()}\n"
+                                  f"x_axis = {x_axis.tolist()}\n")
+    a, b = relative.model.joints[0], inertial.model.joints[0]
+    for ma, mb in ((a.marker1, b.marker1), (a.marker2, b.marker2)):
+        np.testing.assert_allclose(ma.position, mb.position, rtol=0, atol=1e-15)
+        np.testing.assert_allclose(ma.axes, mb.axes, rtol=0, atol=1e-15)
+
+
 # --- relative placement --------------------------------------------------------------------------
 
 PLACED = """

@@ -275,8 +275,9 @@ initial = { angle_deg = 40.0, rate = 1.5 }
 type = "revolute"
 body1 = "rod1"
 body2 = "rod2"
-at = [0.0, 0.0, 0.5]
-axis = [0.0, -1.0, 0.0]
+relative_to = "rod1.tip"
+at = [0.0, 0.0, 0.0]
+axis = [0.0, 1.0, 0.0]
 initial = { angle = -0.3 }
 [joints.rail]
 type = "prismatic"
@@ -300,8 +301,8 @@ initial = { angle = 0.5, rate = 2.0, displacement = 0.1, displacement_rate = 0.3
 
 
 def test_placements_and_joint_starts_build_as_their_toml_does():
-    """Ground markers, placements and `initial` from the builder equal the same tables
-    written by hand in TOML (and the builder's own TOML read back)."""
+    """Ground markers, placements, `relative_to` and `initial` from the builder equal the
+    same tables written by hand in TOML (and the builder's own TOML read back)."""
     from rbcosim.build import joint_start, placement, rotation
 
     m = ModelBuilder()
@@ -316,8 +317,8 @@ def test_placements_and_joint_starts_build_as_their_toml_does():
     m.body("slider", mass=0.5, inertia=(0.01, 0.01, 0.01), position=(2.0, 0.0, 0.0))
     m.revolute("shoulder", marker1="ground.pivot", marker2="rod1.top",
                initial=joint_start(angle_deg=40.0, rate=1.5))
-    m.revolute("elbow", "rod1", "rod2", at=(0.0, 0.0, 0.5), axis=(0.0, -1.0, 0.0),
-               initial=joint_start(angle=-0.3))
+    m.revolute("elbow", "rod1", "rod2", relative_to="rod1.tip", at=(0.0, 0.0, 0.0),
+               axis=(0.0, 1.0, 0.0), initial=joint_start(angle=-0.3))
     m.prismatic("rail", "ground", "slider", at=(2.0, 0.0, 0.0), axis=(1.0, 0.0, 0.0),
                 initial=joint_start(displacement=0.2, rate=-0.5))
     m.body("sleeve", mass=0.5, inertia=(0.01, 0.01, 0.01), position=(3.0, 0.0, 0.0))

@@ -87,10 +87,11 @@ def _frame_joint(kind: str, doc: str):
 
     def joint(self, name: str, body1: str | None = None, body2: str | None = None, *,
               at: Vector | None = None, axis: Vector | None = None,
-              x_axis: Vector | None = None, marker1: str | None = None,
-              marker2: str | None = None) -> str:
+              x_axis: Vector | None = None, relative_to: str | None = None,
+              marker1: str | None = None, marker2: str | None = None) -> str:
         return self._add("joints", name, type=kind, body1=body1, body2=body2, at=at, axis=axis,
-                         x_axis=x_axis, marker1=marker1, marker2=marker2)
+                         x_axis=x_axis, relative_to=relative_to, marker1=marker1,
+                         marker2=marker2)
 
     return _named(joint, kind, doc)
 
@@ -100,10 +101,12 @@ def _started_joint(kind: str, doc: str):
 
     def joint(self, name: str, body1: str | None = None, body2: str | None = None, *,
               at: Vector | None = None, axis: Vector | None = None,
-              x_axis: Vector | None = None, marker1: str | None = None,
-              marker2: str | None = None, initial: dict | None = None) -> str:
+              x_axis: Vector | None = None, relative_to: str | None = None,
+              marker1: str | None = None, marker2: str | None = None,
+              initial: dict | None = None) -> str:
         return self._add("joints", name, type=kind, body1=body1, body2=body2, at=at, axis=axis,
-                         x_axis=x_axis, marker1=marker1, marker2=marker2, initial=initial)
+                         x_axis=x_axis, relative_to=relative_to, marker1=marker1,
+                         marker2=marker2, initial=initial)
 
     return _named(joint, kind, doc + "; `initial` (`joint_start(...)`) sets its coordinate "
                                      "and rate at t = 0, the bodies beyond it placed to match")
@@ -112,8 +115,9 @@ def _started_joint(kind: str, doc: str):
 def _named(joint, kind: str, doc: str):
     joint.__name__ = joint.__qualname__ = kind
     joint.__doc__ = (f"A {kind} joint: {doc}. Either body1, body2 (a body name or 'ground'), "
-                     "`at` (m) and optionally `axis` (its z) and `x_axis`, inertial, in the "
-                     "initial configuration; or marker1, marker2 ('body.marker', "
+                     "`at` (m) and optionally `axis` (its z) and `x_axis`, inertial (or in "
+                     "the frame of marker `relative_to`), in the initial configuration; or "
+                     "marker1, marker2 ('body.marker', "
                      "'ground.marker'). Returns the joint's name.")
     return joint
 
