@@ -110,6 +110,37 @@ def test_ground_marker_joint_equals_the_at_form():
     np.testing.assert_allclose(rb.data, ra.data, rtol=0, atol=1e-12)
 
 
+def test_joint_relative_to_a_marker_is_the_inertial_at_form():
+    """`at`/`axis`/`x_axis` in the axes of marker rod.tip equal the same joint written with
+    the point and axes transformed to inertial here with scipy."""
+    tilt = Rotation.from_rotvec([0.3, -0.2, 0.5])
+    tip = Rotation.from_rotvec([0.0, 0.0, 0.8])
+    centre, tip_at = np.array([0.4, 0.1, -0.2]), np.array([0.05, 0.0, -0.25])
+    frame = tilt * tip
+    at = centre + tilt.apply(tip_at) + frame.apply([0.1, 0.2, 0.0])
+    axis, x_axis = frame.apply([0.0, 1.0, 0.0]), frame.apply([1.0, 0.0, 0.0])
+    rod = f"""
+[bodies.rod]
+{ROD}position = {centre.tolist()}
+orientation = {{ quaternion = {np.roll(tilt.as_quat(), 1).tolist()} }}
+[bodies.rod.markers.tip]
+position = {tip_at.tolist()}
+orientation = {{ axis = [0.0, 0.0, 1.0], angle = 0.8 }}
+[joints.hinge]
+type = "revolute"
+body1 = "ground"
+body2 = "rod"
+"""
+    relative = load_scenario_text(rod + 'relative_to = "rod.tip"\nat = [0.1, 0.2, 0.0]\n'
+                                  "axis = [0.0, 1.0, 0.0]\nx_axis = [1.0, 0.0, 0.0]\n")
+    inertial = load_scenario_text(rod + f"at = {at.tolist()}\naxis = {axis.tolist()}\n"
+                                  f"x_axis = {x_axis.tolist()}\n")
+    a, b = relative.model.joints[0], inertial.model.joints[0]
+    for ma, mb in ((a.marker1, b.marker1), (a.marker2, b.marker2)):
+        np.testing.assert_allclose(ma.position, mb.position, rtol=0, atol=1e-15)
+        np.testing.assert_allclose(ma.axes, mb.axes, rtol=0, atol=1e-15)
+
+
 # --- relative placement --------------------------------------------------------------------------
 
 PLACED = """
@@ -322,6 +353,42 @@ def test_prismatic_start_moves_the_side_beyond_the_joint():
     assert phi < 1e-15 and phidot < 1e-15, (phi, phidot)
 
 
+def test_cylindrical_start_turns_and_slides_about_a_tilted_axis():
+    """A body on a cylindrical joint to the ground along a = (1, 1, 1)/√3 through p: turned
+    about the line by 0.4 rad and slid 0.25 m along it, moving at 1.1 rad/s and −0.7 m/s;
+    pose and velocities composed here with scipy."""
+    p, r0 = np.array([0.2, -0.1, 0.5]), np.array([0.6, 0.3, -0.2])
+    text = f"""
+[bodies.block]
+mass = 2.0
+inertia = [0.1, 0.2, 0.25]
+position = {r0.tolist()}
+orientation = {{ axis = [0.0, 0.0, 1.0], angle = 0.3 }}
+[joints.shaft]
+type = "cylindrical"
+body1 = "ground"
+body2 = "block"
+at = {p.tolist()}
+axis = [1.0, 1.0, 1.0]
+initial = {{ angle = 0.4, rate = 1.1, displacement = 0.25, displacement_rate = -0.7 }}
+"""
+    model = load_scenario_text(text).model
+    (block,) = model.bodies
+    a = np.ones(3) / np.sqrt(3)
+    turn = Rotation.from_rotvec(0.4 * a)
+    r = p + turn.apply(r0 - p) + 0.25 * a
+    attitude = turn * Rotation.from_rotvec([0.0, 0.0, 0.3])
+    np.testing.assert_allclose(block.position, r, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(_rotation(block.quaternion).as_matrix(), attitude.as_matrix(),
+                               rtol=0, atol=1e-15)
+    np.testing.assert_allclose(block.velocity, np.cross(1.1 * a, r - p) - 0.7 * a, rtol=0,
+                               atol=1e-15)
+    np.testing.assert_allclose(block.angular_velocity, attitude.inv().apply(1.1 * a), rtol=0,
+                               atol=1e-15)
+    phi, phidot = MaximalSystem(model).drift(State.initial(model))
+    assert phi < 1e-15 and phidot < 1e-15, (phi, phidot)
+
+
 def test_closed_loop_start_is_left_to_the_projection(scenarios_dir):
     """Turning the four-bar's crank hinge A by 0.1 rad (its driver starting there too) turns
     the whole tree (crank, coupler, rocker) about A: the rocker's end at D = (0.4, 0, 0) m
@@ -341,13 +408,15 @@ TO_ROD2 = 'type = "revolute"\nbody1 = "ground"\nbody2 = "rod2"\nat = [0.0, 0.0, 
 
 @pytest.mark.parametrize("joint, message", [
     (SPHERICAL + "initial = { angle = 0.1 }\n",
-     ("x.toml: joints.extra.initial: only revolute and prismatic joints take initial "
-      "coordinates; this joint is spherical")),
+     ("x.toml: joints.extra.initial: only revolute, prismatic and cylindrical joints take "
+      "initial coordinates; this joint is spherical")),
     (TO_ROD2 + "initial = { angle = 0.1 }\n",
      ("x.toml: joints.extra.initial: this joint closes a kinematic loop of joints that all "
       "have initial coordinates")),
     (TO_ROD2 + "initial = { angle = 0.1, speed = 1.0 }\n",
      "x.toml: joints.extra.initial.speed: unknown key"),
+    (TO_ROD2 + "initial = { angle = 0.1, angle_deg = 6.0 }\n",
+     "x.toml: joints.extra.initial.angle_deg: give angle (rad) or angle_deg, not both"),
 ])
 def test_initial_errors_name_the_key(joint, message):
     text = _double_pendulum("{ angle = 0.2 }", "{ rate = 1.0 }") + f"[joints.extra]\n{joint}"

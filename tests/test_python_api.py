@@ -275,8 +275,9 @@ initial = { angle_deg = 40.0, rate = 1.5 }
 type = "revolute"
 body1 = "rod1"
 body2 = "rod2"
-at = [0.0, 0.0, 0.5]
-axis = [0.0, -1.0, 0.0]
+relative_to = "rod1.tip"
+at = [0.0, 0.0, 0.0]
+axis = [0.0, 1.0, 0.0]
 initial = { angle = -0.3 }
 [joints.rail]
 type = "prismatic"
@@ -285,12 +286,23 @@ body2 = "slider"
 at = [2.0, 0.0, 0.0]
 axis = [1.0, 0.0, 0.0]
 initial = { displacement = 0.2, rate = -0.5 }
+[bodies.sleeve]
+mass = 0.5
+inertia = [0.01, 0.01, 0.01]
+position = [3.0, 0.0, 0.0]
+[joints.shaft]
+type = "cylindrical"
+body1 = "ground"
+body2 = "sleeve"
+at = [3.0, 0.0, 0.0]
+axis = [0.0, 0.0, 1.0]
+initial = { angle = 0.5, rate = 2.0, displacement = 0.1, displacement_rate = 0.3 }
 """
 
 
 def test_placements_and_joint_starts_build_as_their_toml_does():
-    """Ground markers, placements and `initial` from the builder equal the same tables
-    written by hand in TOML (and the builder's own TOML read back)."""
+    """Ground markers, placements, `relative_to` and `initial` from the builder equal the
+    same tables written by hand in TOML (and the builder's own TOML read back)."""
     from rbcosim.build import joint_start, placement, rotation
 
     m = ModelBuilder()
@@ -305,15 +317,22 @@ def test_placements_and_joint_starts_build_as_their_toml_does():
     m.body("slider", mass=0.5, inertia=(0.01, 0.01, 0.01), position=(2.0, 0.0, 0.0))
     m.revolute("shoulder", marker1="ground.pivot", marker2="rod1.top",
                initial=joint_start(angle_deg=40.0, rate=1.5))
-    m.revolute("elbow", "rod1", "rod2", at=(0.0, 0.0, 0.5), axis=(0.0, -1.0, 0.0),
-               initial=joint_start(angle=-0.3))
+    m.revolute("elbow", "rod1", "rod2", relative_to="rod1.tip", at=(0.0, 0.0, 0.0),
+               axis=(0.0, 1.0, 0.0), initial=joint_start(angle=-0.3))
     m.prismatic("rail", "ground", "slider", at=(2.0, 0.0, 0.0), axis=(1.0, 0.0, 0.0),
                 initial=joint_start(displacement=0.2, rate=-0.5))
+    m.body("sleeve", mass=0.5, inertia=(0.01, 0.01, 0.01), position=(3.0, 0.0, 0.0))
+    m.cylindrical("shaft", "ground", "sleeve", at=(3.0, 0.0, 0.0), axis=(0.0, 0.0, 1.0),
+                  initial=joint_start(angle=0.5, rate=2.0, displacement=0.1,
+                                      displacement_rate=0.3))
     own = m.scenario()
     by_hand = load_scenario_text(PLACED_TOML)
     _same_scenario(own, by_hand)
     _same_scenario(load_scenario_text(m.to_toml()), by_hand)
-    # the build really moved the slider: by the displacement 0.2 m, at the rate −0.5 m/s
-    slider = own.model.bodies[2]
+    # the build really moved the slider (by 0.2 m, at −0.5 m/s) and the sleeve (up the shaft
+    # through its centre by 0.1 m at 0.3 m/s, spinning at 2 rad/s about Z)
+    slider, sleeve = own.model.bodies[2:]
     assert slider.position.tolist() == [2.2, 0.0, 0.0] and slider.velocity[0] == -0.5
+    assert sleeve.position.tolist() == [3.0, 0.0, 0.1] and sleeve.velocity.tolist() == [0, 0, 0.3]
+    np.testing.assert_allclose(sleeve.angular_velocity, [0.0, 0.0, 2.0], rtol=0, atol=1e-15)
     assert "[ground.markers.pivot]" in m.to_toml()

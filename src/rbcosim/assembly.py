@@ -1,14 +1,16 @@
-"""Assembly from joint coordinates: the `initial` key of revolute and prismatic joints.
+"""Assembly from joint coordinates: the `initial` key of revolute, prismatic and cylindrical
+joints.
 
-`initial = { angle = RAD | angle_deg = DEG, rate = RAD/S }` (revolute) or
-`{ displacement = M, rate = M/S }` (prismatic) sets the joint's coordinate (as defined for
-drivers: angle from x1 to x2 about z1, displacement of origin 2 along z1) and its rate at t = 0.
+`initial = { angle = RAD | angle_deg = DEG, rate = RAD/S }` (revolute),
+`{ displacement = M, rate = M/S }` (prismatic) or `{ angle | angle_deg, rate, displacement,
+displacement_rate = M/S }` (cylindrical) sets the joint's coordinates (as defined for drivers:
+angle from x1 to x2 about z1, displacement of origin 2 along z1) and their rates at t = 0.
 
 Method: a spanning tree of the joints (the ones with `initial` first) is rooted at the ground
 (a component without the ground at its first body). Root to leaf, the subtree beyond each
 joint with `initial` is turned about (slid along) the joint's current z1 through its current
 origin 1 until the coordinate has its value; then, on the final poses, each such joint adds
-the rigid velocity field ω = δ·z1, v += ω × (r − p1) (prismatic: v += δ·z1) to its subtree,
+the rigid velocity field ω = δ·z1, v += ω × (r − p1) (sliding: v += δ·z1) to its subtree,
 δ being the wanted rate minus the current one. Rigid motions superpose exactly, and markers move
 with their bodies, so every tree joint still holds. A loop-closing joint is not moved: the
 run's projection (solver.projection) then makes the state consistent, and `rbcosim check`
@@ -17,7 +19,7 @@ reports the residual. A joint with `initial` that would close a loop is refused.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -29,18 +31,18 @@ from rbcosim.scenario_contact import CONTACT_KINDS
 from rbcosim.scenario_reader import TableReader
 from rbcosim.state import State
 
-#: Joint types that take `initial`, with the name of their coordinate key.
-START_KEYS = {"revolute": "angle", "prismatic": "displacement"}
+#: Joint types that take `initial`.
+START_KINDS = ("revolute", "prismatic", "cylindrical")
 
 
 @dataclass(frozen=True)
 class JointStart:
-    """A joint's coordinate (rad or m) and rate (rad/s or m/s) at t = 0; `r` is the joint's
-    table, for errors."""
+    """A joint's (angle rad, rate rad/s) and (displacement m, rate m/s) at t = 0, None for
+    the one its type lacks; `r` is the joint's table, for errors."""
 
     joint: int
-    value: float
-    rate: float
+    turn: tuple[float, float] | None
+    slide: tuple[float, float] | None
     r: TableReader
 
 
@@ -49,18 +51,21 @@ def read_start(r: TableReader, kind: str, joint: int) -> JointStart | None:
     if not r.has("initial"):
         r.raw("initial", None)
         return None
-    if kind not in START_KEYS:
-        raise r.error("initial", f"only revolute and prismatic joints take initial "
-                                 f"coordinates; this joint is {kind}")
+    if kind not in START_KINDS:
+        raise r.error("initial", f"only revolute, prismatic and cylindrical joints take "
+                                 f"initial coordinates; this joint is {kind}")
     s = r.sub("initial")
-    key = START_KEYS[kind]
-    if kind == "revolute" and s.has("angle_deg"):
-        value = np.radians(s.number("angle_deg"))
-    else:
-        value = s.number(key, 0.0)
-    rate = s.number("rate", 0.0)
+    turn = slide = None
+    if kind != "prismatic":
+        if s.has("angle") and s.has("angle_deg"):
+            raise s.error("angle_deg", "give angle (rad) or angle_deg, not both")
+        angle = np.radians(s.number("angle_deg")) if s.has("angle_deg") else s.number("angle", 0.0)
+        turn = (float(angle), s.number("rate", 0.0))
+    if kind != "revolute":
+        rate_key = "rate" if kind == "prismatic" else "displacement_rate"
+        slide = (s.number("displacement", 0.0), s.number(rate_key, 0.0))
     s.finish()
-    return JointStart(joint, float(value), rate, r)
+    return JointStart(joint, turn, slide, r)
 
 
 def _spanning_forest(n_bodies: int, joints: list[Joint],
@@ -144,25 +149,26 @@ def assemble(bodies: list[Body], joints: list[Joint], starts: list[JointStart],
                               [b.velocity for b in bodies],
                               [b.angular_velocity for b in bodies]))
     for s, child, sub in subtrees:
-        joint = joints[s.joint]
+        joint, sign = joints[s.joint], _sign(joints[s.joint], child)
         p, z = _axis(joint, kin)
-        delta = _sign(joint, child) * (s.value - joint_coordinate(joint, kin)[0])
-        if joint.kind == "revolute":
-            turn = quat.from_axis_angle(z, delta)
+        if s.turn is not None:
+            angle = _coordinate(joint, "revolute", kin)[0]
+            turn = quat.from_axis_angle(z, sign * (s.turn[0] - angle))
             kin.r[sub] = p + (kin.r[sub] - p) @ quat.to_matrix(turn).T
             kin.q[sub] = quat.normalize(quat.multiply(turn, kin.q[sub]))
             kin.R[sub] = quat.to_matrix(kin.q[sub])
-        else:
-            kin.r[sub] += delta * z
+        if s.slide is not None:
+            kin.r[sub] += sign * (s.slide[0] - _coordinate(joint, "prismatic", kin)[0]) * z
     for s, child, sub in subtrees:
-        joint = joints[s.joint]
+        joint, sign = joints[s.joint], _sign(joints[s.joint], child)
         p, z = _axis(joint, kin)
-        delta = _sign(joint, child) * (s.rate - joint_coordinate(joint, kin)[1])
-        if joint.kind == "revolute":
-            kin.w_inertial[sub] += delta * z
-            kin.v[sub] += np.cross(delta * z, kin.r[sub] - p)
-        else:
-            kin.v[sub] += delta * z
+        spin = speed = 0.0
+        if s.turn is not None:
+            spin = sign * (s.turn[1] - _coordinate(joint, "revolute", kin)[1])
+        if s.slide is not None:
+            speed = sign * (s.slide[1] - _coordinate(joint, "prismatic", kin)[1])
+        kin.w_inertial[sub] += spin * z
+        kin.v[sub] += np.cross(spin * z, kin.r[sub] - p) + speed * z
     moved = np.zeros(len(bodies) + 1, bool)
     for _, _, sub in subtrees:
         moved[sub] = True
@@ -171,6 +177,12 @@ def assemble(bodies: list[Body], joints: list[Joint], starts: list[JointStart],
     return [Body(b.name, b.mass, b.inertia, frozen_array(kin.r[i]), frozen_array(kin.q[i]),
                  frozen_array(kin.v[i]), frozen_array(kin.R[i].T @ kin.w_inertial[i]))
             if moved[i] else b for i, b in enumerate(bodies, start=1)]
+
+
+def _coordinate(joint: Joint, kind: str, kin: Kinematics) -> tuple[float, float]:
+    """(coordinate, rate) of `joint` read as a `kind` ("revolute": angle rad about z1;
+    "prismatic": displacement m along z1), e.g. both of a cylindrical joint."""
+    return joint_coordinate(replace(joint, kind=kind), kin)
 
 
 def _sign(joint: Joint, child: int) -> float:

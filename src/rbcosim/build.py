@@ -54,10 +54,13 @@ def placement(parent: str, *, position: Vector | None = None,
 
 
 def joint_start(*, angle: float | None = None, angle_deg: float | None = None,
-                displacement: float | None = None, rate: float | None = None) -> dict:
-    """A joint's `initial` coordinate and rate: revolute angle (rad, or angle_deg) and rate
-    rad/s; prismatic displacement m and rate m/s."""
-    return _table(angle=angle, angle_deg=angle_deg, displacement=displacement, rate=rate)
+                displacement: float | None = None, rate: float | None = None,
+                displacement_rate: float | None = None) -> dict:
+    """A joint's `initial` coordinates and rates: revolute angle (rad, or angle_deg) and rate
+    rad/s; prismatic displacement m and rate m/s; cylindrical angle, rate rad/s, displacement
+    and displacement_rate m/s."""
+    return _table(angle=angle, angle_deg=angle_deg, displacement=displacement, rate=rate,
+                  displacement_rate=displacement_rate)
 
 
 def polynomial(*coefficients: float) -> dict:
@@ -90,10 +93,11 @@ def _frame_joint(kind: str, doc: str):
 
     def joint(self, name: str, body1: str | None = None, body2: str | None = None, *,
               at: Vector | None = None, axis: Vector | None = None,
-              x_axis: Vector | None = None, marker1: str | None = None,
-              marker2: str | None = None) -> str:
+              x_axis: Vector | None = None, relative_to: str | None = None,
+              marker1: str | None = None, marker2: str | None = None) -> str:
         return self._add("joints", name, type=kind, body1=body1, body2=body2, at=at, axis=axis,
-                         x_axis=x_axis, marker1=marker1, marker2=marker2)
+                         x_axis=x_axis, relative_to=relative_to, marker1=marker1,
+                         marker2=marker2)
 
     return _named(joint, kind, doc)
 
@@ -103,10 +107,12 @@ def _started_joint(kind: str, doc: str):
 
     def joint(self, name: str, body1: str | None = None, body2: str | None = None, *,
               at: Vector | None = None, axis: Vector | None = None,
-              x_axis: Vector | None = None, marker1: str | None = None,
-              marker2: str | None = None, initial: dict | None = None) -> str:
+              x_axis: Vector | None = None, relative_to: str | None = None,
+              marker1: str | None = None, marker2: str | None = None,
+              initial: dict | None = None) -> str:
         return self._add("joints", name, type=kind, body1=body1, body2=body2, at=at, axis=axis,
-                         x_axis=x_axis, marker1=marker1, marker2=marker2, initial=initial)
+                         x_axis=x_axis, relative_to=relative_to, marker1=marker1,
+                         marker2=marker2, initial=initial)
 
     return _named(joint, kind, doc + "; `initial` (`joint_start(...)`) sets its coordinate "
                                      "and rate at t = 0, the bodies beyond it placed to match")
@@ -115,8 +121,9 @@ def _started_joint(kind: str, doc: str):
 def _named(joint, kind: str, doc: str):
     joint.__name__ = joint.__qualname__ = kind
     joint.__doc__ = (f"A {kind} joint: {doc}. Either body1, body2 (a body name or 'ground'), "
-                     "`at` (m) and optionally `axis` (its z) and `x_axis`, inertial, in the "
-                     "initial configuration; or marker1, marker2 ('body.marker', "
+                     "`at` (m) and optionally `axis` (its z) and `x_axis`, inertial (or in "
+                     "the frame of marker `relative_to`), in the initial configuration; or "
+                     "marker1, marker2 ('body.marker', "
                      "'ground.marker'). Returns the joint's name.")
     return joint
 
@@ -189,7 +196,7 @@ class ModelBuilder:
     spherical = _frame_joint("spherical", "any rotation about the common point")
     universal = _frame_joint("universal", "turning about x1 (body 1) and y2 (body 2), the "
                                           "cross of a Hooke joint")
-    cylindrical = _frame_joint("cylindrical", "sliding along and turning about z1")
+    cylindrical = _started_joint("cylindrical", "sliding along and turning about z1")
     planar = _frame_joint("planar", "sliding in the x1–y1 plane and turning about z1")
 
     def distance(self, name: str, body1: str | None = None, body2: str | None = None, *,

@@ -283,14 +283,17 @@ class _Builder:
         return r.number("length", initial, positive=True)
 
     def joint_markers(self, r: TableReader) -> tuple[Marker, Marker]:
+        """marker1/marker2, or both at `at` with axes from `axis`/`x_axis`: inertial, or in the
+        frame of marker `relative_to` (m, initial configuration)."""
         if r.has("marker1") or r.has("marker2"):
             return self.marker_ref(r, "marker1"), self.marker_ref(r, "marker2")
         b1, b2 = self.body_ref(r, "body1"), self.body_ref(r, "body2")
         at = r.vector("at", 3)
-        if r.has("axis"):
-            axes = read_axes(r)
-        else:
-            axes = np.eye(3)
+        axes = read_axes(r) if r.has("axis") else np.eye(3)
+        if r.has("relative_to"):
+            m = self.marker_ref(r, "relative_to")
+            centre, R = self.pose[m.body]
+            at, axes = centre + R @ (m.position + m.axes @ at), R @ m.axes @ axes
         return self.marker_from_inertial(b1, at, axes), self.marker_from_inertial(b2, at, axes)
 
     @staticmethod

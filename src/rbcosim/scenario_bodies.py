@@ -58,6 +58,8 @@ class _Pending:
 
 def _read_markers(r: TableReader, owner: str, index: int, com: np.ndarray,
                   out: dict[str, Marker]) -> None:
+    """The [*.markers.M] of table `r` as "owner.M" on body `index` (positions from its centre
+    of mass, `com` m in its frame; the ground's are inertial)."""
     for mname, m in r.items("markers"):
         pos = m.vector("position", 3, [0.0, 0.0, 0.0]) - com
         out[f"{owner}.{mname}"] = Marker(index, frozen_array(pos), frozen_array(read_axes(m)))
@@ -65,6 +67,7 @@ def _read_markers(r: TableReader, owner: str, index: int, com: np.ndarray,
 
 
 def _pending(name: str, r: TableReader) -> _Pending:
+    """Body `name`'s keys but its markers, from its table `r`."""
     particle = r.boolean("point_mass", False)
     if particle:
         (mass, inertia), com = point_mass(r), np.zeros(3)
