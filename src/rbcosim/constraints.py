@@ -37,7 +37,6 @@ from rbcosim.kernels.rows import (
     evaluate_rows,
 )
 from rbcosim.kinematics import Kinematics
-from rbcosim.linalg3 import cross
 from rbcosim.model import GROUND, Joint, Model, Motion
 from rbcosim.planar import in_plane_rows, plane_basis
 from rbcosim.state import State
@@ -330,10 +329,10 @@ def joint_coordinate(joint: Joint, kin: Kinematics) -> tuple[float, float]:
         return angle, rate
     p1 = kin.r[m1.body] + R1 @ m1.position
     p2 = kin.r[m2.body] + R2 @ m2.position
-    v1 = kin.v[m1.body] + cross(kin.w_inertial[m1.body], p1 - kin.r[m1.body])
-    v2 = kin.v[m2.body] + cross(kin.w_inertial[m2.body], p2 - kin.r[m2.body])
+    v1 = kin.v[m1.body] + np.cross(kin.w_inertial[m1.body], p1 - kin.r[m1.body])
+    v2 = kin.v[m2.body] + np.cross(kin.w_inertial[m2.body], p2 - kin.r[m2.body])
     d = p2 - p1
-    return float(z1 @ d), float(cross(kin.w_inertial[m1.body], z1) @ d + z1 @ (v2 - v1))
+    return float(z1 @ d), float(np.cross(kin.w_inertial[m1.body], z1) @ d + z1 @ (v2 - v1))
 
 
 class JacobianAssembler:

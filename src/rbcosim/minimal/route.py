@@ -87,7 +87,8 @@ class MinimalSimulation:
         #: advance(t, y, h): y in place, returns max |‖e‖ − 1| before renormalising (NaN: not
         #: finite); trees: one compiled call; closed loops: RK4 / SDIRK2 on their derivative
         self.advance = self.system.step_function(name)
-        self.diagnostics = Diagnostics(conservative=model.is_conservative)
+        #: the work of loads and dampers is not integrated here: no balance when they act
+        self.diagnostics = Diagnostics(conservative=model.is_conservative, balanced=False)
         tree = self.system.tree
         self.columns = ["t", *body_columns(model), "energy", "constraint_drift",
                         *(f"q.{c}" for c in tree.position_names),
