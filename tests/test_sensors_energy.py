@@ -294,14 +294,18 @@ table = [[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0], [0.2, 6.0, 0.0, 2.0, 0.0, 1.5, 0.0
 """
 
 
+@pytest.mark.parametrize("formulation", ["maximal", "minimal"])
 @pytest.mark.parametrize("integrator, dts, order", [("rk4", (4e-3, 2e-3), 4),
                                                     ("sdirk2", (2e-3, 1e-3), 2)])
-def test_loaded_damped_rod_balance_converges_at_the_integrators_order(integrator, dts, order):
+def test_loaded_damped_rod_balance_converges_at_the_integrators_order(integrator, dts, order,
+                                                                      formulation):
     """A swinging rod with a torsional damper, a spring–damper strap and a load table (its
-    corners at whole steps): max |E − E0 − W| / scale falls by 2^order when dt halves; with the
-    work's sign flipped the balance fails."""
+    corners at whole steps): max |E − E0 − W| / scale falls by 2^order when dt halves, on both
+    routes (the minimal one integrates W in its compiled tree steps); with the work's sign
+    flipped the balance fails."""
     text = _rod(0.7, 2.5, _DAMPED, solver="t_end = 0.6")
-    coarse, fine = (_run(text, dt=dt, integrator=integrator) for dt in dts)
+    coarse, fine = (_run(text, dt=dt, integrator=integrator, formulation=formulation)
+                    for dt in dts)
     ratio = (coarse.diagnostics["energy_max_relative_drift"]
              / fine.diagnostics["energy_max_relative_drift"])
     assert 2**order * 0.8 < ratio < 2**order * 1.25
@@ -309,9 +313,20 @@ def test_loaded_damped_rod_balance_converges_at_the_integrators_order(integrator
     assert abs(wrong) > 1e3 * abs(right)
 
 
-def test_adaptive_run_integrates_the_work_as_a_state():
+def test_both_routes_do_the_same_work():
+    """The loaded damped rod's W on the maximal route (multiplier dynamics) and on the minimal
+    one (joint coordinates) agree to the integrators' difference."""
+    text = _rod(0.7, 2.5, _DAMPED, solver="t_end = 0.6")
+    a, b = (_run(text, formulation=f).diagnostics["work_J"] for f in ("maximal", "minimal"))
+    assert b == pytest.approx(a, rel=1e-9)
+    assert abs(a) > 0.1
+
+
+@pytest.mark.parametrize("formulation", ["maximal", "minimal"])
+def test_adaptive_run_integrates_the_work_as_a_state(formulation):
     """RK45 at rtol 1e-10 carries W as one more ODE state: the balance closes to ~1e-9."""
-    res = _run(_rod(0.7, 2.5, _DAMPED, solver="t_end = 0.6\ndt = 1e-2"), integrator="RK45")
+    res = _run(_rod(0.7, 2.5, _DAMPED, solver="t_end = 0.6\ndt = 1e-2"), integrator="RK45",
+               formulation=formulation)
     assert res.diagnostics["energy_max_relative_drift"] < 1e-8
     right, wrong = _balance(res)
     assert abs(wrong) > 1e6 * abs(right)
@@ -355,3 +370,40 @@ def test_summary_reports_the_balance_of_every_rigid_model(scenarios_dir):
     scenario = load_scenario(scenarios_dir / "slider_crank.toml", ["solver.t_end=0.1"])
     d = run_scenario(scenario, progress=False).diagnostics
     assert d["work_J"] == 0.0 and d["energy_max_relative_drift"] < 1e-8
+
+
+def test_cosimulation_has_joint_coordinates_and_refuses_marker_sensors(scenarios_dir):
+    """The rigid–flexible pendulum (a co-simulation) writes its hinge's angle, the link's turn
+    about Y from its quaternion; a marker sensor (it needs the rigid dynamics alone) is
+    refused naming the sensor."""
+    path = scenarios_dir / "rigid_flex_pendulum.toml"
+    scenario = load_scenario(path, ["solver.t_end=0.01", "solver.joint_coordinates=true"])
+    res = run_scenario(scenario, progress=False)
+    turn = _turn(res, "link")
+    np.testing.assert_allclose(res["hinge.angle"], turn - turn[0], atol=1e-12)
+    np.testing.assert_allclose(res["hinge.rate"], res["link.wy"], atol=1e-12)
+    assert np.ptp(res["hinge.angle"]) > 1e-4
+    sensor = ['sensors.end.type="marker"', 'sensors.end.body="link"', "sensors.end.at=[0,0,0]"]
+    with pytest.raises(ScenarioError, match="sensors.end: a marker sensor .* rigid runs only"):
+        run_scenario(load_scenario(path, ["solver.t_end=0.01", *sensor]), progress=False)
+
+
+def test_model_builder_sensor_and_switches_equal_the_file():
+    """rbcosim.build's sensor() and solver(joint_coordinates=, accelerations=) build the same
+    scenario as the file form: the runs agree bitwise, the tip where the geometry puts it."""
+    from rbcosim.build import ModelBuilder, rotation
+
+    theta0 = 0.7
+    s, c = np.sin(theta0), np.cos(theta0)
+    b = ModelBuilder(gravity=[0.0, 0.0, -G])
+    b.body("rod", mass=M, inertia=[IC, IC, 0.01], position=[L * s, 0.0, -L * c],
+           orientation=rotation([0.0, -1.0, 0.0], angle=theta0))
+    b.revolute("hinge", "ground", "rod", at=[0.0, 0.0, 0.0], axis=[0.0, -1.0, 0.0])
+    b.sensor("tip", "marker", body="rod", at=[TIP * s, 0.0, -TIP * c])
+    built = b.scenario(joint_coordinates=True, accelerations=True, t_end=0.1, output_every=10)
+    a = run_scenario(built, progress=False)
+    f = _run(_rod(theta0, 0.0), accelerations=True, t_end=0.1, output_every=10)
+    assert a.columns == f.columns
+    np.testing.assert_array_equal(a.data, f.data)
+    theta = np.arctan2(a["rod.x"], -a["rod.z"])
+    np.testing.assert_allclose(a["tip.x"], TIP * np.sin(theta), atol=1e-12)

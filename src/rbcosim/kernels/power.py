@@ -4,7 +4,8 @@ gravity + spring potentials) along a solution, dE/dt = P.
 P = Σ loads (f·v_point + τ·ω, inertial) − Σ spring dampers c ℓ̇² − Σ torsion dampers c θ̇²
 + Σ λ Φ_t (the drivers' rows: the power of the constraint forces −Jᵀλ on a state with Φ̇ = 0,
 as `rbcosim.reactions` reports it). Read from the workspace of the `equations.accelerations`
-call at the same state (frames, multipliers and Φ_t are there).
+call at the same state (frames, multipliers and Φ_t are there); `force_power` alone serves the
+minimal route's trees (`rbcosim.minimal.stepper`), which have no drivers.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from rbcosim.kernels.rows import PHI_T
 
 
 @jit
-def _load_power(table, t, fr):
+def _load_power(table, t, R, v, w):
     """Σ f·(v + ω × ρ) + τ·ω over the body loads, W."""
     p = 0.0
     for i in range(table.load_point.shape[0]):
@@ -25,31 +26,39 @@ def _load_power(table, t, fr):
         rows = table.load_table[table.load_index[i, 1]:table.load_index[i + 1, 1]]
         f = (_interp(rows, 1, t), _interp(rows, 2, t), _interp(rows, 3, t))
         tq = (_interp(rows, 4, t), _interp(rows, 5, t), _interp(rows, 6, t))
-        wi = vec(fr.wi[body])
-        vp = add(vec(fr.v[body]), cr(wi, mv(fr.R[body], table.load_point[i])))
+        wi = vec(w[body])
+        vp = add(vec(v[body]), cr(wi, mv(R[body], table.load_point[i])))
         p += dot3(f, vp) + dot3(tq, wi)
     return p
 
 
 @jit
-def _damper_power(table, fr):
+def _damper_power(table, r, R, v, w):
     """−Σ c ℓ̇² (spring dampers) − Σ c θ̇² (torsion dampers), W."""
     p = 0.0
     for i in range(table.spring_body.shape[0]):
-        _, _, _, _, rate = _spring_geometry(table, i, fr.r, fr.R, fr.v, fr.wi)
+        _, _, _, _, rate = _spring_geometry(table, i, r, R, v, w)
         p -= table.spring_constants[i, 1] * rate * rate
     for i in range(table.torsion_body.shape[0]):
         b1, b2 = table.torsion_body[i, 0], table.torsion_body[i, 1]
         _, rate, _ = revolute_angle(table.torsion_axes[i, 0], table.torsion_axes[i, 1],
-                                    fr.R[b1], fr.R[b2], fr.wi[b1], fr.wi[b2])
+                                    R[b1], R[b2], w[b1], w[b2])
         p -= table.torsion_constants[i, 1] * rate * rate
     return p
 
 
 @jit
+def force_power(table, t, r, R, v, w):
+    """P (W) of the loads and dampers of a ForceTable; arrays over ground + bodies (as
+    `forces.applied_forces`): centres r, rotations R, centre velocities v, ω inertial."""
+    return _load_power(table, t, R, v, w) + _damper_power(table, r, R, v, w)
+
+
+@jit
 def stage_power(sys, w, t):
     """P (W) at the state of the last `accelerations(sys, w, t, ·)` call."""
-    p = _load_power(sys.forces, t, w.frames) + _damper_power(sys.forces, w.frames)
+    fr = w.frames
+    p = force_power(sys.forces, t, fr.r, fr.R, fr.v, fr.wi)
     rows = sys.pattern.rows
     for i in range(rows.shape[0]):
         p += w.solve[1, i] * w.rows[PHI_T, rows[i, 0]]
