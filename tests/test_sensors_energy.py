@@ -407,3 +407,20 @@ def test_model_builder_sensor_and_switches_equal_the_file():
     np.testing.assert_array_equal(a.data, f.data)
     theta = np.arctan2(a["rod.x"], -a["rod.z"])
     np.testing.assert_allclose(a["tip.x"], TIP * np.sin(theta), atol=1e-12)
+
+
+def test_marker_form_equals_the_at_form():
+    """A marker sensor on a declared marker (body frame: the hinge is at z = +L from the
+    centre, the tip at L − TIP) writes the same columns as the `at` form's."""
+    extra = f"""
+[bodies.rod.markers.end]
+position = [0.0, 0.0, {L - TIP}]
+[sensors.end]
+type = "marker"
+marker = "rod.end"
+"""
+    text = _rod(0.7, 2.5, solver="t_end = 0.05\noutput_every = 10").replace(
+        "[joints.hinge]", extra + "[joints.hinge]")
+    res = _run(text)
+    for f in ("x", "y", "z", "vx", "vy", "vz", "ax", "ay", "az"):
+        np.testing.assert_allclose(res[f"end.{f}"], res[f"tip.{f}"], atol=1e-12, err_msg=f)
