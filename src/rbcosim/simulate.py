@@ -82,7 +82,7 @@ class Diagnostics:
     def checkpoint(self) -> dict:
         """The running figures a resumed run needs (energy0 None: not observed yet)."""
         return {"energy0": None if np.isnan(self.energy0) else self.energy0,
-                "work": self.work, "max_phi": self.max_phi, "max_phidot": self.max_phidot,
+                "max_phi": self.max_phi, "max_phidot": self.max_phidot,
                 "max_energy_error": self.max_energy_error, "energy_scale": self.energy_scale,
                 "quaternion_error": self.quaternion_error, "steps": self.steps}
 
@@ -127,9 +127,7 @@ class RigidSimulation:
                 f"rows{' after projection' if solver.projection else ''}); "
                 "`rbcosim check --assemble` shows a consistent one")
         self.integrator = FIXED_STEP[solver.integrator](self.system, project=solver.projection)
-        #: interface points' wrenches (co-simulations) do work that W leaves out
-        self.diagnostics = Diagnostics(conservative=model.is_conservative and not model.points,
-                                       balanced=not model.points)
+        self.diagnostics = Diagnostics(conservative=model.is_conservative and not model.points)
 
     @property
     def columns(self) -> list[str]:
@@ -240,7 +238,7 @@ def _save_checkpoint(sim: RigidSimulation, rows: list, k: int, path: Path) -> No
     s = sim.state
     blob = pack_state({"t": s.t, "r": s.r, "q": s.q, "v": s.v, "w": s.w, "step": k,
                        "rows": np.array(rows), "diagnostics": sim.diagnostics.checkpoint(),
-                       "columns": ",".join(sim.columns)})
+                       "work": sim.integrator.work, "columns": ",".join(sim.columns)})
     write_atomically(path, blob)
 
 
@@ -261,13 +259,14 @@ def _load_checkpoint(sim: RigidSimulation, path: Path) -> tuple[list, int]:
             raise StateFormatError(f"step: {step} does not fit the {len(rows)} rows")
         state = State(field(d, "t", (int, float)), *parts)
         diagnostics = checked_diagnostics(field(d, "diagnostics", dict))
+        work = field(d, "work", (int, float))
     except OSError as exc:
         raise SimulationError(f"{path}: cannot read the checkpoint: {exc}") from None
     except ValueError as exc:
         raise SimulationError(f"{path}: not a checkpoint of this scenario: {exc}") from None
     sim.state = state
     sim.diagnostics.restore(diagnostics)
-    sim.integrator.work = sim.diagnostics.work
+    sim.integrator.work = work
     return list(rows), step + 1
 
 

@@ -3,7 +3,8 @@ gravity + spring potentials) along a solution, dE/dt = P.
 
 P = Σ loads (f·v_point + τ·ω, inertial) − Σ spring dampers c ℓ̇² − Σ torsion dampers c θ̇²
 + Σ λ Φ_t (the drivers' rows: the power of the constraint forces −Jᵀλ on a state with Φ̇ = 0,
-as `rbcosim.reactions` reports it). Read from the workspace of the `equations.accelerations`
+as `rbcosim.reactions` reports it) + Σ interface points' total wrench · [v_p, ω] (the
+co-simulation's flexible side acting on the rigid bodies). Read from the workspace of the `equations.accelerations`
 call at the same state (frames, multipliers and Φ_t are there); `force_power` alone serves the
 minimal route's trees (`rbcosim.minimal.stepper`), which have no drivers.
 """
@@ -11,8 +12,9 @@ minimal route's trees (`rbcosim.minimal.stepper`), which have no drivers.
 from __future__ import annotations
 
 from rbcosim.kernels import jit
-from rbcosim.kernels.equations import accelerations
+from rbcosim.kernels.equations import ACC, accelerations
 from rbcosim.kernels.forces import _interp, _spring_geometry, revolute_angle
+from rbcosim.kernels.interface import inertial_added_mass, point_accelerations
 from rbcosim.kernels.rotation import add, cr, dot3, mv, vec
 from rbcosim.kernels.rows import PHI_T
 
@@ -55,10 +57,39 @@ def force_power(table, t, r, R, v, w):
 
 
 @jit
+def _interface_power(sys, w):
+    """Σ over the interface points of their total wrench · [v_p, ω], W: the input wrench
+    (w.wrench, inertial, moment about the point) minus M_a [a_p; α_p] where an added mass is
+    set (`equations.point_state`'s total wrench)."""
+    pts, fr = sys.points, w.frames
+    added = pts.switches[1] != 0
+    if added:
+        point_accelerations(pts, fr, w.body[ACC], w.point_acc)
+    ma = w.scratch[0]
+    p = 0.0
+    for k in range(pts.body.size):
+        b = pts.body[k]
+        wi = vec(fr.wi[b])
+        vp = add(vec(fr.v[b]), cr(wi, mv(fr.R[b], pts.geometry[k, :3])))
+        velocity = (vp[0], vp[1], vp[2], wi[0], wi[1], wi[2])
+        if added:
+            inertial_added_mass(pts, fr, k, ma)
+        for r in range(6):
+            f = w.wrench[k, r]
+            if added:
+                for c in range(6):
+                    f -= ma[r, c] * w.point_acc[k, c]
+            p += f * velocity[r]
+    return p
+
+
+@jit
 def stage_power(sys, w, t):
     """P (W) at the state of the last `accelerations(sys, w, t, ·)` call."""
     fr = w.frames
     p = force_power(sys.forces, t, fr.r, fr.R, fr.v, fr.wi)
+    if sys.points.body.size:
+        p += _interface_power(sys, w)
     rows = sys.pattern.rows
     for i in range(rows.shape[0]):
         p += w.solve[1, i] * w.rows[PHI_T, rows[i, 0]]
