@@ -440,6 +440,7 @@ def test_a_checkpoint_between_rows_keeps_the_steps_work(tmp_path):
     other = RigidSimulation(scenario.model, scenario.solver)
     _load_checkpoint(other, tmp_path / "mid.ckpt")
     assert other.integrator.work == sim.integrator.work != 0.0
+    assert other.diagnostics.work == sim.integrator.work
 
 
 def test_cosimulation_balance_counts_the_interface_wrenches():

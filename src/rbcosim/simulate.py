@@ -40,9 +40,10 @@ def state_row(state: State) -> np.ndarray:
 class Diagnostics:
     """Running maxima over a run: constraint drift, energy balance, quaternion norm error.
 
-    The energy balance is E − E0 − W, W the work of loads, dampers and drivers since t = 0
-    (`rbcosim.kernels.power`); `balanced`: W is integrated (False on the routes that do not
-    integrate it, where only a conservative model's E − E0 is meaningful)."""
+    The energy balance is E − E0 − W, W the work of loads, dampers, drivers and interface
+    wrenches since t = 0 (`rbcosim.kernels.power`), as of the last observed state; `balanced`:
+    W is integrated (False on the minimal route's closed loops, where only a conservative
+    model's E − E0 is meaningful)."""
 
     energy0: float = np.nan
     conservative: bool = False
@@ -266,7 +267,7 @@ def _load_checkpoint(sim: RigidSimulation, path: Path) -> tuple[list, int]:
         raise SimulationError(f"{path}: not a checkpoint of this scenario: {exc}") from None
     sim.state = state
     sim.diagnostics.restore(diagnostics)
-    sim.integrator.work = work
+    sim.integrator.work = sim.diagnostics.work = work
     return list(rows), step + 1
 
 

@@ -343,7 +343,7 @@ class RigidSide:
             self.energy_rigid[name], self.energy_flex[name] = float(j[0]), float(j[1])
             self.last_gaps[name], self.gap_max[name] = j[2:6].copy(), j[6:10].copy()
         self.sim.diagnostics.restore(d["diagnostics"])
-        self.sim.integrator.work = float(d["work"])
+        self.sim.integrator.work = self.sim.diagnostics.work = float(d["work"])
         p.added[:] = d["added"]
         p.flags[:, 1] = d["added_point_frame"].astype(bool)
         p.switches[1] = int(p.added.any())
