@@ -243,6 +243,13 @@ class ModelBuilder:
         return self._add("forces", name, type="torsional_spring_damper", joint=joint,
                          stiffness=stiffness, damping=damping, rest_angle=rest_angle)
 
+    # -- outputs --
+    def sensor(self, name: str, type: str, **keys) -> str:
+        """A sensor `[sensors.NAME]`: type "marker" (marker, or body and at), "distance"
+        (marker1/marker2, or body1/point1, body2/point2), "angle" (marker1/marker2, or
+        body1/body2 and axis); points and axes inertial at t = 0 (m)."""
+        return self._add("sensors", name, type=type, **keys)
+
     # -- co-simulation --
     def interface_point(self, name: str, body: str, *, position: Vector | None = None,
                         axis: Vector | None = None, x_axis: Vector | None = None,
@@ -278,12 +285,15 @@ class ModelBuilder:
                dt: float | None = None, t_end: float | None = None,
                output_every: int | None = None, projection: bool | None = None,
                baumgarte: Vector | None = None, rtol: float | None = None,
-               atol: float | None = None, reactions: bool | None = None) -> None:
+               atol: float | None = None, reactions: bool | None = None,
+               joint_coordinates: bool | None = None,
+               accelerations: bool | None = None) -> None:
         """[solver] settings (s, 1/s); a later call overrides the keys it gives."""
         self._raw.setdefault("solver", {}).update(_table(
             formulation=formulation, integrator=integrator, dt=dt, t_end=t_end,
             output_every=output_every, projection=projection, baumgarte=baumgarte, rtol=rtol,
-            atol=atol, reactions=reactions))
+            atol=atol, reactions=reactions, joint_coordinates=joint_coordinates,
+            accelerations=accelerations))
 
     def cosim(self, *, macro_step: float | None = None, micro_steps: int | None = None,
               scheme: str | None = None, extrapolation: int | None = None,

@@ -4,7 +4,8 @@ description, and selection of columns by name or shell-style pattern.
 The single source of column units and descriptions: the plots label their panels with it and
 the HDF5 files carry it as per-column attributes. Frames: positions and velocities of bodies,
 interface points and flexible output nodes are inertial; angular velocities `w*` are in the
-body frame (rbcosim.state.State)."""
+body frame (rbcosim.state.State); so are body angular accelerations `alpha*`; marker sensors
+positions, velocities and accelerations are inertial (rbcosim.sensors, rbcosim.derived)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,19 @@ FIELD_KINDS = {
     **dict.fromkeys(("wx", "wy", "wz"), ("angular velocity", "rad/s")),
     **dict.fromkeys(("fx", "fy", "fz"), ("force", "N")),
     **dict.fromkeys(("mx", "my", "mz"), ("moment", "N·m")),
+    **dict.fromkeys(("ax", "ay", "az"), ("acceleration", "m/s²")),
+    **dict.fromkeys(("alphax", "alphay", "alphaz"), ("angular acceleration", "rad/s²")),
+}
+#: joint coordinate and sensor field -> (quantity, unit); rbcosim.joint_coordinates, .sensors
+RELATIVE_KINDS = {
+    **dict.fromkeys(("angle", "angle1", "angle2"), ("relative angle", "rad")),
+    **dict.fromkeys(("rate", "rate1", "rate2"), ("relative angular rate", "rad/s")),
+    "disp": ("joint displacement", "m"),
+    "speed": ("joint displacement rate", "m/s"),
+    **dict.fromkeys(("rotx", "roty", "rotz"), ("joint rotation vector", "rad")),
+    **dict.fromkeys(("ratex", "ratey", "ratez"), ("joint relative angular velocity", "rad/s")),
+    "distance": ("distance", "m"),
+    "distance_rate": ("distance rate", "m/s"),
 }
 #: joint result field -> (quantity, unit, log scale)
 JOINT_KINDS = {
@@ -60,9 +74,13 @@ def classify(column: str, columns: set[str]) -> Kind:
     flex = stem.rpartition(".")[0]
     if field in ("x", "y", "z") and flex and f"{flex}.eta1" in columns:
         return Kind("flexible output node position", "m", relative=True)
+    if field in RELATIVE_KINDS and stem and not stem.startswith(("q.", "qd.")):
+        return Kind(*RELATIVE_KINDS[field])
     if field in FIELD_KINDS and stem:
         quantity, unit = FIELD_KINDS[field]
         owner = "interface point" if f"{stem}.fx" in columns else "body"
+        if f"{stem}.ax" in columns and f"{stem}.q0" not in columns:
+            owner = "marker sensor"
         return Kind(f"{owner} {quantity}", unit, relative=quantity == "position")
     return Kind(column, "")
 

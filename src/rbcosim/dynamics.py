@@ -168,6 +168,14 @@ class MaximalSystem:
         self._raise(kernel.derivative(self.handle, t, np.ascontiguousarray(y, dtype=float), out), t)
         return out
 
+    def derivative_and_power(self, t: float, y: np.ndarray) -> np.ndarray:
+        """ẏ for y = [r, q, v, ω^b, W]: the state's derivative and dW/dt, the power of
+        `power` (an adaptive integrator's quadrature state for the work)."""
+        out = np.empty(y.size)
+        self._raise(kernel.derivative_and_power(
+            self.handle, t, np.ascontiguousarray(y, dtype=float), out), t)
+        return out
+
     # --- projection onto the constraint manifold ----------------------------------------------
     def project(self, state: State, tol: float = 1e-12, max_iter: int = 8) -> float:
         """Project positions (Newton, mass-weighted minimum norm, to ‖Φ‖∞ ≤ tol over the kept
@@ -187,6 +195,13 @@ class MaximalSystem:
     def energy(self, state: State) -> float:
         """Kinetic + gravitational + spring potential energy, J."""
         return float(kernel.energy(self.handle, state.vector)[0])
+
+    def power(self, t: float, y: np.ndarray) -> float:
+        """dE/dt (W) of the energy of `energy` at y (State.to_vector layout): the power of
+        loads, dampers and drivers (`rbcosim.kernels.power`)."""
+        status, p = kernel.power(self.handle, t, np.ascontiguousarray(y, dtype=float))
+        self._raise(status, t)
+        return float(p)
 
     def kinetic_energy(self, state: State) -> float:
         """Kinetic energy, J."""

@@ -4,7 +4,7 @@ Contract of a FixedStepIntegrator:
   1. `step(state, h)` advances `state` in place by h seconds; `advance(state, times, h)` takes
      len(times) − 1 steps of h in one compiled call, the state's time set to each entry;
   2. quaternions are renormalised after every step (the largest |‖q‖ − 1| before that is kept
-     in `quaternion_error`);
+     in `quaternion_error`); `work` integrates the non-conservative power over the steps;
   3. with `project=True`, positions then velocities are projected onto the constraint manifold;
   4. a non-finite result raises SimulationError naming the time and the body, and leaves the
      state at the last good step;
@@ -31,7 +31,7 @@ class FixedStepIntegrator:
     def __init__(self, system: MaximalSystem, *, project: bool = True):
         self.system = system
         self.project = project
-        self._stats = np.zeros(1)
+        self._stats = np.zeros(2)
 
     @property
     def quaternion_error(self) -> float:
@@ -41,6 +41,16 @@ class FixedStepIntegrator:
     @quaternion_error.setter
     def quaternion_error(self, value: float) -> None:
         self._stats[0] = value
+
+    @property
+    def work(self) -> float:
+        """Work W (J) of the non-conservative forces since the start, integrated with the
+        method's own stages (`rbcosim.kernels.power`)."""
+        return float(self._stats[1])
+
+    @work.setter
+    def work(self, value: float) -> None:
+        self._stats[1] = value
 
     def step(self, state: State, h: float) -> State:
         return self.advance(state, np.array([state.t, state.t + h]), h)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rbcosim.derived import check_cosimulation, derived_columns, with_derived
 from rbcosim.errors import ScenarioError
 from rbcosim.results import Results
 from rbcosim.scenario import Scenario
@@ -11,14 +12,17 @@ from rbcosim.simulate import simulate
 def run_scenario(scenario: Scenario, *, progress: bool = True, checkpoint=None,
                  checkpoint_every: int = 0, resume=None) -> Results:
     """Run a scenario in process and return its results (checkpoints: co-simulations only);
-    with solver.reactions, the joint reaction columns of `rbcosim.reactions` appended."""
+    with solver.reactions, the joint reaction columns of `rbcosim.reactions` appended, then
+    the joint coordinate, sensor and acceleration columns of `rbcosim.derived`."""
     if scenario.couplings or scenario.flex_bodies:
         if scenario.solver.reactions:
             raise ScenarioError("solver.reactions: rigid runs only, not co-simulations")
+        check_cosimulation(scenario)
         from rbcosim.cosim.master import run_cosimulation
 
-        return run_cosimulation(scenario, progress=progress, checkpoint=checkpoint,
-                                checkpoint_every=checkpoint_every, resume=resume)
+        return with_derived(scenario, run_cosimulation(
+            scenario, progress=progress, checkpoint=checkpoint,
+            checkpoint_every=checkpoint_every, resume=resume))
     formulation = scenario.solver.formulation
     if formulation in ("minimal", "auto") and (checkpoint or resume):
         raise ScenarioError("--checkpoint/--resume work with the maximal formulation and "
@@ -28,20 +32,24 @@ def run_scenario(scenario: Scenario, *, progress: bool = True, checkpoint=None,
 
         if formulation == "minimal" or suits_minimal(scenario.model):
             results = simulate_minimal(scenario.model, scenario.solver, progress=progress)
-            return _reactions(scenario, results, minimal=True)
+            return _post_run(scenario, results, minimal=True)
     results = simulate(scenario.model, scenario.solver, progress=progress, checkpoint=checkpoint,
                        checkpoint_every=checkpoint_every, resume=resume)
-    return _reactions(scenario, results, minimal=False)
+    return _post_run(scenario, results, minimal=False)
 
 
-def _reactions(scenario: Scenario, results: Results, *, minimal: bool) -> Results:
-    if not scenario.solver.reactions:
+def _post_run(scenario: Scenario, results: Results, *, minimal: bool) -> Results:
+    """The reaction and derived columns the scenario asks for, appended to `results`."""
+    solver = scenario.solver
+    if not (solver.reactions or derived_columns(scenario)):
         return results
-    from rbcosim.reactions import with_reactions
-
     system = None
     if minimal:
         from rbcosim.minimal.route import make_system
 
         system = make_system(scenario.model)
-    return with_reactions(scenario.model, results, system)
+    if solver.reactions:
+        from rbcosim.reactions import with_reactions
+
+        results = with_reactions(scenario.model, results, system)
+    return with_derived(scenario, results, system)

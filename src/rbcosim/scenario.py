@@ -38,6 +38,8 @@ from rbcosim.scenario_frames import read_axes
 from rbcosim.scenario_particles import check_point_masses
 from rbcosim.scenario_parameters import Parameters
 from rbcosim.scenario_reader import TableReader
+from rbcosim.scenario_sensors import read_sensors
+from rbcosim.sensors import Sensor
 from rbcosim.settings import (
     FORMULATIONS,
     SCHEMES,
@@ -66,6 +68,7 @@ class Scenario:
     couplings: tuple[Coupling, ...] = ()
     flex_bodies: dict = field(default_factory=dict)
     title: str = ""
+    sensors: tuple[Sensor, ...] = ()
 
 
 # --- loading ---------------------------------------------------------------------------------
@@ -409,6 +412,8 @@ class _Builder:
             rtol=s.number("rtol", d.rtol, positive=True),
             atol=s.number("atol", d.atol, positive=True),
             reactions=s.boolean("reactions", d.reactions),
+            joint_coordinates=s.boolean("joint_coordinates", d.joint_coordinates),
+            accelerations=s.boolean("accelerations", d.accelerations),
         )
         if min(settings.baumgarte) < 0:
             raise s.error("baumgarte", "expected non-negative [alpha, beta]")
@@ -481,6 +486,7 @@ def build_scenario(raw: dict, *, source: str = "<inline>", base_dir: Path = Path
     joints = b.read_joints()
     loads, springs, torsion = b.read_forces(joints)
     points = b.read_points()
+    sensors = read_sensors(b, b.root, {*b.index, *(j.name for j in joints)}, _axes)
     flex = b.root.raw("flex_bodies", {})
     if not isinstance(flex, dict) or not all(isinstance(v, dict) for v in flex.values()):
         raise b.root.error("flex_bodies", "expected a table of named [flex_bodies.NAME] tables")
@@ -497,4 +503,5 @@ def build_scenario(raw: dict, *, source: str = "<inline>", base_dir: Path = Path
     solver = b.read_solver()
     cosim = b.read_cosim()
     b.root.finish()
-    return Scenario(source, base_dir, raw, model, solver, cosim, tuple(couplings), flex, title)
+    return Scenario(source, base_dir, raw, model, solver, cosim, tuple(couplings), flex, title,
+                    tuple(sensors))

@@ -18,7 +18,8 @@ VIOLATION_ACTIONS = ("record", "warn", "stop")
 @dataclass(frozen=True)
 class SolverSettings:
     """How to integrate: step dt s, end time s, integrator name, output every k steps;
-    reactions: add joint reaction and driver columns (`rbcosim.reactions`)."""
+    reactions: add joint reaction and driver columns (`rbcosim.reactions`); joint_coordinates,
+    accelerations: add joint coordinate and body acceleration columns (`rbcosim.derived`)."""
 
     formulation: str = "maximal"
     integrator: str = "rk4"
@@ -30,6 +31,8 @@ class SolverSettings:
     rtol: float = 1e-10
     atol: float = 1e-12
     reactions: bool = False
+    joint_coordinates: bool = False
+    accelerations: bool = False
 
 
 @dataclass(frozen=True)

@@ -38,10 +38,17 @@ def state_row(state: State) -> np.ndarray:
 
 @dataclass
 class Diagnostics:
-    """Running maxima over a run: constraint drift, energy drift, quaternion norm error."""
+    """Running maxima over a run: constraint drift, energy balance, quaternion norm error.
+
+    The energy balance is E − E0 − W, W the work of loads, dampers, drivers and interface
+    wrenches since t = 0 (`rbcosim.kernels.power`), as of the last observed state; `balanced`:
+    W is integrated (False on the minimal route's closed loops, where only a conservative
+    model's E − E0 is meaningful)."""
 
     energy0: float = np.nan
     conservative: bool = False
+    balanced: bool = True
+    work: float = 0.0
     max_phi: float = 0.0
     max_phidot: float = 0.0
     max_energy_error: float = 0.0
@@ -50,17 +57,27 @@ class Diagnostics:
     steps: int = 0
     wall_time: float = 0.0
 
-    def update(self, energy: float, phi: float, phidot: float, kinetic_scale: float) -> None:
+    def update(self, energy: float, phi: float, phidot: float, kinetic_scale: float,
+               work: float = 0.0) -> None:
+        """Take one observed state: its energy E, drifts, kinetic energy (J) and the work W
+        (J) done on the model since t = 0."""
         if np.isnan(self.energy0):
             self.energy0 = energy
+        self.work = work
         self.max_phi = max(self.max_phi, phi)
         self.max_phidot = max(self.max_phidot, phidot)
-        self.max_energy_error = max(self.max_energy_error, abs(energy - self.energy0))
-        self.energy_scale = max(self.energy_scale, abs(self.energy0), kinetic_scale)
+        self.max_energy_error = max(self.max_energy_error, abs(energy - self.energy0 - work))
+        self.energy_scale = max(self.energy_scale, abs(self.energy0), kinetic_scale, abs(work))
+
+    @property
+    def reported(self) -> bool:
+        """True when the balance means something: W integrated, or a conservative model."""
+        return self.balanced or self.conservative
 
     @property
     def energy_drift(self) -> float:
-        """max |E − E0| / |E0| (|E0| replaced by the largest kinetic energy when E0 = 0)."""
+        """max |E − E0 − W| / scale, the scale being the largest of |E0|, the kinetic energy
+        and |W| over the run."""
         return self.max_energy_error / self.energy_scale if self.energy_scale else 0.0
 
     def checkpoint(self) -> dict:
@@ -84,7 +101,8 @@ class Diagnostics:
             "max_constraint_velocity_violation": self.max_phidot,
             "energy_initial_J": self.energy0,
             "energy_conservative": self.conservative,
-            "energy_max_relative_drift": self.energy_drift if self.conservative else None,
+            "work_J": self.work if self.balanced else None,
+            "energy_max_relative_drift": self.energy_drift if self.reported else None,
             "max_quaternion_norm_error": self.quaternion_error,
         }
         return d
@@ -116,9 +134,11 @@ class RigidSimulation:
     def columns(self) -> list[str]:
         return ["t", *body_columns(self.model), "energy", "constraint_drift"]
 
-    def observe(self, state: State | None = None) -> np.ndarray:
-        """Update the diagnostics with `state` and return its results row."""
+    def observe(self, state: State | None = None, work: float | None = None) -> np.ndarray:
+        """Update the diagnostics with `state` (default: the current one) and the work W (J)
+        done until then (default: the integrator's) and return its results row."""
         state = self.state if state is None else state
+        work = self.integrator.work if work is None else work
         self.system.check_finite(state)
         energy = self.system.energy(state)
         phi, phidot = self.system.drift(state)
@@ -126,7 +146,7 @@ class RigidSimulation:
         if not np.isfinite([energy, phi, phidot, kinetic]).all():
             raise SimulationError(f"non-finite energy or constraint drift at t = {state.t:.6g} s "
                                   f"(energy {energy}, ‖Φ‖∞ {phi}); values overflow float64")
-        self.diagnostics.update(energy, phi, phidot, kinetic)
+        self.diagnostics.update(energy, phi, phidot, kinetic, work)
         return np.concatenate([[state.t], state_row(state), [energy, phi]])
 
     def summary(self, **figures) -> dict:
@@ -219,7 +239,7 @@ def _save_checkpoint(sim: RigidSimulation, rows: list, k: int, path: Path) -> No
     s = sim.state
     blob = pack_state({"t": s.t, "r": s.r, "q": s.q, "v": s.v, "w": s.w, "step": k,
                        "rows": np.array(rows), "diagnostics": sim.diagnostics.checkpoint(),
-                       "columns": ",".join(sim.columns)})
+                       "work": sim.integrator.work, "columns": ",".join(sim.columns)})
     write_atomically(path, blob)
 
 
@@ -240,12 +260,14 @@ def _load_checkpoint(sim: RigidSimulation, path: Path) -> tuple[list, int]:
             raise StateFormatError(f"step: {step} does not fit the {len(rows)} rows")
         state = State(field(d, "t", (int, float)), *parts)
         diagnostics = checked_diagnostics(field(d, "diagnostics", dict))
+        work = field(d, "work", (int, float))
     except OSError as exc:
         raise SimulationError(f"{path}: cannot read the checkpoint: {exc}") from None
     except ValueError as exc:
         raise SimulationError(f"{path}: not a checkpoint of this scenario: {exc}") from None
     sim.state = state
     sim.diagnostics.restore(diagnostics)
+    sim.integrator.work = sim.diagnostics.work = work
     return list(rows), step + 1
 
 
@@ -293,7 +315,8 @@ class ProgressGuard:
 
 
 def _simulate_adaptive(model: Model, solver: SolverSettings, *, progress: bool) -> Results:
-    """Reference run with scipy.integrate.solve_ivp (no projection; Baumgarte only)."""
+    """Reference run with scipy.integrate.solve_ivp (no projection; Baumgarte only); the work
+    W is one more state of the ODE, dW/dt = P."""
     sim = RigidSimulation(model, replace(solver, integrator="rk4"))
     n_out = int(round(solver.t_end / (solver.dt * solver.output_every)))
     t_eval = np.linspace(0.0, solver.t_end, n_out + 1)
@@ -301,8 +324,8 @@ def _simulate_adaptive(model: Model, solver: SolverSettings, *, progress: bool) 
     with Progress(1, enabled=progress, label=solver.integrator):
         from scipy.integrate import solve_ivp  # adaptive reference runs only
 
-        guard = ProgressGuard(sim.system.derivative, solver)
-        sol = solve_ivp(guard, (0.0, solver.t_end), sim.state.to_vector(),
+        guard = ProgressGuard(sim.system.derivative_and_power, solver)
+        sol = solve_ivp(guard, (0.0, solver.t_end), np.append(sim.state.to_vector(), 0.0),
                         method=solver.integrator, t_eval=t_eval, rtol=solver.rtol,
                         atol=solver.atol)
     sim.diagnostics.steps = int(sol.nfev)
@@ -311,12 +334,12 @@ def _simulate_adaptive(model: Model, solver: SolverSettings, *, progress: bool) 
                "function_evaluations": int(sol.nfev), "accuracy": ADAPTIVE_ACCURACY}
     rows = []
     for k, t in enumerate(sol.t):
-        state = State.from_vector(t, sol.y[:, k])
+        state = State.from_vector(t, sol.y[:-1, k])
         sim.diagnostics.quaternion_error = max(
             sim.diagnostics.quaternion_error, float(np.max(np.abs(np.linalg.norm(state.q, axis=1) - 1))))
         state.q = quat.normalize(state.q)
         try:
-            rows.append(sim.observe(state))
+            rows.append(sim.observe(state, work=float(sol.y[-1, k])))
         except SimulationError as exc:
             raise sim.partial(rows, exc, **figures) from None
     if not sol.success:

@@ -37,6 +37,11 @@ def add_parser(sub) -> None:
     p.add_argument("--reactions", action="store_true",
                    help="add joint reaction and driver force/power columns "
                         "(as [solver] reactions = true)")
+    p.add_argument("--joint-coordinates", action="store_true",
+                   help="add joint coordinate and rate columns (as [solver] "
+                        "joint_coordinates = true)")
+    p.add_argument("--accelerations", action="store_true",
+                   help="add body acceleration columns (as [solver] accelerations = true)")
     p.add_argument("--plot", metavar="FILE.png", nargs="?", const="",
                    help="also write the figure of `rbcosim plot RESULT` (default file: the "
                         "results file with .png)")
@@ -54,8 +59,10 @@ def add_parser(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     scenario = with_output_interval(args, load_with_options(args))
     warn_unused_overrides(scenario, args.overrides)
-    if args.reactions:
-        scenario = replace(scenario, solver=replace(scenario.solver, reactions=True))
+    switches = {key: True for key in ("reactions", "joint_coordinates", "accelerations")
+                if getattr(args, key)}
+    if switches:
+        scenario = replace(scenario, solver=replace(scenario.solver, **switches))
     out = Path(args.out or Path("results") / (Path(args.scenario).stem + ".csv"))
     if args.checkpoint_every < 1:
         raise ScenarioError(f"--checkpoint-every: expected a positive integer, got "

@@ -323,6 +323,7 @@ class RigidSide:
                        for name in self.couplings},
             "diagnostics": self.sim.diagnostics.checkpoint(),
             "quaternion_error": self.sim.integrator.quaternion_error,
+            "work": self.sim.integrator.work,
         })
 
     def set_state(self, blob: bytes) -> None:
@@ -342,6 +343,7 @@ class RigidSide:
             self.energy_rigid[name], self.energy_flex[name] = float(j[0]), float(j[1])
             self.last_gaps[name], self.gap_max[name] = j[2:6].copy(), j[6:10].copy()
         self.sim.diagnostics.restore(d["diagnostics"])
+        self.sim.integrator.work = self.sim.diagnostics.work = float(d["work"])
         p.added[:] = d["added"]
         p.flags[:, 1] = d["added_point_frame"].astype(bool)
         p.switches[1] = int(p.added.any())
@@ -355,7 +357,7 @@ class RigidSide:
         for key, like in (("poly", p.poly), ("kx", p.gains[:, 0]), ("kv", p.gains[:, 1]),
                           ("added", p.added), ("added_point_frame", p.flags[:, 1])):
             array(d, key, like.shape)
-        for key in ("t", "t0", "quaternion_error"):
+        for key in ("t", "t0", "quaternion_error", "work"):
             field(d, key)
         field(d, "feedback", bool)
         flex, joints = field(d, "flex", dict), field(d, "joints", dict)

@@ -14,6 +14,8 @@ from rbcosim.kernels import equations as eq
 from rbcosim.kernels import jit_alloc
 from rbcosim.kernels.frames import fill_frames
 from rbcosim.kernels.interface import point_outputs
+from rbcosim.kernels.power import power as state_power
+from rbcosim.kernels.power import stage_power
 from rbcosim.kernels.stepping import rk4_steps, sdirk2_steps
 
 
@@ -56,6 +58,24 @@ def drift(handle, t, y):
     """(max |Φ|, max |Φ̇|) over every constraint row."""
     sys, w = handle[0]
     return eq.drift(sys, w, t, y)
+
+
+@jit_alloc
+def power(handle, t, y):
+    """(status, power W of the non-conservative forces) of y at time t."""
+    sys, w = handle[0]
+    return state_power(sys, w, t, y)
+
+
+@jit_alloc
+def derivative_and_power(handle, t, y, out):
+    """For y = [state (13n), W]: ẏ of the state into out[:13n] and the power into out[13n]
+    (W as a quadrature state of an adaptive integrator). Status."""
+    sys, w = handle[0]
+    n = y.size - 1
+    status = eq.derivative(sys, w, t, y[:n], out[:n])
+    out[n] = stage_power(sys, w, t)
+    return status
 
 
 @jit_alloc

@@ -3,6 +3,10 @@
 Each step: the method's stages, renormalised quaternions (the largest |‖q‖ − 1| before that
 is kept), a finiteness check, optional projection onto the constraint manifold, and another
 check. A step that fails leaves y at the last good state, its candidate in `failed`.
+
+`stats` = [largest |‖q‖ − 1|, work W (J)]: W is the integral of the non-conservative power P
+(`kernels.power`) as a quadrature state of the same method, W += h Σ b_i P(stage i), so that
+E − E0 − W vanishes at the method's order (RK4: 4, SDIRK2: 2).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import numpy as np
 
 from rbcosim.kernels import jit, jit_alloc
 from rbcosim.kernels.equations import NO_CONVERGENCE, NOT_FINITE, OK, derivative, project
+from rbcosim.kernels.power import stage_power
 from rbcosim.kernels.rotation import normalize
 
 
@@ -70,12 +75,16 @@ def rk4_steps(sys, w, y, times, h, do_project, stats, failed):
     for s in range(times.size - 1):
         t = times[s]
         status = derivative(sys, w, t, y, k1)
+        work = stage_power(sys, w, t)
         _axpy(y, 0.5 * h, k1, yt)
         status |= derivative(sys, w, t + 0.5 * h, yt, k2)
+        work += 2.0 * stage_power(sys, w, t + 0.5 * h)
         _axpy(y, 0.5 * h, k2, yt)
         status |= derivative(sys, w, t + 0.5 * h, yt, k3)
+        work += 2.0 * stage_power(sys, w, t + 0.5 * h)
         _axpy(y, h, k3, yt)
         status |= derivative(sys, w, t + h, yt, k4)
+        work += stage_power(sys, w, t + h)
         if status != OK:
             _copy(y, failed)
             return status, s
@@ -84,6 +93,7 @@ def rk4_steps(sys, w, y, times, h, do_project, stats, failed):
         status = _finish(sys, w, y, new, times[s + 1], do_project, stats, failed)
         if status != OK:
             return status, s
+        stats[1] += h / 6.0 * work
     return OK, times.size - 1
 
 
@@ -138,10 +148,13 @@ def sdirk2_steps(sys, w, y, times, h, do_project, stats, failed, newton, tol, ma
     k1, k2, new = np.empty(size), np.empty(size), np.empty(size)
     for s in range(times.size - 1):
         t = times[s]
+        work = 0.0
         status = _stage(sys, w, t + g * h, y, g * h, y, newton, k1, tol, max_newton)
         if status == OK:
+            work = (1.0 - g) * stage_power(sys, w, t + g * h)
             status = _stage(sys, w, t + h, y + (1.0 - g) * h * k1, g * h, y + h * k1, newton, k2,
                             tol, max_newton)
+            work += g * stage_power(sys, w, t + h)
         if status != OK:
             _copy(y, failed)
             return status, s
@@ -150,5 +163,6 @@ def sdirk2_steps(sys, w, y, times, h, do_project, stats, failed, newton, tol, ma
         status = _finish(sys, w, y, new, times[s + 1], do_project, stats, failed)
         if status != OK:
             return status, s
+        stats[1] += h * work
     return OK, times.size - 1
 

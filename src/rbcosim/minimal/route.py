@@ -89,7 +89,9 @@ class MinimalSimulation:
         #: finite); trees: one compiled call; closed loops and drivers: RK4 / SDIRK2 on their
         #: derivative
         self.advance = self.system.step_function(name)
-        self.diagnostics = Diagnostics(conservative=model.is_conservative)
+        #: trees integrate the work of loads and dampers; closed loops do not
+        self.diagnostics = Diagnostics(conservative=model.is_conservative,
+                                       balanced=not self.system.has_loops)
         tree = self.system.tree
         self.columns = ["t", *body_columns(model), "energy", "constraint_drift",
                         *(f"q.{c}" for c in tree.position_names),
@@ -107,9 +109,14 @@ class MinimalSimulation:
             self.system.maybe_repartition(self.t, self.y)
         d.steps += 1
 
-    def observe(self, t: float | None = None, y: np.ndarray | None = None) -> np.ndarray:
+    def observe(self, t: float | None = None, y: np.ndarray | None = None,
+                work: float | None = None) -> np.ndarray:
+        """Update the diagnostics with (t, y) (default: the current state) and the work W (J)
+        done until then (default: the fixed steps' own) and return its results row."""
         t = self.t if t is None else t
         y = self.y if y is None else y
+        if work is None:
+            work = self.system.work_done if self.diagnostics.balanced else 0.0
         system = self.system
         state = system.body_state(t, system.kinematics(y))
         energy = system.energy(state)
@@ -118,7 +125,7 @@ class MinimalSimulation:
         if not np.isfinite(row).all():
             raise SimulationError(f"non-finite state, energy or constraint drift at t = {t:.6g} s "
                                   "(joint coordinates); the step dt may be too large")
-        self.diagnostics.update(energy, phi, phidot, system.kinetic_energy(state))
+        self.diagnostics.update(energy, phi, phidot, system.kinetic_energy(state), work)
         return row
 
     def diagnostics_dict(self) -> dict:
@@ -183,16 +190,20 @@ def _simulate_adaptive(sim: MinimalSimulation, *, progress: bool) -> Results:
     with Progress(1, enabled=progress, label=solver.integrator):
         from scipy.integrate import solve_ivp  # adaptive reference runs only
 
-        sol = solve_ivp(system.derivative, (0.0, solver.t_end), sim.y, method=solver.integrator,
-                        t_eval=t_eval, rtol=solver.rtol, atol=solver.atol)
+        def with_work(t, y):  # W as one more state: dW/dt = P
+            return np.append(system.derivative(t, y[:-1]), system.power(t, y[:-1]))
+
+        sol = solve_ivp(with_work, (0.0, solver.t_end), np.append(sim.y, 0.0),
+                        method=solver.integrator, t_eval=t_eval, rtol=solver.rtol,
+                        atol=solver.atol)
     if not sol.success:
         raise SimulationError(f"{solver.integrator}: {sol.message}")
     rows = []
     for k, t in enumerate(sol.t):
-        y = sol.y[:, k].copy()
+        y = sol.y[:-1, k].copy()
         err = system.normalize(y)
         sim.diagnostics.quaternion_error = max(sim.diagnostics.quaternion_error, err)
-        rows.append(sim.observe(t, y))
+        rows.append(sim.observe(t, y, work=float(sol.y[-1, k])))
     sim.diagnostics.steps = int(sol.nfev)
     sim.diagnostics.wall_time = time.perf_counter() - start
     d = sim.diagnostics_dict()

@@ -1,5 +1,6 @@
 """Compiled equations of motion of a tree, y = [q (nq), v (nv)] -> ẏ, and whole fixed steps
 (RK4, SDIRK2) in one call each, so that a step of a small model costs one Python-level call.
+The steps also integrate the work of loads and dampers with their own stages (`TreeWork.done`).
 
 Forces: gravity as the base acceleration of the recursions; body loads, spring–dampers and
 torsion springs from `rbcosim.kernels.forces.applied_forces` with a table built without
@@ -17,6 +18,7 @@ from numba.typed import List
 
 from rbcosim.kernels import jit, jit_alloc
 from rbcosim.kernels.forces import applied_forces
+from rbcosim.kernels.power import force_power
 from rbcosim.minimal.motion import BodyKinematics, coordinate_rates, empty_kinematics, kinematics
 from rbcosim.minimal.recursions import DynamicsWork, aba, dynamics_work
 
@@ -28,7 +30,8 @@ class TreeWork(NamedTuple):
     """Scratch of a tree's evaluations and steps: kinematics, recursion arrays, spatial body
     forces f_ext (n+1, 6) at O, zero joint forces tau (nv,), the applied-force kernel's inputs
     (centre-of-mass velocities vc, angular velocities w (n+1, 3), inertial) and outputs (force,
-    torque (n, 3), inertial, N and N·m); RK4 stages (5, ny)."""
+    torque (n, 3), inertial, N and N·m); RK4 stages (5, ny); done (1,): the work W (J) of the
+    loads and dampers over the steps so far, integrated with the steps' own stages."""
 
     kin: BodyKinematics
     dyn: DynamicsWork
@@ -39,6 +42,7 @@ class TreeWork(NamedTuple):
     force: np.ndarray
     torque: np.ndarray
     stages: np.ndarray
+    done: np.ndarray
 
 
 def tree_work(tab, ny: int) -> TreeWork:
@@ -46,7 +50,7 @@ def tree_work(tab, ny: int) -> TreeWork:
     n, nv = tab.mass.size - 1, tab.rate_kind.size
     return TreeWork(empty_kinematics(n, nv), dynamics_work(n, nv), np.zeros((n + 1, 6)),
                     np.zeros(nv), np.zeros((n + 1, 3)), np.zeros((n + 1, 3)),
-                    np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((5, ny)))
+                    np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((5, ny)), np.zeros(1))
 
 
 @jit_alloc
@@ -108,6 +112,23 @@ def body_forces(handle, t, kin):
 
 
 @jit
+def stage_power(forces, t, work):
+    """Power (W) of the loads and dampers at the state of the last `derivative` call (0 for a
+    model with none)."""
+    if forces is None:
+        return 0.0
+    return force_power(forces, t, work.kin.r, work.kin.R, work.vc, work.w)
+
+
+@jit_alloc
+def power(handle, t, y):
+    """The power (W) of the loads and dampers at y, time t, from Python."""
+    tab, forces, work = handle[0]
+    derivative(tab, forces, t, y, work, work.stages[4])
+    return stage_power(forces, t, work)
+
+
+@jit
 def normalize(tab, y):
     """Renormalise the joint quaternions of y in place. Returns the largest |‖e‖ − 1| before,
     or NaN when y has a non-finite entry."""
@@ -134,14 +155,17 @@ def rk4_step(handle, t, y, h):
     tab, forces, work = handle[0]
     k, z = work.stages[:4], work.stages[4]
     z[:] = y
+    done = 0.0
     for s in range(4):  # stages at t, t + h/2, t + h/2, t + h
         ts = t if s == 0 else t + h / 2 if s < 3 else t + h
         derivative(tab, forces, ts, z, work, k[s])
+        done += (1.0 if s == 0 or s == 3 else 2.0) * stage_power(forces, ts, work)
         c = h / 2 if s < 2 else h
         for i in range(y.size):
             z[i] = y[i] + c * k[s, i]
     for i in range(y.size):
         y[i] = y[i] + h / 6 * (k[0, i] + 2 * k[1, i] + 2 * k[2, i] + k[3, i])
+    work.done[0] += h / 6 * done
     return normalize(tab, y)
 
 
@@ -192,9 +216,12 @@ def sdirk2_step(handle, newton, t, y, h):
     z = y.copy()
     if not _stage(tab, forces, t + g * h, y, g * h, z, work, newton, k1):
         return math.nan, t + g * h
+    done = (1 - g) * stage_power(forces, t + g * h, work)
     base = y + (1 - g) * h * k1
     z[:] = y + h * k1
     if not _stage(tab, forces, t + h, base, g * h, z, work, newton, k2):
         return math.nan, t + h
+    done += g * stage_power(forces, t + h, work)
     y[:] = y + h * ((1 - g) * k1 + g * k2)
+    work.done[0] += h * done
     return normalize(tab, y), math.nan

@@ -145,6 +145,16 @@ class TreeSystem:
         return np.concatenate([self.qdot(y), self.accelerations(t, self.kinematics(y))])
 
     # --- diagnostics ------------------------------------------------------------------------
+    @property
+    def work_done(self) -> float:
+        """Work W (J) of the loads and dampers over the fixed steps taken so far (integrated
+        with the steps' own stages, `stepper.TreeWork.done`)."""
+        return float(self.work.done[0])
+
+    def power(self, t: float, y: np.ndarray) -> float:
+        """dW/dt (W): the power of the loads and dampers at y = [q, v], time t."""
+        return float(stepper.power(self.handle, t, np.ascontiguousarray(y, dtype=float)))
+
     def energy(self, state: State) -> float:
         return self.maximal.energy(state)
 
