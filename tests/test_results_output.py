@@ -12,8 +12,8 @@ import pytest
 
 h5py = pytest.importorskip("h5py")
 
-from rbcosim.cli.main import main  # noqa: E402
-from rbcosim.results import Results, read_results  # noqa: E402
+from rbcosim.cli.main import main
+from rbcosim.results import Results, read_results
 
 #: a 1 kg slider on a spring of k N/m along X (x = 0.1 + 0.01 at rest + 0.01 offset)
 OSCILLATOR = """

@@ -35,8 +35,8 @@ from rbcosim.model import (
 from rbcosim.scenario_bodies import read_bodies
 from rbcosim.scenario_contact import CONTACT_KINDS, check_planar, contact_joint, planar_normal
 from rbcosim.scenario_frames import read_axes
-from rbcosim.scenario_particles import check_point_masses
 from rbcosim.scenario_parameters import Parameters
+from rbcosim.scenario_particles import check_point_masses
 from rbcosim.scenario_reader import TableReader
 from rbcosim.scenario_sensors import read_sensors
 from rbcosim.sensors import Sensor
@@ -486,7 +486,7 @@ def build_scenario(raw: dict, *, source: str = "<inline>", base_dir: Path = Path
     joints = b.read_joints()
     loads, springs, torsion = b.read_forces(joints)
     points = b.read_points()
-    sensors = read_sensors(b, b.root, {*b.index, *(j.name for j in joints)}, _axes)
+    sensors = read_sensors(b, b.root, {*b.index, *(j.name for j in joints)}, read_axes)
     flex = b.root.raw("flex_bodies", {})
     if not isinstance(flex, dict) or not all(isinstance(v, dict) for v in flex.values()):
         raise b.root.error("flex_bodies", "expected a table of named [flex_bodies.NAME] tables")

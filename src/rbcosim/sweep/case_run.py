@@ -20,7 +20,7 @@ def flat_figures(diagnostics: dict, prefix: str = "") -> dict[str, float | str]:
         name = f"{prefix}{key}"
         if isinstance(value, dict):
             out.update(flat_figures(value, name + "."))
-        elif isinstance(value, bool) or isinstance(value, (int, float)):
+        elif isinstance(value, (bool, int, float)):
             out[name] = float(value)
         elif isinstance(value, str):
             out[name] = value
