@@ -20,6 +20,7 @@ from rbcosim.cosim.flex_endpoint import motion_of
 from rbcosim.errors import ScenarioError
 from rbcosim.fmu_export.core import CONFIG_FILE, RESOURCE_DIR, SCENARIO_DIR, TABLE_FILE
 from rbcosim.fmu_export.flex_table import build_flex_table
+from rbcosim.fmu_export.shim import install_shim
 from rbcosim.fmu_export.table import VariableTable, build_table
 
 #: Identity pose, zero velocity: the flexible node's kinematics when nothing better is known.
@@ -43,8 +44,10 @@ VARIABLE_STEPS = True
 class ExportOptions:
     """How to export: FMI version (2 or 3), ``embedded`` or ``remote`` mode, for remote
     mode the defaults of the FMU parameters ``server.address`` and ``server.timeout`` (s),
-    the FMU's modelIdentifier (default: the scenario file's stem, see model_identifier), and
-    ``flex``: export that flexible body of the scenario instead of the rigid side."""
+    the FMU's modelIdentifier (default: the scenario file's stem, see model_identifier),
+    ``flex``: export that flexible body of the scenario instead of the rigid side, and
+    ``derivatives``: provide directional derivatives (embedded rigid side only; needs a C
+    compiler, and the FMU then runs on Linux x86-64 only, see shim.py)."""
 
     fmi_version: int = 2
     mode: str = "embedded"
@@ -52,6 +55,7 @@ class ExportOptions:
     timeout: float = 30.0
     name: str | None = None
     flex: str | None = None
+    derivatives: bool = False
 
     def __post_init__(self) -> None:
         if self.fmi_version not in _SLAVE_SOURCES:
@@ -60,6 +64,9 @@ class ExportOptions:
             raise ValueError(f"mode must be 'embedded' or 'remote', got {self.mode!r}")
         if self.flex is not None and self.mode != "embedded":
             raise ValueError("a flexible-body FMU runs its body inside: embedded mode only")
+        if self.derivatives and (self.flex is not None or self.mode != "embedded"):
+            raise ValueError("directional derivatives re-run the rigid side's step inside the "
+                             "FMU: embedded mode and the rigid side only (not remote, not --flex)")
 
 
 def export_fmu(
@@ -77,6 +84,7 @@ def export_fmu(
     identifier = model_identifier(scenario, options.name)
     if options.flex is None:
         table, config = describe(scenario, options)
+        config["derivatives"] = options.derivatives
     else:
         table, config = describe_flex(scenario, options.flex)
     data_files = referenced_files(scenario)
@@ -109,6 +117,8 @@ def export_fmu(
 
         built = _run_builder(options.fmi_version, script, bundle, tmp / "out",
                              config["variable_steps"])
+        if options.derivatives:
+            install_shim(built, options.fmi_version, identifier, tmp)
         output.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(built, output)
     return output

@@ -36,6 +36,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from rbcosim.cosim.continuity import MAX_WARNINGS
+from rbcosim.fmu_export.derivatives import RESULT_VR0, StepRecord, jacobian, parse_request
 from rbcosim.fmu_export.fmustate import check_state
 from rbcosim.fmu_export.table import ADDED_MASS_FRAMES
 from rbcosim.fmu_export.values import (  # noqa: F401 - the resources' layout, re-exported
@@ -135,6 +136,12 @@ class FmuCore(TableValues):
         # joint nobody reports on keeps RigidSide's "not reported yet" (zero gaps).
         self.flex_reported: set[str] = set()
         self._violations_seen = 0
+        # Directional derivatives (exported with them, embedded mode): the last doStep, the
+        # rigid side's state once its inputs were handed over, and the last Jacobian asked for.
+        self.derivatives = bool(self.config.get("derivatives", False))
+        self._step_record: StepRecord | None = None
+        self._step_start: bytes | None = None
+        self._jacobian: list[float] = []
 
         self.overrides: dict[str, str] = {}
 
@@ -287,12 +294,46 @@ class FmuCore(TableValues):
         for joint, vr in self._energy_residual_vr.items():
             values[vr] = side.energy_rigid[joint] - values[self._flex_energy_vr[joint]]
 
+    # -- directional derivatives -------------------------------------------------------------
+
+    def request_jacobian(self, text: str) -> None:
+        """Compute ∂unknowns/∂knowns of the last doStep for the request ``text`` (see
+        rbcosim.fmu_export.derivatives); ValueError if there is none or a reference is wrong."""
+        if not self.derivatives:
+            raise ValueError("this FMU was exported without directional derivatives")
+        unknowns, knowns = parse_request(text, self.table)
+        if self._step_record is None:
+            raise ValueError("no doStep to differentiate: the derivatives are those of the "
+                             "last doStep (a restored FMU state or a refused step clears it)")
+        self._jacobian = jacobian(self.side, self._step_record, unknowns, knowns).ravel().tolist()
+
+    def jacobian_entries(self, vrs: list[int]) -> list[float]:
+        """Entries of the last Jacobian, row-major, as references RESULT_VR0 + m."""
+        entries = self._jacobian
+        bad = [vr for vr in vrs if not 0 <= vr - RESULT_VR0 < len(entries)]
+        if bad:
+            raise ValueError(f"derivative entries {bad[:10]} were not computed "
+                             f"({len(entries)} entries)")
+        return [entries[vr - RESULT_VR0] for vr in vrs]
+
     # -- stepping ----------------------------------------------------------------------------
+
+    def do_step(
+        self, current_time: float, step_size: float, count: int = 1
+    ) -> tuple[StepOutcome, str]:
+        """TableValues.do_step, keeping what the derivatives re-run (when exported with them)."""
+        self._step_record = self._step_start = None
+        outcome, message = super().do_step(current_time, step_size, count)
+        if outcome is StepOutcome.OK and self._step_start is not None:
+            self._step_record = StepRecord(self._step_start, step_size, count)
+        return outcome, message
 
     def _step(self, step_size: float) -> None:
         side, values = self.side, self.values
         if self.embedded:
             self._hand_over_embedded()
+            if self.derivatives and self._step_start is None:
+                self._step_start = side.get_state()
         else:
             for point, vrs in self._wrench_slots:
                 side.set_wrench(point, np.array([values[vr] for vr in vrs]))
@@ -387,6 +428,7 @@ class FmuCore(TableValues):
         self.overrides = dict(state["overrides"]) if side is not None else {}
         self.values = list(state["values"])
         self.flex_reported = set(state["flex_reported"])
+        self._step_record = None
         # The solver holds the wrench polynomial as handed over; inputs set after that are
         # handed over anew, anchored at the restored time.
         self._wrench_pending = bool(state["wrench_pending"]) and side is not None

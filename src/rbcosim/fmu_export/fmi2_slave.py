@@ -57,7 +57,10 @@ class RbcosimRigid(Fmi2Slave):
 
     def to_xml(self, model_options=None):
         root = super().to_xml(model_options or {})
-        decorate_model_description(root, self._core.table, fmi_version=2)
+        decorate_model_description(
+            root, self._core.table, fmi_version=2,
+            derivatives=bool(self._core.config.get("derivatives", False)),
+        )
         return root
 
     def setup_experiment(self, start_time, stop_time=None, tolerance=None):

@@ -69,7 +69,10 @@ class RbcosimRigid(Fmi3Slave):
 
     def to_xml(self, model_options=None):
         root = super().to_xml(model_options or {})
-        decorate_model_description(root, self._core.table, fmi_version=3)
+        decorate_model_description(
+            root, self._core.table, fmi_version=3,
+            derivatives=bool(self._core.config.get("derivatives", False)),
+        )
         return root
 
     def enter_initialization_mode(self):

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rbcosim.fmu_export.core import StepOutcome
+from rbcosim.fmu_export.derivatives import REQUEST_VR, RESULT_VR0
 from rbcosim.fmu_export.fmustate import decode_state, encode_state
 from rbcosim.fmu_export.values import TableValues
 
@@ -56,6 +57,7 @@ ALLOWED: dict[str, frozenset[Mode]] = {
     "Set": frozenset({Mode.INSTANTIATED, Mode.INITIALIZATION, Mode.STEP}),
     "GetFMUState": _ANY - {Mode.ERROR},
     "SetFMUState": _ANY,
+    "GetDirectionalDerivative": frozenset({Mode.STEP}),
 }
 
 
@@ -177,6 +179,9 @@ class FmiSession:
     # -- variables ---------------------------------------------------------------------------
 
     def get_reals(self, call: str, vrs: list[int]) -> list[float]:
+        if vrs and min(vrs) >= RESULT_VR0:  # the derivative shim reading the Jacobian
+            return self.call("GetDirectionalDerivative",
+                             lambda: self.core.jacobian_entries(vrs))
         return self.call(call, lambda: self.core.get_reals(vrs), "Get")
 
     def get_strings(self, call: str, vrs: list[int]) -> list[str]:
@@ -186,6 +191,9 @@ class FmiSession:
         self.call(call, lambda: self.core.set_reals(vrs, values), "Set")
 
     def set_strings(self, call: str, vrs: list[int], values: list[str]) -> None:
+        if list(vrs) == [REQUEST_VR]:  # the derivative shim asking for a Jacobian
+            self.call("GetDirectionalDerivative", lambda: self.core.request_jacobian(values[0]))
+            return
         self.call(call, lambda: self.core.set_strings(vrs, values), "Set")
 
     # -- stepping ----------------------------------------------------------------------------
