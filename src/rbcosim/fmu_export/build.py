@@ -20,6 +20,7 @@ from rbcosim.cosim.flex_endpoint import motion_of
 from rbcosim.errors import ScenarioError
 from rbcosim.fmu_export.core import CONFIG_FILE, RESOURCE_DIR, SCENARIO_DIR, TABLE_FILE
 from rbcosim.fmu_export.flex_table import build_flex_table
+from rbcosim.fmu_export.parameter_info import NOT_IN_FMU, describe_parameter
 from rbcosim.fmu_export.shim import install_shim
 from rbcosim.fmu_export.table import VariableTable, build_table
 
@@ -153,6 +154,11 @@ def describe(scenario: Path, options: ExportOptions) -> tuple[VariableTable, dic
     from rbcosim.cosim.rigid_side import RigidSide
 
     side = RigidSide.from_scenario(scenario)
+    parameters = {
+        key: value
+        for key, value in side.parameters().items()
+        if not key.startswith(_OUTSIDE_KEYS) and key not in NOT_IN_FMU
+    }
     outputs = side.point_outputs()
     # The exchange variables need the solver in the FMU: embedded mode only.
     accelerations = (
@@ -164,11 +170,8 @@ def describe(scenario: Path, options: ExportOptions) -> tuple[VariableTable, dic
         table = build_table(
             point_names=side.point_names,
             joint_names=side.joint_names,
-            parameters={
-                key: value
-                for key, value in side.parameters().items()
-                if not key.startswith(_OUTSIDE_KEYS)
-            },
+            parameters=parameters,
+            parameter_info={key: describe_parameter(key, side.scenario.raw) for key in parameters},
             point_outputs=outputs,
             gaps=side.gaps(),
             flex_start={joint: _REST_KINEMATICS for joint in side.joint_names},
