@@ -193,6 +193,7 @@ def describe(scenario: Path, options: ExportOptions) -> tuple[VariableTable, dic
         "start_time": float(side.time),
         "macro_step": float(side.macro_step),
         "variable_steps": VARIABLE_STEPS,
+        "joint_points": {joint: side.joint_point(joint) for joint in side.joint_names},
         "rbcosim_version": __version__,
     }
     return table, config

@@ -12,9 +12,9 @@ Contract with the slaves:
 3. :meth:`FmuCore.initialize` (end of initialization mode) builds the model, applying the
    parameters that differ from the scenario as overrides, then the added-mass parameters.
 4. :meth:`FmuCore.do_step` returns ``(StepOutcome, message)`` and never raises.
-5. :meth:`FmuCore.get_reals` returns current outputs: in embedded mode the accelerations are
-   evaluated, and the continuity gaps and energy residuals re-evaluated against the flexible
-   side's latest inputs (direct feedthrough), when first read.
+5. :meth:`FmuCore.get_reals` returns current outputs: the accelerations (embedded mode) are
+   evaluated, and the continuity gaps (both modes) and energy residuals (embedded) re-evaluated
+   against the flexible side's latest inputs (direct feedthrough), when first read.
 6. :meth:`FmuCore.get_state` / :meth:`FmuCore.set_state` copy the full solver state plus every
    variable value (``fmustate.py`` serializes and checks it; a refused state changes nothing).
 7. Which calls are allowed when is :mod:`rbcosim.fmu_export.lifecycle`'s business.
@@ -54,14 +54,14 @@ class Backend(Protocol):
     """What the core drives: a RigidSide in process, or a remote session through the client.
 
     In embedded mode the core also uses RigidSide's exchange methods: set_wrench_polynomial,
-    set_added_mass, set_flex_report, point_accelerations, joint_point, energy_rigid and
-    body_outputs.
+    set_added_mass, set_flex_report, point_accelerations, gaps (its continuity check),
+    energy_rigid and body_outputs.
     """
 
     time: float
 
     def point_outputs(self) -> dict[str, np.ndarray]: ...
-    def gaps(self) -> dict[str, np.ndarray]: ...
+    def joint_point(self, joint: str) -> str: ...
     def set_wrench(self, point: str, wrench: np.ndarray) -> None: ...
     def set_flex_kinematics(self, joint: str, kinematics: np.ndarray) -> None: ...
     def step(self, H: float) -> None: ...
@@ -82,14 +82,16 @@ def build_remote(
     settings: dict[str, Any],
     scenario: Path,
     overrides: dict[str, str],
+    config: dict[str, Any],
     points: tuple[str, ...],
-    joints: tuple[str, ...],
 ) -> Backend:
     """A session on the running ``rbcosim serve`` named by ``settings`` (address, session,
-    timeout), driving ``points`` and ``joints``."""
+    timeout), driving ``points`` and the joints of ``config["joint_points"]`` (joint -> its
+    point), whose macro step must be ``config["macro_step"]``."""
     from rbcosim.fmu_export.remote import RemoteSide
 
-    return RemoteSide.connect(settings, scenario, overrides, points, joints)
+    return RemoteSide.connect(settings, scenario, overrides, points, config["joint_points"],
+                              float(config["macro_step"]))
 
 
 class FmuCore(TableValues):
@@ -170,10 +172,10 @@ class FmuCore(TableValues):
                 joint = self._flex_joint_of.get(vr)
                 if joint is not None:
                     self.flex_reported.add(joint)
-                if self.embedded and self.side is not None:
+                if self.side is not None:
                     if vr in self._joint_input_vrs:
                         self._stale_joints = True
-                    elif vr in self._wrench_vrs:
+                    elif self.embedded and vr in self._wrench_vrs:
                         self._wrench_pending = True
                         self._stale_accelerations = bool(self._acceleration_slots)
             else:
@@ -203,11 +205,7 @@ class FmuCore(TableValues):
             settings = {owner: self.values[vr] for vr, owner in self._server}
             self.log(f"connecting to rbcosim serve at {settings['address']}", "info")
             return build_remote(
-                settings,
-                self.scenario_path,
-                overrides,
-                self.table.point_names,
-                self.table.joint_names,
+                settings, self.scenario_path, overrides, self.config, self.table.point_names
             )
         return build_embedded(self.scenario_path, overrides)
 
@@ -250,14 +248,8 @@ class FmuCore(TableValues):
             for body, vrs in self._body_slots:
                 for vr, x in zip(vrs, bodies[body].tolist()):
                     values[vr] = x
-        if self.embedded:
-            self._stale_accelerations = bool(self._acceleration_slots)
-            self._stale_joints = bool(self._joint_output_vrs)
-        elif self._gap_slots:
-            gaps = side.gaps()
-            for joint, vrs in self._gap_slots:
-                for vr, x in zip(vrs, gaps[joint].tolist()):
-                    values[vr] = x
+        self._stale_accelerations = bool(self._acceleration_slots)
+        self._stale_joints = bool(self._joint_output_vrs)
 
     def _evaluate_accelerations(self) -> None:
         """The points' accelerations now, under the wrench polynomial of the last step

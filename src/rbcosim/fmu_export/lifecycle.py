@@ -117,6 +117,9 @@ class FmiSession:
         self._slave = slave
         self._prefix = prefix
         self._variable_steps = bool(core.config.get("variable_steps", False))
+        # The iterative scheme's half steps need the solver in the FMU: a remote session steps
+        # its own macro step only.
+        self._half_steps = core.config.get("mode") != "remote"
 
     # -- the gate ----------------------------------------------------------------------------
 
@@ -216,13 +219,13 @@ class FmiSession:
         return outcome
 
     def _macro_steps(self, step_size: float) -> int:
-        """How many of the scenario's macro steps h a doStep of ``step_size`` is: 1 for h (or
-        h / 2, the iterative scheme's half step, done as one step), k for k h where variable
-        steps are declared; Refused for anything else."""
+        """How many of the scenario's macro steps h a doStep of ``step_size`` is: 1 for h (or,
+        embedded, h / 2, the iterative scheme's half step, done as one step), k for k h where
+        variable steps are declared; Refused for anything else."""
         h = float(self.core.config["macro_step"])
         if not (isinstance(step_size, float) and math.isfinite(step_size) and step_size > 0.0):
             raise Refused(f"step size must be positive and finite, got {step_size!r}")
-        for allowed in (h, 0.5 * h):
+        for allowed in (h, 0.5 * h) if self._half_steps else (h,):
             if abs(step_size - allowed) <= STEP_TOLERANCE * allowed:
                 return 1
         count = round(step_size / h)
@@ -233,7 +236,8 @@ class FmiSession:
         raise Refused(
             f"communicationStepSize {step_size!r} s is not the FMU's macro step {h!r} s"
             + (" or a whole multiple of it" if self._variable_steps else "")
-            + " (nor its half, for the iterative scheme)"
+            + (" (nor its half, for the iterative scheme)" if self._half_steps
+               else " (remote mode: no half steps, the session steps its macro step)")
         )
 
     # -- FMU state ---------------------------------------------------------------------------
