@@ -161,3 +161,23 @@ def test_remote_steps_multiples_and_gaps_are_current(fmu_path, scenario, server,
     assert "remote mode: no half steps" in fmu.messages()
     fmu.slave.terminate()
     fmu.slave.freeInstance()
+
+
+def test_joining_a_session_of_another_macro_step_fails_initialization(fmu_path, scenario,
+                                                                       server, tmp_path):
+    H = rigid_side_class().from_scenario(scenario).macro_step
+    with Client(server.address) as owner:
+        owner.create_session(scenario, overrides={"cosim.macro_step": repr(2 * H)})
+        fmu = open_fmu(fmu_path, tmp_path / "u", initialize=False)
+        if fmu.fmi_version == 2:
+            fmu.slave.setupExperiment(startTime=0.0)
+            fmu.slave.enterInitializationMode()
+        else:
+            fmu.slave.enterInitializationMode(startTime=0.0)
+        fmu.slave.setString(fmu.vr("server.address", "server.session"),
+                            [server.address, owner.session])
+        with pytest.raises(FMICallException):
+            fmu.slave.exitInitializationMode()
+        assert f"steps {2 * H!r} s, but this FMU was exported for the macro step {H!r} s" in (
+            fmu.messages())
+        fmu.slave.freeInstance()
