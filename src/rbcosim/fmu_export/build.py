@@ -20,7 +20,7 @@ from rbcosim.cosim.flex_endpoint import motion_of
 from rbcosim.errors import ScenarioError
 from rbcosim.fmu_export.core import CONFIG_FILE, RESOURCE_DIR, SCENARIO_DIR, TABLE_FILE
 from rbcosim.fmu_export.flex_table import build_flex_table
-from rbcosim.fmu_export.parameter_info import NOT_IN_FMU, describe_parameter
+from rbcosim.fmu_export.parameter_info import NOT_IN_FMU, describe_parameter, initial_states
 from rbcosim.fmu_export.shim import install_shim
 from rbcosim.fmu_export.table import VariableTable, build_table
 
@@ -172,6 +172,7 @@ def describe(scenario: Path, options: ExportOptions) -> tuple[VariableTable, dic
             joint_names=side.joint_names,
             parameters=parameters,
             parameter_info={key: describe_parameter(key, side.scenario.raw) for key in parameters},
+            initial_states=initial_states(side.scenario.raw),
             point_outputs=outputs,
             gaps=side.gaps(),
             flex_start={joint: _REST_KINEMATICS for joint in side.joint_names},

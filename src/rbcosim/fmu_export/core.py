@@ -412,7 +412,7 @@ class FmuCore(TableValues):
     def set_state(self, state: dict[str, Any]) -> None:
         """Restore a state of :meth:`get_state`, all or nothing: ValueError (or the solver's
         error) leaves this instance as it was."""
-        check_state(state, self.table, {key for _, key, _ in self._parameters})
+        check_state(state, self.table, self.parameter_keys)
         side = self._restored_side(state)
         if side is not self.side:
             self.terminate()

@@ -61,3 +61,24 @@ def describe_parameter(key: str, raw: dict) -> tuple[str | None, str]:
         if fnmatchcase(key, pattern) and kind in (None, force_type):
             return unit, text.format(None, *parts)
     return None, f"scenario parameter {key}"
+
+
+#: A body's initial-state 3-vectors: key, unit, description (docs/scenario-format.md).
+_INITIAL_STATES = (
+    ("position", "m", "inertial position of the body-frame origin at t = 0"),
+    ("velocity", "m/s", "centre-of-mass velocity at t = 0, inertial"),
+    ("angular_velocity", "rad/s", "angular velocity at t = 0, body frame"),
+)
+
+
+def initial_states(raw: dict) -> dict[str, tuple[list[float], str, str]]:
+    """``bodies.B.position`` / ``velocity`` / ``angular_velocity`` of every body of the
+    scenario ``raw`` -> (the scenario's 3 values, default zeros; unit; description)."""
+    out = {}
+    for body, table in raw.get("bodies", {}).items():
+        for key, unit, text in _INITIAL_STATES:
+            value = table.get(key, [0.0, 0.0, 0.0]) if isinstance(table, dict) else None
+            if isinstance(value, list) and len(value) == 3:
+                out[f"bodies.{body}.{key}"] = ([float(x) for x in value], unit,
+                                               f"body {body}: {text}")
+    return out

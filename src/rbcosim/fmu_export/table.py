@@ -236,6 +236,7 @@ def build_table(
     server: Mapping[str, str | float] | None = None,
     bodies: Mapping[str, np.ndarray] | None = None,
     parameter_info: Mapping[str, tuple[str | None, str]] | None = None,
+    initial_states: Mapping[str, tuple[Iterable[float], str, str]] | None = None,
 ) -> VariableTable:
     """Build the table from a freshly built scenario.
 
@@ -247,6 +248,8 @@ def build_table(
     ``bodies`` (body -> its (13,) state, the results file's ``<body>.x`` .. ``<body>.wz``) adds
     each body's pose and velocities as outputs with these start values. ``parameter_info``
     gives a parameter's (unit, description) by key (default: none, "scenario parameter KEY").
+    ``initial_states`` (scenario key of a 3-vector -> (its values, unit, description)) adds the
+    parameters ``KEY[1]`` .. ``KEY[3]`` (kind ``vector_parameter``, ``owner`` the key).
     """
     point_names = tuple(point_names)
     joint_names = tuple(joint_names)
@@ -385,6 +388,19 @@ def build_table(
             key,
             variability="fixed",
         )
+    for key, (values, unit, description) in (initial_states or {}).items():
+        for index, value in enumerate(values):
+            add(
+                f"{structured_name(key)}[{index + 1}]",
+                "vector_parameter",
+                "parameter",
+                float(value),
+                unit,
+                f"{description}, component {'xyz'[index]}",
+                key,
+                index,
+                variability="fixed",
+            )
     for setting, value in (server or {}).items():
         add(
             f"server.{setting}",
