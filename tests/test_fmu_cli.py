@@ -39,3 +39,12 @@ def test_output_must_be_an_fmu_file(scenario, tmp_path):
 
 def test_missing_scenario_fails(tmp_path):
     assert _main(["export-fmu", str(tmp_path / "none.toml"), "-o", str(tmp_path / "x.fmu")]) == 1
+
+
+def test_derivatives_flag_declares_them_and_refuses_remote_mode(scenario, tmp_path, capsys):
+    out = tmp_path / "d.fmu"
+    assert _main(["export-fmu", str(scenario), "-o", str(out), "--derivatives"]) == 0
+    assert fmpy.read_model_description(str(out)).coSimulation.providesDirectionalDerivative
+    assert _main(["export-fmu", str(scenario), "-o", str(out), "--derivatives",
+                  "--mode", "remote"]) == 2
+    assert "--derivatives re-runs the rigid side's step" in capsys.readouterr().err

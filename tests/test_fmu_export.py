@@ -11,6 +11,11 @@ from fmpy.validation import validate_fmu
 from test_fmu_support import bits, open_fmu, rigid_side_class, scenario_paths
 
 from rbcosim.fmu_export import ExportOptions, export_fmu
+from rbcosim.fmu_export.table import structured_name
+
+#: Scenario keys of the run around an FMU, not FMU parameters (fmu/README.md).
+OUTSIDE_THE_FMU = ("solver.t_end", "solver.output_every", "solver.dt", "cosim.macro_step",
+                   "cosim.extrapolation", "cosim.tolerance", "cosim.max_iterations")
 
 pytestmark = [
     pytest.mark.fmu,
@@ -90,13 +95,17 @@ def test_variables_have_units_descriptions_and_stable_references(fmus, scenarios
             assert variables[f"{joint}.flex.vx"].causality == "input"
             assert variables[f"{joint}.flex_energy"].causality == "input"
             assert variables[f"{joint}.energy_residual"].unit == "J"
-        # The scenario's parameters, but none of the flexible bodies (not inside the FMU).
+        # The scenario's parameters, but none of the flexible bodies (not inside the FMU) and
+        # none of the settings of the run around the FMU (fmu/README.md).
         listed = {
-            x.description.removeprefix("scenario parameter ")
+            x.name
             for x in md.modelVariables
-            if x.description.startswith("scenario parameter ")
+            if x.causality == "parameter" and not x.name.endswith(("_frame", "]"))
         }
-        assert listed == {k for k in side.parameters() if not k.startswith("flex_bodies.")}
+        assert listed == {
+            structured_name(k) for k in side.parameters()
+            if not k.startswith("flex_bodies.") and k not in OUTSIDE_THE_FMU
+        }
         for body in side.scenario.model.body_names:
             assert variables[f"{body}.q3"].causality == "output"
             assert variables[f"{body}.vz"].unit == "m/s"
@@ -201,7 +210,7 @@ def test_parameters_apply_as_overrides(fmus, scenarios, tmp_path):
         side = RigidSide.from_scenario(scenarios[name])
         key, value = next((k, x) for k, x in side.parameters().items() if "mass" in k)
         md = fmpy.read_model_description(str(path))
-        param = next(x for x in md.modelVariables if x.description == f"scenario parameter {key}")
+        param = next(x for x in md.modelVariables if x.name == structured_name(key))
         assert float(param.start) == value
 
         changed = RigidSide.from_scenario(scenarios[name], overrides={key: repr(2.5 * value)})

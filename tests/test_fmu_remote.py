@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fmpy
+import numpy as np
 import pytest
 from fmpy.fmi1 import FMICallException
 from test_fmu_support import bits, open_fmu, rigid_side_class, scenario_with_points
@@ -112,3 +113,71 @@ def test_lost_server_gives_an_error_status(fmu_path, scenario, tmp_path):
     assert info.value.status == (2 if fmu.fmi_version == 2 else 3)
     assert "no reply" in fmu.messages()
     fmu.close()
+
+
+def test_remote_steps_multiples_and_gaps_are_current(fmu_path, scenario, server, tmp_path):
+    """A doStep of 2H is two session steps (against RigidSide in process); the gaps compare
+    the kinematics after the step with the flexible inputs set after it (not those sent with
+    the step); a half step is refused, naming remote mode."""
+    side = rigid_side_class().from_scenario(scenario)
+    points, joints, H = side.point_names, side.joint_names, side.macro_step
+    assert joints, "the test scenario needs a rigid–flexible joint"
+    fmu = open_fmu(fmu_path, tmp_path / "u", initialize=False)
+    t = side.time
+    if fmu.fmi_version == 2:
+        fmu.slave.setupExperiment(startTime=t)
+        fmu.slave.enterInitializationMode()
+    else:
+        fmu.slave.enterInitializationMode(startTime=t)
+    fmu.slave.setString(fmu.vr("server.address"), [server.address])
+    fmu.slave.exitInitializationMode()
+    rest = [0.0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0]
+    wrench = [0.2, 0.0, -0.4, 0.0, 0.01, 0.0]
+    for p in points:
+        fmu.set([f"{p}.{c}" for c in ("fx", "fy", "fz", "mx", "my", "mz")], wrench)
+        side.set_wrench(p, wrench)
+    for j in joints:
+        side.set_flex_kinematics(j, rest)  # what the FMU sends until its inputs are set
+    fmu.do_step(t, 2 * H)
+    side.step(H)
+    side.step(H)
+    outputs = [f"{p}.{c}" for p in points for c in COMPONENTS]
+    assert bits(fmu.get(outputs)) == bits([x for p in points for x in side.point_outputs()[p]])
+
+    for j in joints:  # the flexible side's report for the new time: the rigid point, moved
+        flex = side.point_outputs()[side.joint_point(j)].copy()
+        flex[:3] += [1e-3, -2e-3, 0.5e-3]
+        flex[7:10] += 0.01
+        fmu.set([f"{j}.flex.{c}" for c in COMPONENTS], flex)
+        side.set_flex_kinematics(j, flex)
+    gaps = side.gaps()
+    got = fmu.get([f"{j}.{g}" for j in joints for g in ("gap_pos", "gap_rot", "gap_vel",
+                                                         "gap_angvel")])
+    assert bits(got) == bits([x for j in joints for x in gaps[j]])
+    assert got[0] == pytest.approx(np.sqrt(1 + 4 + 0.25) * 1e-3, rel=1e-12)
+
+    with pytest.raises(FMICallException):
+        fmu.do_step(t + 2 * H, 0.5 * H)
+    assert "remote mode: no half steps" in fmu.messages()
+    fmu.slave.terminate()
+    fmu.slave.freeInstance()
+
+
+def test_joining_a_session_of_another_macro_step_fails_initialization(fmu_path, scenario,
+                                                                       server, tmp_path):
+    H = rigid_side_class().from_scenario(scenario).macro_step
+    with Client(server.address) as owner:
+        owner.create_session(scenario, overrides={"cosim.macro_step": repr(2 * H)})
+        fmu = open_fmu(fmu_path, tmp_path / "u", initialize=False)
+        if fmu.fmi_version == 2:
+            fmu.slave.setupExperiment(startTime=0.0)
+            fmu.slave.enterInitializationMode()
+        else:
+            fmu.slave.enterInitializationMode(startTime=0.0)
+        fmu.slave.setString(fmu.vr("server.address", "server.session"),
+                            [server.address, owner.session])
+        with pytest.raises(FMICallException):
+            fmu.slave.exitInitializationMode()
+        assert f"steps {2 * H!r} s, but this FMU was exported for the macro step {H!r} s" in (
+            fmu.messages())
+        fmu.slave.freeInstance()

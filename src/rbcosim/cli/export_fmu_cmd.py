@@ -69,6 +69,14 @@ def add_parser(sub) -> argparse.ArgumentParser:
         help="the FMU's modelName and modelIdentifier, a C identifier (default: the scenario "
         "file's stem with other characters replaced by _)",
     )
+    p.add_argument(
+        "--derivatives",
+        action="store_true",
+        help="provide directional derivatives (FMI 2 fmi2GetDirectionalDerivative, FMI 3 "
+        "directional and adjoint): the outputs after the last doStep with respect to the wrench "
+        "inputs held over it, for interface-Jacobian masters; embedded rigid side only, needs "
+        "a C compiler, and the FMU then runs on Linux x86-64 only (see fmu/README.md)",
+    )
     p.set_defaults(handler=run)
     return p
 
@@ -110,8 +118,13 @@ def run(args: argparse.Namespace) -> int:
         print("rbcosim export-fmu: error: --flex FMUs run their body inside: embedded mode only",
               file=sys.stderr)
         return 2
+    if args.derivatives and (args.flex is not None or mode != "embedded"):
+        print("rbcosim export-fmu: error: --derivatives re-runs the rigid side's step inside "
+              "the FMU: embedded mode and the rigid side only (not with --mode remote or --flex)",
+              file=sys.stderr)
+        return 2
     options = ExportOptions(fmi_version=args.fmi, mode=mode, address=args.address or DEFAULT_ADDRESS,
-                            name=name, flex=args.flex)
+                            name=name, flex=args.flex, derivatives=args.derivatives)
     written = export_fmu(scenario, output, options)
     what = mode if args.flex is None else f"flexible body {args.flex}"
     print(f"wrote {written} ({name}, FMI {args.fmi}.0 co-simulation, {what})")

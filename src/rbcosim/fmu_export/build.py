@@ -20,6 +20,8 @@ from rbcosim.cosim.flex_endpoint import motion_of
 from rbcosim.errors import ScenarioError
 from rbcosim.fmu_export.core import CONFIG_FILE, RESOURCE_DIR, SCENARIO_DIR, TABLE_FILE
 from rbcosim.fmu_export.flex_table import build_flex_table
+from rbcosim.fmu_export.parameter_info import NOT_IN_FMU, describe_parameter, initial_states
+from rbcosim.fmu_export.shim import install_shim
 from rbcosim.fmu_export.table import VariableTable, build_table
 
 #: Identity pose, zero velocity: the flexible node's kinematics when nothing better is known.
@@ -43,8 +45,10 @@ VARIABLE_STEPS = True
 class ExportOptions:
     """How to export: FMI version (2 or 3), ``embedded`` or ``remote`` mode, for remote
     mode the defaults of the FMU parameters ``server.address`` and ``server.timeout`` (s),
-    the FMU's modelIdentifier (default: the scenario file's stem, see model_identifier), and
-    ``flex``: export that flexible body of the scenario instead of the rigid side."""
+    the FMU's modelIdentifier (default: the scenario file's stem, see model_identifier),
+    ``flex``: export that flexible body of the scenario instead of the rigid side, and
+    ``derivatives``: provide directional derivatives (embedded rigid side only; needs a C
+    compiler, and the FMU then runs on Linux x86-64 only, see shim.py)."""
 
     fmi_version: int = 2
     mode: str = "embedded"
@@ -52,6 +56,7 @@ class ExportOptions:
     timeout: float = 30.0
     name: str | None = None
     flex: str | None = None
+    derivatives: bool = False
 
     def __post_init__(self) -> None:
         if self.fmi_version not in _SLAVE_SOURCES:
@@ -60,6 +65,9 @@ class ExportOptions:
             raise ValueError(f"mode must be 'embedded' or 'remote', got {self.mode!r}")
         if self.flex is not None and self.mode != "embedded":
             raise ValueError("a flexible-body FMU runs its body inside: embedded mode only")
+        if self.derivatives and (self.flex is not None or self.mode != "embedded"):
+            raise ValueError("directional derivatives re-run the rigid side's step inside the "
+                             "FMU: embedded mode and the rigid side only (not remote, not --flex)")
 
 
 def export_fmu(
@@ -77,6 +85,7 @@ def export_fmu(
     identifier = model_identifier(scenario, options.name)
     if options.flex is None:
         table, config = describe(scenario, options)
+        config["derivatives"] = options.derivatives
     else:
         table, config = describe_flex(scenario, options.flex)
     data_files = referenced_files(scenario)
@@ -109,6 +118,8 @@ def export_fmu(
 
         built = _run_builder(options.fmi_version, script, bundle, tmp / "out",
                              config["variable_steps"])
+        if options.derivatives:
+            install_shim(built, options.fmi_version, identifier, tmp)
         output.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(built, output)
     return output
@@ -145,6 +156,11 @@ def describe(scenario: Path, options: ExportOptions, side=None) -> tuple[Variabl
 
     if side is None:
         side = RigidSide.from_scenario(scenario)
+    parameters = {
+        key: value
+        for key, value in side.parameters().items()
+        if not key.startswith(_OUTSIDE_KEYS) and key not in NOT_IN_FMU
+    }
     outputs = side.point_outputs()
     # The exchange variables need the solver in the FMU: embedded mode only.
     accelerations = (
@@ -156,11 +172,9 @@ def describe(scenario: Path, options: ExportOptions, side=None) -> tuple[Variabl
         table = build_table(
             point_names=side.point_names,
             joint_names=side.joint_names,
-            parameters={
-                key: value
-                for key, value in side.parameters().items()
-                if not key.startswith(_OUTSIDE_KEYS)
-            },
+            parameters=parameters,
+            parameter_info={key: describe_parameter(key, side.scenario.raw) for key in parameters},
+            initial_states=initial_states(side.scenario.raw),
             point_outputs=outputs,
             gaps=side.gaps(),
             flex_start={joint: _REST_KINEMATICS for joint in side.joint_names},
@@ -182,6 +196,7 @@ def describe(scenario: Path, options: ExportOptions, side=None) -> tuple[Variabl
         "start_time": float(side.time),
         "macro_step": float(side.macro_step),
         "variable_steps": VARIABLE_STEPS,
+        "joint_points": {joint: side.joint_point(joint) for joint in side.joint_names},
         "rbcosim_version": __version__,
     }
     return table, config

@@ -12,9 +12,9 @@ Contract with the slaves:
 3. :meth:`FmuCore.initialize` (end of initialization mode) builds the model, applying the
    parameters that differ from the scenario as overrides, then the added-mass parameters.
 4. :meth:`FmuCore.do_step` returns ``(StepOutcome, message)`` and never raises.
-5. :meth:`FmuCore.get_reals` returns current outputs: in embedded mode the accelerations are
-   evaluated, and the continuity gaps and energy residuals re-evaluated against the flexible
-   side's latest inputs (direct feedthrough), when first read.
+5. :meth:`FmuCore.get_reals` returns current outputs: the accelerations (embedded mode) are
+   evaluated, and the continuity gaps (both modes) and energy residuals (embedded) re-evaluated
+   against the flexible side's latest inputs (direct feedthrough), when first read.
 6. :meth:`FmuCore.get_state` / :meth:`FmuCore.set_state` copy the full solver state plus every
    variable value (``fmustate.py`` serializes and checks it; a refused state changes nothing).
 7. Which calls are allowed when is :mod:`rbcosim.fmu_export.lifecycle`'s business.
@@ -36,6 +36,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from rbcosim.cosim.continuity import MAX_WARNINGS
+from rbcosim.fmu_export.derivatives import RESULT_VR0, StepRecord, jacobian, parse_request
 from rbcosim.fmu_export.fmustate import check_state
 from rbcosim.fmu_export.table import ADDED_MASS_FRAMES
 from rbcosim.fmu_export.values import (  # noqa: F401 - the resources' layout, re-exported
@@ -53,14 +54,14 @@ class Backend(Protocol):
     """What the core drives: a RigidSide in process, or a remote session through the client.
 
     In embedded mode the core also uses RigidSide's exchange methods: set_wrench_polynomial,
-    set_added_mass, set_flex_report, point_accelerations, joint_point, energy_rigid and
-    body_outputs.
+    set_added_mass, set_flex_report, point_accelerations, gaps (its continuity check),
+    energy_rigid and body_outputs.
     """
 
     time: float
 
     def point_outputs(self) -> dict[str, np.ndarray]: ...
-    def gaps(self) -> dict[str, np.ndarray]: ...
+    def joint_point(self, joint: str) -> str: ...
     def set_wrench(self, point: str, wrench: np.ndarray) -> None: ...
     def set_flex_kinematics(self, joint: str, kinematics: np.ndarray) -> None: ...
     def step(self, H: float) -> None: ...
@@ -81,14 +82,16 @@ def build_remote(
     settings: dict[str, Any],
     scenario: Path,
     overrides: dict[str, str],
+    config: dict[str, Any],
     points: tuple[str, ...],
-    joints: tuple[str, ...],
 ) -> Backend:
     """A session on the running ``rbcosim serve`` named by ``settings`` (address, session,
-    timeout), driving ``points`` and ``joints``."""
+    timeout), driving ``points`` and the joints of ``config["joint_points"]`` (joint -> its
+    point), whose macro step must be ``config["macro_step"]``."""
     from rbcosim.fmu_export.remote import RemoteSide
 
-    return RemoteSide.connect(settings, scenario, overrides, points, joints)
+    return RemoteSide.connect(settings, scenario, overrides, points, config["joint_points"],
+                              float(config["macro_step"]))
 
 
 class FmuCore(TableValues):
@@ -135,6 +138,12 @@ class FmuCore(TableValues):
         # joint nobody reports on keeps RigidSide's "not reported yet" (zero gaps).
         self.flex_reported: set[str] = set()
         self._violations_seen = 0
+        # Directional derivatives (exported with them, embedded mode): the last doStep, the
+        # rigid side's state once its inputs were handed over, and the last Jacobian asked for.
+        self.derivatives = bool(self.config.get("derivatives", False))
+        self._step_record: StepRecord | None = None
+        self._step_start: bytes | None = None
+        self._jacobian: list[float] = []
 
         self.overrides: dict[str, str] = {}
 
@@ -163,10 +172,10 @@ class FmuCore(TableValues):
                 joint = self._flex_joint_of.get(vr)
                 if joint is not None:
                     self.flex_reported.add(joint)
-                if self.embedded and self.side is not None:
+                if self.side is not None:
                     if vr in self._joint_input_vrs:
                         self._stale_joints = True
-                    elif vr in self._wrench_vrs:
+                    elif self.embedded and vr in self._wrench_vrs:
                         self._wrench_pending = True
                         self._stale_accelerations = bool(self._acceleration_slots)
             else:
@@ -196,11 +205,7 @@ class FmuCore(TableValues):
             settings = {owner: self.values[vr] for vr, owner in self._server}
             self.log(f"connecting to rbcosim serve at {settings['address']}", "info")
             return build_remote(
-                settings,
-                self.scenario_path,
-                overrides,
-                self.table.point_names,
-                self.table.joint_names,
+                settings, self.scenario_path, overrides, self.config, self.table.point_names
             )
         return build_embedded(self.scenario_path, overrides)
 
@@ -243,14 +248,8 @@ class FmuCore(TableValues):
             for body, vrs in self._body_slots:
                 for vr, x in zip(vrs, bodies[body].tolist()):
                     values[vr] = x
-        if self.embedded:
-            self._stale_accelerations = bool(self._acceleration_slots)
-            self._stale_joints = bool(self._joint_output_vrs)
-        elif self._gap_slots:
-            gaps = side.gaps()
-            for joint, vrs in self._gap_slots:
-                for vr, x in zip(vrs, gaps[joint].tolist()):
-                    values[vr] = x
+        self._stale_accelerations = bool(self._acceleration_slots)
+        self._stale_joints = bool(self._joint_output_vrs)
 
     def _evaluate_accelerations(self) -> None:
         """The points' accelerations now, under the wrench polynomial of the last step
@@ -287,12 +286,46 @@ class FmuCore(TableValues):
         for joint, vr in self._energy_residual_vr.items():
             values[vr] = side.energy_rigid[joint] - values[self._flex_energy_vr[joint]]
 
+    # -- directional derivatives -------------------------------------------------------------
+
+    def request_jacobian(self, text: str) -> None:
+        """Compute ∂unknowns/∂knowns of the last doStep for the request ``text`` (see
+        rbcosim.fmu_export.derivatives); ValueError if there is none or a reference is wrong."""
+        if not self.derivatives:
+            raise ValueError("this FMU was exported without directional derivatives")
+        unknowns, knowns = parse_request(text, self.table)
+        if self._step_record is None:
+            raise ValueError("no doStep to differentiate: the derivatives are those of the "
+                             "last doStep (a restored FMU state or a refused step clears it)")
+        self._jacobian = jacobian(self.side, self._step_record, unknowns, knowns).ravel().tolist()
+
+    def jacobian_entries(self, vrs: list[int]) -> list[float]:
+        """Entries of the last Jacobian, row-major, as references RESULT_VR0 + m."""
+        entries = self._jacobian
+        bad = [vr for vr in vrs if not 0 <= vr - RESULT_VR0 < len(entries)]
+        if bad:
+            raise ValueError(f"derivative entries {bad[:10]} were not computed "
+                             f"({len(entries)} entries)")
+        return [entries[vr - RESULT_VR0] for vr in vrs]
+
     # -- stepping ----------------------------------------------------------------------------
+
+    def do_step(
+        self, current_time: float, step_size: float, count: int = 1
+    ) -> tuple[StepOutcome, str]:
+        """TableValues.do_step, keeping what the derivatives re-run (when exported with them)."""
+        self._step_record = self._step_start = None
+        outcome, message = super().do_step(current_time, step_size, count)
+        if outcome is StepOutcome.OK and self._step_start is not None:
+            self._step_record = StepRecord(self._step_start, step_size, count)
+        return outcome, message
 
     def _step(self, step_size: float) -> None:
         side, values = self.side, self.values
         if self.embedded:
             self._hand_over_embedded()
+            if self.derivatives and self._step_start is None:
+                self._step_start = side.get_state()
         else:
             for point, vrs in self._wrench_slots:
                 side.set_wrench(point, np.array([values[vr] for vr in vrs]))
@@ -379,7 +412,7 @@ class FmuCore(TableValues):
     def set_state(self, state: dict[str, Any]) -> None:
         """Restore a state of :meth:`get_state`, all or nothing: ValueError (or the solver's
         error) leaves this instance as it was."""
-        check_state(state, self.table, {key for _, key, _ in self._parameters})
+        check_state(state, self.table, self.parameter_keys)
         side = self._restored_side(state)
         if side is not self.side:
             self.terminate()
@@ -387,6 +420,7 @@ class FmuCore(TableValues):
         self.overrides = dict(state["overrides"]) if side is not None else {}
         self.values = list(state["values"])
         self.flex_reported = set(state["flex_reported"])
+        self._step_record = None
         # The solver holds the wrench polynomial as handed over; inputs set after that are
         # handed over anew, anchored at the restored time.
         self._wrench_pending = bool(state["wrench_pending"]) and side is not None

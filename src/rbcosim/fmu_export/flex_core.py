@@ -141,7 +141,7 @@ class FlexFmuCore(TableValues):
 
     def set_state(self, state: dict[str, Any]) -> None:
         """Restore a state of :meth:`get_state`, all or nothing."""
-        check_state(state, self.table, {key for _, key, _ in self._parameters})
+        check_state(state, self.table, self.parameter_keys)
         side = None
         if state["solver"] is not None:
             blobs = unpack_state(state["solver"])

@@ -7,14 +7,33 @@ allowed when is :class:`rbcosim.fmu_export.lifecycle.FmiSession`'s, the numbers 
 ``Fmi2Slave``.
 """
 
+import sys
+
 from pythonfmu import Fmi2Causality, Fmi2Initial, Fmi2Slave, Fmi2Variability, Real, String
 from pythonfmu.default_experiment import DefaultExperiment
 from pythonfmu.enums import Fmi2Status
 
-from rbcosim import __version__
-from rbcosim.fmu_export.core import StepOutcome, open_core
-from rbcosim.fmu_export.lifecycle import FmiSession, state_from_bytes, state_to_bytes
-from rbcosim.fmu_export.modeldescription import decorate_model_description
+try:
+    from rbcosim import __version__
+    from rbcosim.fmu_export.core import StepOutcome, open_core
+    from rbcosim.fmu_export.lifecycle import FmiSession, state_from_bytes, state_to_bytes
+    from rbcosim.fmu_export.modeldescription import decorate_model_description
+except ImportError as exc:  # rbcosim, or a package it needs, is not in the host's Python
+    _MISSING: ImportError | None = exc
+    __version__ = None
+else:
+    _MISSING = None
+
+
+def _missing_package(error: ImportError) -> str:
+    """The log message of an FMU whose Python lacks rbcosim or one of its dependencies."""
+    return (
+        f"rbcosim FMU: the host's Python ({sys.prefix}, Python {sys.version.split()[0]}) "
+        f"cannot import {error.name or 'a package'!r}: {error}. Install rbcosim "
+        "(pip install 'rbcosim[fmu]', which brings numpy, scipy, pyzmq and msgpack) in that "
+        "Python, or point PYTHONPATH at a site-packages that has it (see the FMU's "
+        "documentation, fmu/README.md: What the host needs)"
+    )
 
 _LOG_STATUS = {
     "info": Fmi2Status.ok,
@@ -30,6 +49,8 @@ class RbcosimRigid(Fmi2Slave):
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
+        if _MISSING is not None:  # the wrapper logs the exception's text, then fails
+            raise RuntimeError(_missing_package(_MISSING))
         self._core = open_core(self.resources, self._log)
         self._fmi = FmiSession(self._core, self, "fmi2")
         config = self._core.config
@@ -57,7 +78,10 @@ class RbcosimRigid(Fmi2Slave):
 
     def to_xml(self, model_options=None):
         root = super().to_xml(model_options or {})
-        decorate_model_description(root, self._core.table, fmi_version=2)
+        decorate_model_description(
+            root, self._core.table, fmi_version=2,
+            derivatives=bool(self._core.config.get("derivatives", False)),
+        )
         return root
 
     def setup_experiment(self, start_time, stop_time=None, tolerance=None):

@@ -7,6 +7,8 @@ allowed when is :class:`rbcosim.fmu_export.lifecycle.FmiSession`'s, the numbers 
 ``Fmi3Slave``.
 """
 
+import sys
+
 from pythonfmu3 import (
     Float64,
     Fmi3Causality,
@@ -19,10 +21,27 @@ from pythonfmu3 import (
 )
 from pythonfmu3.default_experiment import DefaultExperiment
 
-from rbcosim import __version__
-from rbcosim.fmu_export.core import StepOutcome, open_core
-from rbcosim.fmu_export.lifecycle import FmiSession, state_from_bytes, state_to_bytes
-from rbcosim.fmu_export.modeldescription import decorate_model_description
+try:
+    from rbcosim import __version__
+    from rbcosim.fmu_export.core import open_core
+    from rbcosim.fmu_export.lifecycle import FmiSession, state_from_bytes, state_to_bytes
+    from rbcosim.fmu_export.modeldescription import decorate_model_description
+except ImportError as exc:  # rbcosim, or a package it needs, is not in the host's Python
+    _MISSING: ImportError | None = exc
+    __version__ = None
+else:
+    _MISSING = None
+
+
+def _missing_package(error: ImportError) -> str:
+    """The log message of an FMU whose Python lacks rbcosim or one of its dependencies."""
+    return (
+        f"rbcosim FMU: the host's Python ({sys.prefix}, Python {sys.version.split()[0]}) "
+        f"cannot import {error.name or 'a package'!r}: {error}. Install rbcosim "
+        "(pip install 'rbcosim[fmu]', which brings numpy, scipy, pyzmq and msgpack) in that "
+        "Python, or point PYTHONPATH at a site-packages that has it (see the FMU's "
+        "documentation, fmu/README.md: What the host needs)"
+    )
 
 _LOG_STATUS = {
     "info": Fmi3Status.ok,
@@ -30,16 +49,19 @@ _LOG_STATUS = {
     "discard": Fmi3Status.discard,
     "error": Fmi3Status.error,
 }
+#: By rbcosim.fmu_export.values.StepOutcome value.
 _STEP_STATUS = {
-    StepOutcome.OK: Fmi3Status.ok,
-    StepOutcome.DISCARD: Fmi3Status.discard,
-    StepOutcome.ERROR: Fmi3Status.error,
+    "ok": Fmi3Status.ok,
+    "discard": Fmi3Status.discard,
+    "error": Fmi3Status.error,
 }
 
 
 class RbcosimRigid(Fmi3Slave):
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
+        if _MISSING is not None:  # the wrapper logs the exception's text, then fails
+            raise RuntimeError(_missing_package(_MISSING))
         self._core = open_core(self.resources, self._log)
         self._fmi = FmiSession(self._core, self, "fmi3")
         config = self._core.config
@@ -69,7 +91,10 @@ class RbcosimRigid(Fmi3Slave):
 
     def to_xml(self, model_options=None):
         root = super().to_xml(model_options or {})
-        decorate_model_description(root, self._core.table, fmi_version=3)
+        decorate_model_description(
+            root, self._core.table, fmi_version=3,
+            derivatives=bool(self._core.config.get("derivatives", False)),
+        )
         return root
 
     def enter_initialization_mode(self):
@@ -80,7 +105,7 @@ class RbcosimRigid(Fmi3Slave):
 
     def do_step(self, current_time, step_size):
         outcome = self._fmi.do_step(current_time, step_size)
-        return Fmi3StepResult(status=_STEP_STATUS[outcome])
+        return Fmi3StepResult(status=_STEP_STATUS[outcome.value])
 
     def terminate(self):
         self._fmi.terminate()

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rbcosim.fmu_export.core import StepOutcome
+from rbcosim.fmu_export.derivatives import REQUEST_VR, RESULT_VR0
 from rbcosim.fmu_export.fmustate import decode_state, encode_state
 from rbcosim.fmu_export.values import TableValues
 
@@ -56,6 +57,7 @@ ALLOWED: dict[str, frozenset[Mode]] = {
     "Set": frozenset({Mode.INSTANTIATED, Mode.INITIALIZATION, Mode.STEP}),
     "GetFMUState": _ANY - {Mode.ERROR},
     "SetFMUState": _ANY,
+    "GetDirectionalDerivative": frozenset({Mode.STEP}),
 }
 
 
@@ -115,6 +117,9 @@ class FmiSession:
         self._slave = slave
         self._prefix = prefix
         self._variable_steps = bool(core.config.get("variable_steps", False))
+        # The iterative scheme's half steps need the solver in the FMU: a remote session steps
+        # its own macro step only.
+        self._half_steps = core.config.get("mode") != "remote"
 
     # -- the gate ----------------------------------------------------------------------------
 
@@ -177,6 +182,9 @@ class FmiSession:
     # -- variables ---------------------------------------------------------------------------
 
     def get_reals(self, call: str, vrs: list[int]) -> list[float]:
+        if vrs and min(vrs) >= RESULT_VR0:  # the derivative shim reading the Jacobian
+            return self.call("GetDirectionalDerivative",
+                             lambda: self.core.jacobian_entries(vrs))
         return self.call(call, lambda: self.core.get_reals(vrs), "Get")
 
     def get_strings(self, call: str, vrs: list[int]) -> list[str]:
@@ -186,6 +194,9 @@ class FmiSession:
         self.call(call, lambda: self.core.set_reals(vrs, values), "Set")
 
     def set_strings(self, call: str, vrs: list[int], values: list[str]) -> None:
+        if list(vrs) == [REQUEST_VR]:  # the derivative shim asking for a Jacobian
+            self.call("GetDirectionalDerivative", lambda: self.core.request_jacobian(values[0]))
+            return
         self.call(call, lambda: self.core.set_strings(vrs, values), "Set")
 
     # -- stepping ----------------------------------------------------------------------------
@@ -208,13 +219,13 @@ class FmiSession:
         return outcome
 
     def _macro_steps(self, step_size: float) -> int:
-        """How many of the scenario's macro steps h a doStep of ``step_size`` is: 1 for h (or
-        h / 2, the iterative scheme's half step, done as one step), k for k h where variable
-        steps are declared; Refused for anything else."""
+        """How many of the scenario's macro steps h a doStep of ``step_size`` is: 1 for h (or,
+        embedded, h / 2, the iterative scheme's half step, done as one step), k for k h where
+        variable steps are declared; Refused for anything else."""
         h = float(self.core.config["macro_step"])
         if not (isinstance(step_size, float) and math.isfinite(step_size) and step_size > 0.0):
             raise Refused(f"step size must be positive and finite, got {step_size!r}")
-        for allowed in (h, 0.5 * h):
+        for allowed in (h, 0.5 * h) if self._half_steps else (h,):
             if abs(step_size - allowed) <= STEP_TOLERANCE * allowed:
                 return 1
         count = round(step_size / h)
@@ -225,7 +236,8 @@ class FmiSession:
         raise Refused(
             f"communicationStepSize {step_size!r} s is not the FMU's macro step {h!r} s"
             + (" or a whole multiple of it" if self._variable_steps else "")
-            + " (nor its half, for the iterative scheme)"
+            + (" (nor its half, for the iterative scheme)" if self._half_steps
+               else " (remote mode: no half steps, the session steps its macro step)")
         )
 
     # -- FMU state ---------------------------------------------------------------------------

@@ -26,7 +26,7 @@ class RemoteSide:
         macro_step: float,
         time: float,
         points: tuple[str, ...],
-        joints: tuple[str, ...],
+        joint_points: dict[str, str],
         kinematics: np.ndarray,
     ) -> None:
         self.client = client
@@ -34,14 +34,14 @@ class RemoteSide:
         self.macro_step = macro_step
         self.time = time
         self.point_names = points
-        self.joint_names = joints
+        self.joint_names = tuple(joint_points)
+        self._joint_points = dict(joint_points)
         self._wrench = np.zeros((len(points), 6))
         # The server wants every attached joint's node kinematics at each step; until the
         # master sets them, send the rest pose (identity orientation).
-        self._flex = np.zeros((len(joints), 13))
+        self._flex = np.zeros((len(self.joint_names), 13))
         self._flex[:, 3] = 1.0
         self._kinematics = np.asarray(kinematics, dtype=float).reshape(len(points), 13)
-        self._gaps = np.zeros((len(joints), 4))
 
     @classmethod
     def connect(
@@ -50,10 +50,15 @@ class RemoteSide:
         scenario: Path,
         overrides: dict[str, str],
         points: tuple[str, ...],
-        joints: tuple[str, ...],
+        joint_points: dict[str, str],
+        macro_step: float,
     ) -> RemoteSide:
         """Join ``settings["session"]`` or, if empty, create a session from ``scenario`` (sent
-        as text; data files are looked up by the server next to the FMU's copy of it)."""
+        as text; data files are looked up by the server next to the FMU's copy of it), and
+        attach to ``points`` and the joints of ``joint_points`` (joint -> its point).
+
+        Raises ValueError if the session's macro step is not ``macro_step`` (s), the FMU's.
+        """
         timeout = float(settings["timeout"])
         client = Client(settings["address"], timeout=timeout if timeout > 0 else None)
         try:
@@ -69,7 +74,13 @@ class RemoteSide:
                     base_dir=str(scenario.parent),
                 )
                 owns = True
-            reply = client.attach(points=points, joints=joints, name="rbcosim FMU")
+            reply = client.attach(points=points, joints=tuple(joint_points), name="rbcosim FMU")
+            if not math.isclose(float(reply["macro_step"]), macro_step, rel_tol=1e-9):
+                raise ValueError(
+                    f"session {client.session!r} steps {float(reply['macro_step'])!r} s, but "
+                    f"this FMU was exported for the macro step {macro_step!r} s (its default "
+                    "experiment's step size): join a session of the same scenario"
+                )
         except BaseException:
             client.close_socket()
             raise
@@ -79,15 +90,16 @@ class RemoteSide:
             float(reply["macro_step"]),
             float(reply["time"]),
             points,
-            joints,
+            joint_points,
             reply["kinematics"],
         )
 
+    def joint_point(self, joint: str) -> str:
+        """The interface point a rigid–flexible joint couples."""
+        return self._joint_points[joint]
+
     def point_outputs(self) -> dict[str, np.ndarray]:
         return dict(zip(self.point_names, self._kinematics))
-
-    def gaps(self) -> dict[str, np.ndarray]:
-        return dict(zip(self.joint_names, self._gaps))
 
     def set_wrench(self, point: str, wrench: np.ndarray) -> None:
         self._wrench[self.point_names.index(point)] = wrench
@@ -105,24 +117,22 @@ class RemoteSide:
         result = self.client.step(self._wrench, self._flex)
         self.time = float(result.time)
         self._kinematics = np.asarray(result.kinematics, dtype=float)
-        self._gaps = np.asarray(result.gaps, dtype=float)
 
     def get_state(self) -> bytes:
-        """The session's state with its step index and the last outputs in front."""
+        """The session's state with its step index and the last kinematics in front (the
+        FMU's gaps are its own, from these and its inputs)."""
         reply = self.client.get_state()
         head = struct.pack("<qd", int(reply["step"]), float(reply["time"]))
-        return head + self._kinematics.tobytes() + self._gaps.tobytes() + bytes(reply["state"])
+        return head + self._kinematics.tobytes() + bytes(reply["state"])
 
     def set_state(self, blob: bytes) -> None:
         step, time = struct.unpack_from("<qd", blob)
         offset = struct.calcsize("<qd")
-        n_kin, n_gap = self._kinematics.size * 8, self._gaps.size * 8
+        n_kin = self._kinematics.size * 8
         kinematics = np.frombuffer(blob, "<f8", self._kinematics.size, offset)
-        gaps = np.frombuffer(blob, "<f8", self._gaps.size, offset + n_kin)
-        self.client.set_state(blob[offset + n_kin + n_gap :], step=step)
+        self.client.set_state(blob[offset + n_kin :], step=step)
         self.time = time
         self._kinematics = kinematics.reshape(self._kinematics.shape).copy()
-        self._gaps = gaps.reshape(self._gaps.shape).copy()
 
     def close(self) -> None:
         try:

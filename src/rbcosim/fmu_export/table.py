@@ -115,6 +115,10 @@ UNITS: dict[str, dict[str, int]] = {
     "kg.m": {"kg": 1, "m": 1},
     "kg.m2": {"kg": 1, "m": 2},
     "J": {"kg": 1, "m": 2, "s": -2},
+    "N/m": {"kg": 1, "s": -2},
+    "N.s/m": {"kg": 1, "s": -1},
+    "N.m/rad": {"kg": 1, "m": 2, "s": -2, "rad": -1},
+    "N.m.s/rad": {"kg": 1, "m": 2, "s": -1, "rad": -1},
 }
 
 # One segment of an FMI "structured" name: a B-name with optional array indices.
@@ -231,6 +235,8 @@ def build_table(
     point_accelerations: Mapping[str, np.ndarray] | None = None,
     server: Mapping[str, str | float] | None = None,
     bodies: Mapping[str, np.ndarray] | None = None,
+    parameter_info: Mapping[str, tuple[str | None, str]] | None = None,
+    initial_states: Mapping[str, tuple[Iterable[float], str, str]] | None = None,
 ) -> VariableTable:
     """Build the table from a freshly built scenario.
 
@@ -240,7 +246,10 @@ def build_table(
     values: accelerations, wrench derivatives, added mass, flexible energy, energy residual.
     ``server`` (remote mode) adds the parameters ``server.<setting>`` with these defaults.
     ``bodies`` (body -> its (13,) state, the results file's ``<body>.x`` .. ``<body>.wz``) adds
-    each body's pose and velocities as outputs with these start values.
+    each body's pose and velocities as outputs with these start values. ``parameter_info``
+    gives a parameter's (unit, description) by key (default: none, "scenario parameter KEY").
+    ``initial_states`` (scenario key of a 3-vector -> (its values, unit, description)) adds the
+    parameters ``KEY[1]`` .. ``KEY[3]`` (kind ``vector_parameter``, ``owner`` the key).
     """
     point_names = tuple(point_names)
     joint_names = tuple(joint_names)
@@ -368,16 +377,30 @@ def build_table(
         value = float(value)
         if not math.isfinite(value):
             raise ValueError(f"scenario parameter {key!r} is not finite: {value!r}")
+        unit, description = (parameter_info or {}).get(key, (None, f"scenario parameter {key}"))
         add(
             structured_name(key),
             "parameter",
             "parameter",
             value,
-            None,
-            f"scenario parameter {key}",
+            unit,
+            description,
             key,
             variability="fixed",
         )
+    for key, (values, unit, description) in (initial_states or {}).items():
+        for index, value in enumerate(values):
+            add(
+                f"{structured_name(key)}[{index + 1}]",
+                "vector_parameter",
+                "parameter",
+                float(value),
+                unit,
+                f"{description}, component {'xyz'[index]}",
+                key,
+                index,
+                variability="fixed",
+            )
     for setting, value in (server or {}).items():
         add(
             f"server.{setting}",

@@ -65,6 +65,10 @@ class TableValues:
         self._parameters = [
             (v.vr, v.owner, float(v.start)) for v in self.table.by_kind("parameter")
         ]
+        # 3-vectors of the scenario (initial states) by key: (value reference, default) each.
+        self._vector_parameters: dict[str, list[tuple[int, float]]] = {}
+        for v in self.table.by_kind("vector_parameter"):
+            self._vector_parameters.setdefault(v.owner, []).append((v.vr, float(v.start)))
 
     def _slots(self, kind: str, width: int) -> list[tuple[str, list[int]]]:
         """(owner, value references by component index) for each owner with ``kind`` rows."""
@@ -78,12 +82,22 @@ class TableValues:
         return self.values[0]
 
     def parameter_overrides(self) -> dict[str, str]:
-        """Scenario overrides ``{key: value}`` for the parameters set away from their default."""
-        return {
+        """Scenario overrides ``{key: value}`` for the parameters set away from their default;
+        a 3-vector (``KEY[1]`` .. ``KEY[3]``) with any component changed as ``[x, y, z]``."""
+        overrides = {
             key: repr(float(self.values[vr]))
             for vr, key, default in self._parameters
             if self.values[vr] != default
         }
+        for key, components in self._vector_parameters.items():
+            if any(self.values[vr] != default for vr, default in components):
+                overrides[key] = repr([float(self.values[vr]) for vr, _ in components])
+        return overrides
+
+    @property
+    def parameter_keys(self) -> set[str]:
+        """The scenario keys an override may name."""
+        return {key for _, key, _ in self._parameters} | set(self._vector_parameters)
 
     def get_strings(self, vrs: list[int]) -> list[str]:
         self._require(vrs, self._string_vrs, "String variables")
