@@ -454,7 +454,7 @@ def test_flexible_body_numbers_take_expressions():
     from rbcosim.flex.config import flex_model_from_config
 
     pendulum = "scenarios/rigid_flex_pendulum.toml"
-    literal = load_scenario(pendulum)
+    literal = load_scenario(pendulum, ["flex_bodies.beam.damping.modal_ratio=0.005"])
     written = load_scenario(pendulum, [
         "parameters.E=2.1e11", "parameters.b=0.01", "parameters.n=10",
         "flex_bodies.beam.youngs_modulus=E", "flex_bodies.beam.width=sqrt(b*b)",
