@@ -56,6 +56,7 @@ static int load_start_values(rbf_instance *inst) {
     for (int j = 0; j < m->n_joints; ++j) {
         /* Until the master sets them the session receives the rest pose (identity). */
         for (int c = 0; c < 13; ++c) inst->flex[13 * j + c] = c == 3 ? 1.0 : 0.0;
+        inst->flex_reported[j] = 0;
     }
     inst->wrench_pending = 0;
     inst->step = 0;
@@ -77,8 +78,10 @@ rbf_instance *rbf_new(const char *resources, rbf_log_fn log, void *host) {
     inst->wrench = calloc((size_t)m->n_points * 18 + 1, sizeof(double));
     inst->motions = calloc((size_t)m->n_points * 19 + 1, sizeof(double));
     inst->flex = calloc((size_t)m->n_joints * 13 + 1, sizeof(double));
+    inst->flex_reported = calloc((size_t)m->n_joints + 1, sizeof(int));
     if (inst->resources == NULL || inst->reals == NULL || inst->strings == NULL ||
         inst->wrench == NULL || inst->motions == NULL || inst->flex == NULL ||
+        inst->flex_reported == NULL ||
         load_start_values(inst) != 0) {
         rbf_free(inst);
         return NULL;
@@ -95,6 +98,7 @@ void rbf_free(rbf_instance *inst) {
     free(inst->strings);
     free(inst->reals);
     free(inst->wrench);
+    free(inst->flex_reported);
     free(inst->motions);
     free(inst->flex);
     free(inst->resources);
@@ -142,7 +146,8 @@ static const char *check_settable(const rbf_instance *inst, const unsigned *vr, 
     int before_end = inst->state == RBF_INSTANTIATED || inst->state == RBF_INITIALIZATION;
     for (size_t i = 0; i < n; ++i) {
         const rbf_var *v = &inst->m->vars[vr[i]];
-        int parameter = v->kind == RBF_PARAMETER || v->kind == RBF_SERVER ||
+        int parameter = v->kind == RBF_PARAMETER || v->kind == RBF_VECTOR_PARAMETER ||
+                        v->kind == RBF_SERVER ||
                         v->kind == RBF_ADDED_MASS || v->kind == RBF_ADDED_MASS_FRAME;
         if (!(is_input(v) && (before_end || inst->state == RBF_STEPPING)) &&
             !(parameter && before_end)) {
@@ -173,6 +178,40 @@ static rbf_result report_wrench(rbf_instance *inst, const char *call) {
     return RBF_OK;
 }
 
+/* The continuity gaps of joint j now: its point's kinematics (the outputs) against the
+ * flexible side's latest inputs, zeros until the host has set one of them (direct
+ * feedthrough, as rbcosim.cosim.continuity.joint_gaps: position m, rotation angle rad,
+ * velocity m/s, angular velocity rad/s). */
+static void joint_gaps(const rbf_instance *inst, int j, double gaps[4]) {
+    const rbf_model *m = inst->m;
+    double rigid[13] = {0.0};
+    const double *flex = inst->flex + 13 * j;
+    gaps[0] = gaps[1] = gaps[2] = gaps[3] = 0.0;
+    if (!inst->flex_reported[j]) return;
+    for (int vr = 1; vr < m->n_vars; ++vr) {
+        const rbf_var *v = &m->vars[vr];
+        if (v->kind == RBF_POINT && v->owner == m->joint_point[j]) rigid[v->index] = inst->reals[vr];
+    }
+    const int first[3] = {0, 7, 10}, slot[3] = {0, 2, 3};
+    for (int k = 0; k < 3; ++k) {
+        double s = 0.0;
+        for (int c = first[k]; c < first[k] + 3; ++c) s += (rigid[c] - flex[c]) * (rigid[c] - flex[c]);
+        gaps[slot[k]] = sqrt(s);
+    }
+    double p[4], q[4];
+    double np_ = sqrt(rigid[3] * rigid[3] + rigid[4] * rigid[4] + rigid[5] * rigid[5] + rigid[6] * rigid[6]);
+    double nq = sqrt(flex[3] * flex[3] + flex[4] * flex[4] + flex[5] * flex[5] + flex[6] * flex[6]);
+    for (int i = 0; i < 4; ++i) {
+        p[i] = rigid[3 + i] / np_;
+        q[i] = flex[3 + i] / nq;
+    }
+    double d0 = p[0] * q[0] + p[1] * q[1] + p[2] * q[2] + p[3] * q[3];
+    double d1 = -p[0] * q[1] + p[1] * q[0] - p[2] * q[3] + p[3] * q[2];
+    double d2 = -p[0] * q[2] + p[1] * q[3] + p[2] * q[0] - p[3] * q[1];
+    double d3 = -p[0] * q[3] - p[1] * q[2] + p[2] * q[1] + p[3] * q[0];
+    gaps[1] = 2.0 * atan2(sqrt(d1 * d1 + d2 * d2 + d3 * d3), fabs(d0));
+}
+
 rbf_result rbf_get_reals(rbf_instance *inst, const char *call, const unsigned *vr, size_t n,
                          double *value) {
     char reason[256];
@@ -187,7 +226,15 @@ rbf_result rbf_get_reals(rbf_instance *inst, const char *call, const unsigned *v
             }
         }
     }
-    for (size_t i = 0; i < n; ++i) value[i] = inst->reals[vr[i]];
+    for (size_t i = 0; i < n; ++i) {
+        const rbf_var *v = &inst->m->vars[vr[i]];
+        if (v->kind == RBF_GAP) {
+            double gaps[4];
+            joint_gaps(inst, v->owner, gaps);
+            inst->reals[vr[i]] = gaps[v->index];
+        }
+        value[i] = inst->reals[vr[i]];
+    }
     return RBF_OK;
 }
 
@@ -200,6 +247,7 @@ rbf_result rbf_set_reals(rbf_instance *inst, const char *call, const unsigned *v
     if (bad != NULL) return rbf_refuse(inst, call, bad);
     for (size_t i = 0; i < n; ++i) {
         rbf_store_real(inst, vr[i], value[i]);
+        if (inst->m->vars[vr[i]].kind == RBF_FLEX) inst->flex_reported[inst->m->vars[vr[i]].owner] = 1;
         if (is_input(&inst->m->vars[vr[i]]) && inst->m->vars[vr[i]].kind != RBF_FLEX) {
             inst->wrench_pending = 1;
         }

@@ -139,20 +139,45 @@ static void toml_number(double x, char *out, size_t size) {
     }
 }
 
-/* Create the session from the FMU's scenario with the changed parameters as overrides. */
+/* Whether the 3-vector parameter at `key` has a component away from its start; its literal
+ * "[x, y, z]" in out[size] when it has. */
+static int vector_override(const rbf_instance *inst, const char *key, char *out, size_t size) {
+    const rbf_model *m = inst->m;
+    double value[3] = {0.0, 0.0, 0.0};
+    int changed = 0;
+    for (int vr = 1; vr < m->n_vars; ++vr) {
+        const rbf_var *v = &m->vars[vr];
+        if (v->kind != RBF_VECTOR_PARAMETER || strcmp(v->key, key) != 0) continue;
+        value[v->index] = inst->reals[vr];
+        changed |= inst->reals[vr] != v->start;
+    }
+    char parts[3][40];
+    for (int i = 0; i < 3; ++i) toml_number(value[i], parts[i], sizeof parts[i]);
+    snprintf(out, size, "[%s, %s, %s]", parts[0], parts[1], parts[2]);
+    return changed;
+}
+
+/* Create the session from the FMU's scenario with the changed parameters as overrides (a
+ * 3-vector parameter whole, when any of its components changed). */
 static rbc_status create_session(rbf_instance *inst, const char *folder, const char *text) {
+    enum { LITERAL = 128 };
     const rbf_model *m = inst->m;
     const char **keys = calloc((size_t)m->n_vars, sizeof(char *));
     const char **values = calloc((size_t)m->n_vars, sizeof(char *));
-    char *literals = calloc((size_t)m->n_vars, 40);
+    char *literals = calloc((size_t)m->n_vars, LITERAL);
     rbc_status status = RBC_ERR_NO_MEMORY;
     if (keys != NULL && values != NULL && literals != NULL) {
         rbc_session_options options = {0};
         for (int vr = 1; vr < m->n_vars; ++vr) {
             const rbf_var *v = &m->vars[vr];
-            if (v->kind != RBF_PARAMETER || inst->reals[vr] == v->start) continue;
-            char *literal = literals + 40 * options.n_overrides;
-            toml_number(inst->reals[vr], literal, 40);
+            char *literal = literals + LITERAL * options.n_overrides;
+            if (v->kind == RBF_VECTOR_PARAMETER) {
+                if (v->index != 0 || !vector_override(inst, v->key, literal, LITERAL)) continue;
+            } else if (v->kind == RBF_PARAMETER && inst->reals[vr] != v->start) {
+                toml_number(inst->reals[vr], literal, LITERAL);
+            } else {
+                continue;
+            }
             keys[options.n_overrides] = v->key;
             values[options.n_overrides++] = literal;
         }
@@ -291,8 +316,6 @@ void rbf_publish(rbf_instance *inst, const rbc_exchange *x) {
             inst->reals[vr] = x->kinematics[13 * v->owner + v->index];
         } else if (v->kind == RBF_ACCELERATION) {
             inst->reals[vr] = inst->motions[19 * v->owner + 13 + v->index];
-        } else if (v->kind == RBF_GAP && x->gaps != NULL) {
-            inst->reals[vr] = x->gaps[4 * v->owner + v->index];
         }
     }
 }

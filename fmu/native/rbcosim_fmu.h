@@ -24,6 +24,7 @@ typedef enum rbf_kind {
     RBF_FLEX,          /* input: joint owner, node kinematics component 0..12 */
     RBF_GAP,           /* output: joint owner, gap component 0..3 */
     RBF_PARAMETER,     /* parameter: key is the scenario key */
+    RBF_VECTOR_PARAMETER, /* parameter: component index 0..2 of the 3-vector at scenario key */
     RBF_ADDED_MASS,    /* parameter: point owner, element 6 i + j of its 6x6 added mass */
     RBF_ADDED_MASS_FRAME, /* String parameter: point owner, "point" or "inertial" */
     RBF_SERVER         /* String/Real parameter: key is address, session or timeout */
@@ -46,6 +47,7 @@ typedef struct rbf_model {
     double start_time, macro_step; /* s */
     int n_points, n_joints, n_vars;
     const char *const *points, *const *joints;
+    const int *joint_point; /* per joint: index of its interface point */
     const rbf_var *vars;
 } rbf_model;
 
@@ -74,6 +76,7 @@ typedef struct rbf_instance {
     double *wrench;        /* [n_points][3][6]: W, dW/dt, (d2W/dt2)/2, W(t_n + tau) =
                               sum_j c_j tau^j over a step from t_n */
     double *flex;          /* [n_joints][13] */
+    int *flex_reported;    /* per joint: the host has set one of its flexible inputs */
     double *motions;       /* [n_points][19] at the current time */
     int wrench_pending;    /* wrench inputs changed since the last exchange */
     rbc_client *client;

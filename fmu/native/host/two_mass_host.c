@@ -5,7 +5,7 @@
  *
  * (FMI version; RESOURCES: the resources folder as a file URI for FMI 2, a path for FMI 3;
  * TOKEN: the GUID / instantiationToken.) It dlopen()s the FMU's binary and runs the scenario's
- * Jacobi scheme with cosim.extrapolation = e (0: held, 1: linear), the rigid side in the FMU
+ * Jacobi scheme with inputs held (e = 0) or extrapolated linearly (e = 1), the rigid side in the FMU
  * and the flexible side here: a grounded linear structure with one translational boundary DOF
  * u_b (the interface's x, structure axes = inertial) and k fixed-interface modes eta, as
  * rbcosim's reference flexible body (src/rbcosim/flex/body.py, grounded.py) integrates it:
@@ -36,12 +36,11 @@
 #include "fmi3Functions.h"
 
 #define MAXK 16
-enum { X, VX, AX, FX, DFX, FLEX_X, FLEX_VX, FLEX_Q0, GAP, EXTRAPOLATION, ADDRESS, N_NAMES };
+enum { X, VX, AX, FX, DFX, FLEX_X, FLEX_VX, FLEX_Q0, GAP, ADDRESS, N_NAMES };
 static const char *const NAMES[N_NAMES] = {
     "interface.x", "interface.vx", "interface.ax", "interface.fx", "interface.dfx",
     "coupling.flex.x",
-    "coupling.flex.vx", "coupling.flex.q0", "coupling.gap_pos", "cosim.extrapolation",
-    "server.address"};
+    "coupling.flex.vx", "coupling.flex.q0", "coupling.gap_pos", "server.address"};
 
 static struct {
     char address[256];
@@ -215,11 +214,10 @@ static void logger3(fmi3InstanceEnvironment env, fmi3Status status, fmi3String c
     fprintf(stderr, "[%d %s] %s\n", (int)status, category, message);
 }
 
-/* Instantiate, enter initialization mode at t = 0, set the server and cosim.extrapolation = 0
- * (held wrenches: the session protocol carries no wrench derivatives), exit. */
+/* Instantiate, enter initialization mode at t = 0, set the server, exit. Held or linear wrench
+ * inputs are the host's choice: it sends interface.dfx = 0 or the difference quotient. */
 static void start(const char *resources, const char *token) {
     const fmi2ValueReference *vr = setup.vr;
-    double extrapolation = setup.extrapolation;
     const char *address = setup.address;
     if (fmi == 2) {
         static fmi2CallbackFunctions callbacks = {logger2, NULL, NULL, NULL, NULL};
@@ -242,7 +240,6 @@ static void start(const char *resources, const char *token) {
         check(((fmi3SetStringTYPE *)load("fmi3SetString"))(inst, &vr[ADDRESS], 1, &address, 1),
               "fmi3SetString");
     }
-    set(&vr[EXTRAPOLATION], 1, &extrapolation);
     check(fmi == 2 ? (int)((fmi2ExitInitializationModeTYPE *)load("fmi2ExitInitializationMode"))(inst)
                    : (int)((fmi3ExitInitializationModeTYPE *)load("fmi3ExitInitializationMode"))(inst),
           "exitInitializationMode");

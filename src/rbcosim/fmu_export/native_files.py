@@ -21,6 +21,7 @@ C_KINDS = {
     "flex": "RBF_FLEX",
     "gap": "RBF_GAP",
     "parameter": "RBF_PARAMETER",
+    "vector_parameter": "RBF_VECTOR_PARAMETER",
     "server": "RBF_SERVER",
 }
 #: The log categories fmi2_native.c uses.
@@ -58,13 +59,14 @@ def model_table_c(table: VariableTable, config: dict, identifier: str, guid: str
             continue
         kind = C_KINDS[v.kind]
         owner = joints[v.owner] if v.kind in ("flex", "gap") else points.get(v.owner, 0)
-        key = v.owner if v.kind in ("parameter", "server") else ""
+        key = v.owner if v.kind in ("parameter", "vector_parameter", "server") else ""
         string = isinstance(v.start, str)
         start = 0.0 if string else float(v.start)
         rows.append(
             f"    {{{c_string(v.name)}, {kind}, {owner}, {v.index}, {int(string)}, "
             f"{start!r}, {c_string(v.start if string else '')}, {c_string(key)}}},"
         )
+    joint_point = ", ".join(str(points[config["joint_points"][j]]) for j in table.joint_names)
     names = ", ".join(c_string(p) for p in table.point_names) or "NULL"
     joint_names = ", ".join(c_string(j) for j in table.joint_names) or "NULL"
     return "\n".join(
@@ -75,6 +77,7 @@ def model_table_c(table: VariableTable, config: dict, identifier: str, guid: str
             "",
             f"static const char *const POINTS[] = {{{names}}};",
             f"static const char *const JOINTS[] = {{{joint_names}}};",
+            f"static const int JOINT_POINT[] = {{{joint_point or '-1'}}};",
             "static const rbf_var VARS[] = {",
             *rows,
             "};",
@@ -83,7 +86,7 @@ def model_table_c(table: VariableTable, config: dict, identifier: str, guid: str
             f"    {c_string(identifier)}, {c_string(guid)}, {c_string(config['scenario_file'])},",
             f"    {float(config['start_time'])!r}, {float(config['macro_step'])!r},",
             f"    {len(table.point_names)}, {len(table.joint_names)}, {len(table.variables)},",
-            "    POINTS, JOINTS, VARS,",
+            "    POINTS, JOINTS, JOINT_POINT, VARS,",
             "};",
             "",
         ]

@@ -73,12 +73,17 @@ _INITIAL_STATES = (
 
 def initial_states(raw: dict) -> dict[str, tuple[list[float], str, str]]:
     """``bodies.B.position`` / ``velocity`` / ``angular_velocity`` of every body of the
-    scenario ``raw`` -> (the scenario's 3 values, default zeros; unit; description)."""
+    scenario ``raw`` -> (the scenario's 3 values, default zeros; unit; description). Vectors
+    written with expressions are derived, not parameters (their inputs are), and neither is the
+    position of a body placed relative to a marker."""
     out = {}
     for body, table in raw.get("bodies", {}).items():
         for key, unit, text in _INITIAL_STATES:
-            value = table.get(key, [0.0, 0.0, 0.0]) if isinstance(table, dict) else None
-            if isinstance(value, list) and len(value) == 3:
+            if not isinstance(table, dict) or (key == "position" and "placement" in table):
+                continue
+            value = table.get(key, [0.0, 0.0, 0.0])
+            if isinstance(value, list) and len(value) == 3 and all(
+                    isinstance(x, (int, float)) and not isinstance(x, bool) for x in value):
                 out[f"bodies.{body}.{key}"] = ([float(x) for x in value], unit,
                                                f"body {body}: {text}")
     return out
