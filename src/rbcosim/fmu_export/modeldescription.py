@@ -4,7 +4,7 @@ dependencies on the wrench inputs (rbcosim.fmu_export.derivatives)."""
 
 from __future__ import annotations
 
-from xml.etree.ElementTree import Element
+from xml.etree.ElementTree import Element, SubElement
 
 from rbcosim.fmu_export.derivatives import KNOWN_ORDERS, UNKNOWN_KINDS
 from rbcosim.fmu_export.table import VariableTable
@@ -30,13 +30,8 @@ def decorate_model_description(
     units = table.units()
     if not units:
         return
-    definitions = Element("UnitDefinitions")
-    for name, exponents in units.items():
-        unit = Element("Unit", {"name": name})
-        unit.append(Element("BaseUnit", {k: str(v) for k, v in exponents.items()}))
-        definitions.append(unit)
     position = list(root).index(root.find("CoSimulation")) + 1
-    root.insert(position, definitions)
+    root.insert(position, unit_definitions(units))
 
     unit_of = {v.name: v.unit for v in table.variables if v.unit is not None}
     for node in root.find("ModelVariables"):
@@ -45,6 +40,16 @@ def decorate_model_description(
             continue
         typed = node.find("Real") if fmi_version == 2 else node
         typed.set("unit", unit)
+
+
+def unit_definitions(units: dict[str, dict[str, int]]) -> Element:
+    """The UnitDefinitions element (FMI 2 and 3 alike) of ``units``: name -> SI base-unit
+    exponents (VariableTable.units)."""
+    definitions = Element("UnitDefinitions")
+    for name, exponents in units.items():
+        unit = SubElement(definitions, "Unit", {"name": name})
+        SubElement(unit, "BaseUnit", {k: str(v) for k, v in exponents.items()})
+    return definitions
 
 
 def declare_derivatives(root: Element, table: VariableTable, fmi_version: int) -> None:

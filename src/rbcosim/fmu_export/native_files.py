@@ -7,6 +7,7 @@ from __future__ import annotations
 from xml.etree.ElementTree import Element, SubElement, indent, tostring
 
 from rbcosim import __version__
+from rbcosim.fmu_export.modeldescription import unit_definitions
 from rbcosim.fmu_export.table import VariableTable
 
 #: Table kind -> the rbf_kind of fmu/native/rbcosim_fmu.h.
@@ -93,6 +94,21 @@ def model_table_c(table: VariableTable, config: dict, identifier: str, guid: str
     )
 
 
+def _shared_sections(root: Element, table: VariableTable, config: dict) -> None:
+    """Append what both versions' modelDescription.xml carry alike after CoSimulation: the
+    units, the log categories and the default experiment (start time, macro step)."""
+    root.append(unit_definitions(table.units()))
+    categories = SubElement(root, "LogCategories")
+    for name, what in LOG_CATEGORIES:
+        SubElement(categories, "Category", {"name": name, "description": what})
+    SubElement(
+        root,
+        "DefaultExperiment",
+        {"startTime": repr(float(config["start_time"])),
+         "stepSize": repr(float(config["macro_step"]))},
+    )
+
+
 def fmi2_model_description(
     table: VariableTable, config: dict, identifier: str, guid: str, sources: list[str]
 ) -> bytes:
@@ -130,19 +146,7 @@ def fmi2_model_description(
     files = SubElement(cosim, "SourceFiles")
     for name in sources:
         SubElement(files, "File", {"name": name})
-    units = SubElement(root, "UnitDefinitions")
-    for name, exponents in table.units().items():
-        unit = SubElement(units, "Unit", {"name": name})
-        SubElement(unit, "BaseUnit", {k: str(e) for k, e in exponents.items()})
-    categories = SubElement(root, "LogCategories")
-    for name, what in LOG_CATEGORIES:
-        SubElement(categories, "Category", {"name": name, "description": what})
-    SubElement(
-        root,
-        "DefaultExperiment",
-        {"startTime": repr(float(config["start_time"])),
-         "stepSize": repr(float(config["macro_step"]))},
-    )
+    _shared_sections(root, table, config)
     variables = SubElement(root, "ModelVariables")
     outputs = []
     for position, v in enumerate(table.variables[1:], start=1):
@@ -207,19 +211,7 @@ def fmi3_model_description(table: VariableTable, config: dict, identifier: str,
             "providesIntermediateUpdate": "false",
         },
     )
-    units = SubElement(root, "UnitDefinitions")
-    for name, exponents in table.units().items():
-        unit = SubElement(units, "Unit", {"name": name})
-        SubElement(unit, "BaseUnit", {k: str(e) for k, e in exponents.items()})
-    categories = SubElement(root, "LogCategories")
-    for name, what in LOG_CATEGORIES:
-        SubElement(categories, "Category", {"name": name, "description": what})
-    SubElement(
-        root,
-        "DefaultExperiment",
-        {"startTime": repr(float(config["start_time"])),
-         "stepSize": repr(float(config["macro_step"]))},
-    )
+    _shared_sections(root, table, config)
     variables = SubElement(root, "ModelVariables")
     outputs = []
     for v in table.variables:
