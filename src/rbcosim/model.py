@@ -79,7 +79,7 @@ class Motion:
             s, c = np.sin(w * t + phase), np.cos(w * t + phase)
             return offset + amplitude * s, amplitude * w * c, -amplitude * w * w * s
         if self.kind == "expression":
-            from rbcosim.scenario_parameters import evaluate
+            from rbcosim.kernels.expression import evaluate
 
             return evaluate(np.array(self.program), t)[:3]
         spline = _spline(self.times, self.values)

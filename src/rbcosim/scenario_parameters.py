@@ -24,18 +24,13 @@ from rbcosim.expressions import (
     free_names,
     parse,
 )
-from rbcosim.kernels.expression import program_jet
+from rbcosim.kernels.expression import evaluate
 from rbcosim.scenario_reader import MAX_MAGNITUDE
 
 #: The time variable of motion expressions.
 TIME = "t"
 #: Longest chain of parameters read through one another (a = "b", b = "c", ...).
 MAX_DEPTH = 100
-
-
-def evaluate(program: np.ndarray, t: float) -> tuple[float, float, float, int]:
-    """(f, f', f'', bad) of a program at time t (s); see kernels.expression.program_jet."""
-    return program_jet(program, float(t), np.zeros((max(int(program[1]), 1), 3)))
 
 
 class Parameters:

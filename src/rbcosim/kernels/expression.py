@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from rbcosim.kernels import jit
 
 CONST, TIME = 0, 1
@@ -165,3 +167,9 @@ def program_jet(program, t, stack):
     if math.isfinite(stack[0, 0]):
         bad = -1
     return stack[0, 0], stack[0, 1], stack[0, 2], bad
+
+
+def evaluate(program, t: float) -> tuple[float, float, float, int]:
+    """(f, f', f'', bad) of a compiled expression program (numpy array) at time t (s), with a
+    scratch stack of the program's depth (program_jet)."""
+    return program_jet(program, float(t), np.zeros((max(int(program[1]), 1), 3)))
