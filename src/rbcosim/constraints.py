@@ -38,7 +38,7 @@ from rbcosim.kernels.rows import (
     evaluate_rows,
 )
 from rbcosim.kinematics import Kinematics
-from rbcosim.model import GROUND, Joint, Model, Motion
+from rbcosim.model import GROUND, Joint, Marker, Model, Motion
 from rbcosim.planar import in_plane_rows, plane_basis
 from rbcosim.state import State
 
@@ -322,16 +322,23 @@ def _row_table(c: Constraints, keep: np.ndarray | None = None) -> RowTable:
         motion_stack=np.zeros((max([1] + depths), 3)))
 
 
+def marker_angle(m1: Marker, m2: Marker, kin: Kinematics) -> tuple[float, float]:
+    """(angle rad in (−π, π], rate rad/s) from marker 1's x axis to marker 2's about marker 1's
+    z axis: a revolute joint's coordinate, or an angle sensor's."""
+    x1, y1, z1 = (kin.R[m1.body] @ m1.axes).T
+    x2 = kin.R[m2.body] @ m2.axes[:, 0]
+    angle = float(np.arctan2(x2 @ y1, x2 @ x1))
+    rate = float((kin.w_inertial[m2.body] - kin.w_inertial[m1.body]) @ z1)
+    return angle, rate
+
+
 def joint_coordinate(joint: Joint, kin: Kinematics) -> tuple[float, float]:
     """(coordinate, rate) of a revolute (rad, about marker1 z) or prismatic (m, along z) joint."""
     m1, m2 = joint.marker1, joint.marker2
-    R1, R2 = kin.R[m1.body], kin.R[m2.body]
-    x1, y1, z1 = (R1 @ m1.axes).T
-    x2 = R2 @ m2.axes[:, 0]
     if joint.kind == "revolute":
-        angle = float(np.arctan2(x2 @ y1, x2 @ x1))
-        rate = float((kin.w_inertial[m2.body] - kin.w_inertial[m1.body]) @ z1)
-        return angle, rate
+        return marker_angle(m1, m2, kin)
+    R1, R2 = kin.R[m1.body], kin.R[m2.body]
+    z1 = R1 @ m1.axes[:, 2]
     p1 = kin.r[m1.body] + R1 @ m1.position
     p2 = kin.r[m2.body] + R2 @ m2.position
     v1 = kin.v[m1.body] + np.cross(kin.w_inertial[m1.body], p1 - kin.r[m1.body])

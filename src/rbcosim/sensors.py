@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rbcosim.constraints import marker_angle
 from rbcosim.kinematics import Kinematics
 from rbcosim.model import Marker
 
@@ -70,7 +71,4 @@ def sensor_values(sensor: Sensor, kin: Kinematics,
         d = p2 - p1
         length = float(np.linalg.norm(d))
         return [length, float(d @ (v2 - v1)) / length if length > 0 else 0.0]
-    x1, y1, z1 = (kin.R[m1.body] @ m1.axes).T
-    x2 = kin.R[m2.body] @ m2.axes[:, 0]
-    rate = (kin.w_inertial[m2.body] - kin.w_inertial[m1.body]) @ z1
-    return [float(np.arctan2(x2 @ y1, x2 @ x1)), float(rate)]
+    return list(marker_angle(m1, m2, kin))
