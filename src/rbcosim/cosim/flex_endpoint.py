@@ -233,8 +233,9 @@ class FlexEndpoint:
     def _check_deformation(self) -> None:
         """Warn once when the body's elastic rotations leave the small-deformation range of
         the linear floating-frame field (rbcosim.flex.deformation_range)."""
-        rotation, deflection = self._deformation.measure(self.body.modal_coordinates)
-        if rotation > ROTATION_LIMIT:
+        eta = self.body.modal_coordinates
+        if self._deformation.rotation(eta) > ROTATION_LIMIT:
+            rotation, deflection = self._deformation.measure(eta)
             self._deformation = None
             name = self.coupling.flex_body
             warnings.warn(

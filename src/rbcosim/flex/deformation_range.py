@@ -30,11 +30,20 @@ class DeformationRange:
         floating = model.floating
         n_nodes = floating.nodes.shape[0]
         dofs = floating.modes.reshape(n_nodes, 6, -1)
-        self._translations, self._rotations = dofs[:, :3], dofs[:, 3:]
+        self._n_nodes = n_nodes
+        self._translations = np.ascontiguousarray(dofs[:, :3]).reshape(3 * n_nodes, -1)
+        self._rotations = np.ascontiguousarray(dofs[:, 3:]).reshape(3 * n_nodes, -1)
         self.length = float(np.max(np.linalg.norm(floating.nodes, axis=1)))
+
+    def _largest(self, rows: np.ndarray, eta: np.ndarray) -> float:
+        u = rows @ eta
+        return float(np.sqrt((u * u).reshape(self._n_nodes, 3).sum(axis=1).max()))
+
+    def rotation(self, eta: np.ndarray) -> float:
+        """Largest elastic nodal rotation, rad (the check after every macro step)."""
+        return self._largest(self._rotations, eta)
 
     def measure(self, eta: np.ndarray) -> tuple[float, float]:
         """(largest nodal rotation rad, largest nodal displacement / body length)."""
-        rotation = np.linalg.norm(self._rotations @ eta, axis=1).max()
-        deflection = np.linalg.norm(self._translations @ eta, axis=1).max()
-        return float(rotation), float(deflection / self.length) if self.length else 0.0
+        deflection = self._largest(self._translations, eta)
+        return self.rotation(eta), deflection / self.length if self.length else 0.0
