@@ -36,7 +36,7 @@ def host(tmp_path_factory) -> Path:
     compiler = shutil.which("cc") or shutil.which("gcc")
     if compiler is None:
         native_unavailable("no C compiler (cc, gcc) is installed")
-    headers = Path(fmpy.__file__).parent / "c-code"
+    headers = REPO / "fmu" / "native" / "include"  # the FMI 2.0.5 headers the native FMU ships
     exe = tmp_path_factory.mktemp("host") / "fmi2_run"
     subprocess.run([compiler, "-O1", "-Wall", "-Werror", "-o", str(exe),
                     str(REPO / "fmu" / "hosts" / "fmi2_run.c"), f"-I{headers}", "-ldl"],

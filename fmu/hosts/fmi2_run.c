@@ -9,8 +9,8 @@
  * unloads the binary. Exit status 0 on success, 1 when an FMI call fails, 2 on bad usage or
  * a binary that does not load.
  *
- * Build: cc -o fmi2_run fmi2_run.c -I<folder with fmi2Functions.h> -ldl
- * (FMPy ships the FMI 2 headers in fmpy/c-code). */
+ * Build (from the repository root): cc -o fmi2_run fmu/hosts/fmi2_run.c -Ifmu/native/include -ldl
+ * (the FMI 2.0.5 headers the native FMU ships). */
 #include <dlfcn.h>
 #include <stdarg.h>
 #include <stdio.h>
