@@ -486,7 +486,7 @@ def build_scenario(raw: dict, *, source: str = "<inline>", base_dir: Path = Path
     joints = b.read_joints()
     loads, springs, torsion = b.read_forces(joints)
     points = b.read_points()
-    sensors = read_sensors(b, b.root, {*b.index, *(j.name for j in joints)}, read_axes)
+    sensors = read_sensors(b, b.root, {*b.index, *(j.name for j in joints)})
     flex = b.root.raw("flex_bodies", {})
     if not isinstance(flex, dict) or not all(isinstance(v, dict) for v in flex.values()):
         raise b.root.error("flex_bodies", "expected a table of named [flex_bodies.NAME] tables")

@@ -6,14 +6,14 @@ from __future__ import annotations
 import numpy as np
 
 from rbcosim.model import Marker
+from rbcosim.scenario_frames import read_axes
 from rbcosim.scenario_reader import TableReader
 from rbcosim.sensors import SENSOR_KINDS, Sensor
 
 
-def read_sensors(builder, root: TableReader, taken: set[str], axes_of) -> list[Sensor]:
+def read_sensors(builder, root: TableReader, taken: set[str]) -> list[Sensor]:
     """Every `[sensors.NAME]`; `taken`: names of bodies and joints, which a sensor's name
-    must not repeat (their columns would collide); axes_of(reader): a frame's axes (3, 3)
-    from `axis`/`x_axis`/`orientation`, as the joints read them."""
+    must not repeat (their columns would collide)."""
     sensors = []
     for name, r in root.items("sensors"):
         if name in taken:
@@ -26,7 +26,7 @@ def read_sensors(builder, root: TableReader, taken: set[str], axes_of) -> list[S
             sensors.append(Sensor(name, kind, _one_marker(builder, r, "marker1", "body1", "point1"),
                                   _one_marker(builder, r, "marker2", "body2", "point2")))
         else:
-            sensors.append(Sensor(name, kind, *_axes_pair(builder, r, axes_of)))
+            sensors.append(Sensor(name, kind, *_axes_pair(builder, r)))
         r.finish()
     return sensors
 
@@ -40,7 +40,7 @@ def _one_marker(builder, r: TableReader, marker_key: str, body_key: str, at_key:
     return builder.marker_from_inertial(body, r.vector(at_key, 3), np.eye(3))
 
 
-def _axes_pair(builder, r: TableReader, axes_of) -> tuple[Marker, Marker]:
+def _axes_pair(builder, r: TableReader) -> tuple[Marker, Marker]:
     """An angle sensor's frames: marker1/marker2, or body1/body2 sharing the axes `axis`
     (z, inertial) and `x_axis` in the initial configuration (angle 0 there)."""
     if r.has("marker1") or r.has("marker2"):
@@ -49,6 +49,6 @@ def _axes_pair(builder, r: TableReader, axes_of) -> tuple[Marker, Marker]:
     if not r.has("axis"):
         raise r.error("axis", "missing (required): the axis the angle is measured about, "
                               "inertial, or give marker1/marker2")
-    axes = axes_of(r)
+    axes = read_axes(r)  # as the joints read `axis`/`x_axis`
     return (builder.marker_from_inertial(b1, np.zeros(3), axes),
             builder.marker_from_inertial(b2, np.zeros(3), axes))
