@@ -32,7 +32,7 @@ from rbcosim.scenario import load_scenario
 pytestmark = pytest.mark.fmu
 
 SCENARIO = REPO / "scenarios" / "two_mass_oscillator.toml"
-HOST = REPO / "fmu" / "native" / "host" / "two_mass_host.c"
+HOST = REPO / "fmu" / "native" / "host"
 #: Every step in the results, 0.2 s.
 SHORT = {"solver.output_every": "1", "solver.t_end": "0.2"}
 STEPS = 200
@@ -111,7 +111,8 @@ def test_c_host_without_python_matches_rbcosim_run(version, extrapolation, reque
     resources = (unzipped / "resources").as_uri() if version == 2 else f"{unzipped}/resources/"
     host = work / f"two_mass_host{version}"
     subprocess.run([_compiler(), "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-I",
-                    str(REPO / "fmu" / "native" / "include"), str(HOST), "-o", str(host), "-ldl"],
+                    str(REPO / "fmu" / "native" / "include"), str(HOST / "two_mass_host.c"),
+                    str(HOST / "host_fmi.c"), "-o", str(host), "-ldl"],
                    check=True)
     _no_libpython(host)
     _no_libpython(binary)

@@ -4,11 +4,12 @@
  *   two_mass_host 2|3 BINARY.so RESOURCES TOKEN SETUP_FILE OUT.csv
  *
  * (FMI version; RESOURCES: the resources folder as a file URI for FMI 2, a path for FMI 3;
- * TOKEN: the GUID / instantiationToken.) It dlopen()s the FMU's binary and runs the scenario's
- * Jacobi scheme with inputs held (e = 0) or extrapolated linearly (e = 1), the rigid side in the FMU
- * and the flexible side here: a grounded linear structure with one translational boundary DOF
- * u_b (the interface's x, structure axes = inertial) and k fixed-interface modes eta, as
- * rbcosim's reference flexible body (src/rbcosim/flex/body.py, grounded.py) integrates it:
+ * TOKEN: the GUID / instantiationToken.) It dlopen()s the FMU's binary (the FMI calls:
+ * host_fmi.c) and runs the scenario's Jacobi scheme with inputs held (e = 0) or extrapolated
+ * linearly (e = 1), the rigid side in the FMU and the flexible side here: a grounded linear
+ * structure with one translational boundary DOF u_b (the interface's x, structure axes =
+ * inertial) and k fixed-interface modes eta, as rbcosim's reference flexible body
+ * (src/rbcosim/flex/body.py, grounded.py) integrates it:
  *   step from the rigid motion (x, v, a) at t_n: eta -= S (x - x_f), eta' -= S (v - v_f)
  *   (the frame moves to the rigid side's motion keeping the interior in place); the interface
  *   acceleration over the step is a + c1 tau, c1 = (a - a_(n-1)) / H with e = 1 after the
@@ -25,15 +26,9 @@
  * all row-major. OUT.csv gets one row per communication point: t, interface.x, interface.vx,
  * coupling.gap_pos, eta_1..eta_k. Exit status 0 on success, 1 with a message on stderr.
  */
-#define _POSIX_C_SOURCE 200809L
-#include <dlfcn.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "fmi2Functions.h"
-#include "fmi3Functions.h"
+#include "host_fmi.h"
 
 #define MAXK 16
 enum { X, VX, AX, FX, DFX, FLEX_X, FLEX_VX, FLEX_Q0, GAP, ADDRESS, N_NAMES };
@@ -48,49 +43,35 @@ static struct {
     int k, extrapolation;
     double H, P[2 * MAXK * (3 * MAXK + 5)], W[MAXK * (2 * MAXK + 3)], FB[3 + 3 * MAXK];
     double S[MAXK], pref, eta[MAXK], etad[MAXK];
-    fmi2ValueReference vr[N_NAMES];
+    host_vr vr[N_NAMES];
 } setup;
 
 static double xf, vf, af; /* the flexible side's frame: its own estimate of the joint */
 
-static void fail(const char *format, ...) {
-    va_list args;
-    va_start(args, format);
-    vfprintf(stderr, format, args);
-    va_end(args);
-    fputc('\n', stderr);
-    exit(1);
-}
-
-static void read_numbers(FILE *f, double *out, int n, const char *what) {
-    for (int i = 0; i < n; ++i) {
-        if (fscanf(f, "%lf", &out[i]) != 1) fail("setup: %s needs %d numbers", what, n);
-    }
-}
-
 static void read_setup(const char *path) {
     FILE *f = fopen(path, "r");
     char key[128];
+    setup_path = path;
     if (f == NULL) fail("cannot open %s", path);
     while (fscanf(f, "%127s", key) == 1) {
         int k = setup.k;
         if (!strcmp(key, "address")) {
-            if (fscanf(f, "%255s", setup.address) != 1) fail("setup: address");
+            if (fscanf(f, "%255s", setup.address) != 1) fail_setup("address");
         } else if (!strcmp(key, "steps")) {
-            if (fscanf(f, "%ld", &setup.steps) != 1) fail("setup: steps");
+            if (fscanf(f, "%ld", &setup.steps) != 1) fail_setup("steps");
         } else if (!strcmp(key, "H")) {
             read_numbers(f, &setup.H, 1, "H");
         } else if (!strcmp(key, "extrapolation")) {
             if (fscanf(f, "%d", &setup.extrapolation) != 1 || setup.extrapolation < 0 ||
                 setup.extrapolation > 1) {
-                fail("setup: extrapolation (0 or 1)");
+                fail_setup("extrapolation (0 or 1)");
             }
         } else if (!strcmp(key, "k")) {
-            if (fscanf(f, "%d", &setup.k) != 1 || setup.k < 1 || setup.k > MAXK) fail("setup: k");
+            if (fscanf(f, "%d", &setup.k) != 1 || setup.k < 1 || setup.k > MAXK) fail_setup("k");
         } else if (!strcmp(key, "vr")) {
             char name[128];
             unsigned vr;
-            if (fscanf(f, "%127s %u", name, &vr) != 2) fail("setup: vr NAME NUMBER");
+            if (fscanf(f, "%127s %u", name, &vr) != 2) fail_setup("vr NAME NUMBER");
             for (int i = 0; i < N_NAMES; ++i) {
                 if (!strcmp(name, NAMES[i])) setup.vr[i] = vr;
             }
@@ -109,7 +90,7 @@ static void read_setup(const char *path) {
         } else if (!strcmp(key, "etad")) {
             read_numbers(f, setup.etad, k, "etad");
         } else {
-            fail("setup: unknown key %s", key);
+            fail_setup("unknown key %s", key);
         }
     }
     fclose(f);
@@ -161,123 +142,19 @@ static void flex_step(double x, double v, double a, double c1) {
     af = a + c1 * H;
 }
 
-/* The FMI calls of either version behind one set of functions (fmi = 2 or 3). */
-static int fmi;
-static void *lib, *inst;
-static fmi2SetRealTYPE *set2;
-static fmi2GetRealTYPE *get2;
-static fmi2DoStepTYPE *step2;
-static fmi3SetFloat64TYPE *set3;
-static fmi3GetFloat64TYPE *get3;
-static fmi3DoStepTYPE *step3;
-
-static void *load(const char *name) {
-    void *f = dlsym(lib, name);
-    if (f == NULL) fail("the FMU binary has no %s", name);
-    return f;
-}
-
-static void check(int status, const char *call) {
-    if (status != 0) fail("%s returned status %d", call, status);
-}
-
-static void get(const fmi2ValueReference *vr, size_t n, double *value) {
-    check(fmi == 2 ? (int)get2(inst, vr, n, value) : (int)get3(inst, vr, n, value, n), "get");
-}
-
-static void set(const fmi2ValueReference *vr, size_t n, const double *value) {
-    check(fmi == 2 ? (int)set2(inst, vr, n, value) : (int)set3(inst, vr, n, value, n), "set");
-}
-
-static void do_step(double t, double h) {
-    fmi3Boolean event, terminate, early;
-    double last;
-    check(fmi == 2 ? (int)step2(inst, t, h, fmi2True)
-                   : (int)step3(inst, t, h, fmi3True, &event, &terminate, &early, &last),
-          "doStep");
-}
-
-static void logger2(fmi2ComponentEnvironment env, fmi2String name, fmi2Status status,
-                    fmi2String category, fmi2String message, ...) {
-    va_list args;
-    (void)env;
-    fprintf(stderr, "[%s %d %s] ", name, (int)status, category);
-    va_start(args, message);
-    vfprintf(stderr, message, args);
-    va_end(args);
-    fputc('\n', stderr);
-}
-
-static void logger3(fmi3InstanceEnvironment env, fmi3Status status, fmi3String category,
-                    fmi3String message) {
-    (void)env;
-    fprintf(stderr, "[%d %s] %s\n", (int)status, category, message);
-}
-
-/* Instantiate, enter initialization mode at t = 0, set the server, exit. Held or linear wrench
- * inputs are the host's choice: it sends interface.dfx = 0 or the difference quotient. */
-static void start(const char *resources, const char *token) {
-    const fmi2ValueReference *vr = setup.vr;
-    const char *address = setup.address;
-    if (fmi == 2) {
-        static fmi2CallbackFunctions callbacks = {logger2, NULL, NULL, NULL, NULL};
-        inst = ((fmi2InstantiateTYPE *)load("fmi2Instantiate"))(
-            "rigid", fmi2CoSimulation, token, resources, &callbacks, fmi2False, fmi2False);
-        if (inst == NULL) fail("fmi2Instantiate failed");
-        check(((fmi2SetupExperimentTYPE *)load("fmi2SetupExperiment"))(
-                  inst, fmi2False, 0.0, 0.0, fmi2False, 0.0), "fmi2SetupExperiment");
-        check(((fmi2EnterInitializationModeTYPE *)load("fmi2EnterInitializationMode"))(inst),
-              "fmi2EnterInitializationMode");
-        check(((fmi2SetStringTYPE *)load("fmi2SetString"))(inst, &vr[ADDRESS], 1, &address),
-              "fmi2SetString");
-    } else {
-        inst = ((fmi3InstantiateCoSimulationTYPE *)load("fmi3InstantiateCoSimulation"))(
-            "rigid", token, resources, fmi3False, fmi3False, fmi3False, fmi3False, NULL, 0,
-            NULL, logger3, NULL);
-        if (inst == NULL) fail("fmi3InstantiateCoSimulation failed");
-        check(((fmi3EnterInitializationModeTYPE *)load("fmi3EnterInitializationMode"))(
-                  inst, fmi3False, 0.0, 0.0, fmi3False, 0.0), "fmi3EnterInitializationMode");
-        check(((fmi3SetStringTYPE *)load("fmi3SetString"))(inst, &vr[ADDRESS], 1, &address, 1),
-              "fmi3SetString");
-    }
-    check(fmi == 2 ? (int)((fmi2ExitInitializationModeTYPE *)load("fmi2ExitInitializationMode"))(inst)
-                   : (int)((fmi3ExitInitializationModeTYPE *)load("fmi3ExitInitializationMode"))(inst),
-          "exitInitializationMode");
-}
-
-static void stop(void) {
-    if (fmi == 2) {
-        check(((fmi2TerminateTYPE *)load("fmi2Terminate"))(inst), "fmi2Terminate");
-        ((fmi2FreeInstanceTYPE *)load("fmi2FreeInstance"))(inst);
-    } else {
-        check(((fmi3TerminateTYPE *)load("fmi3Terminate"))(inst), "fmi3Terminate");
-        ((fmi3FreeInstanceTYPE *)load("fmi3FreeInstance"))(inst);
-    }
-}
-
 int main(int argc, char **argv) {
     if (argc != 7 || (strcmp(argv[1], "2") && strcmp(argv[1], "3"))) {
         fail("usage: two_mass_host 2|3 BINARY.so RESOURCES TOKEN SETUP OUT.csv");
     }
-    fmi = argv[1][0] - '0';
     read_setup(argv[5]);
-    lib = dlopen(argv[2], RTLD_NOW | RTLD_LOCAL);
-    if (lib == NULL) fail("dlopen: %s", dlerror());
-    if (fmi == 2) {
-        set2 = (fmi2SetRealTYPE *)load("fmi2SetReal");
-        get2 = (fmi2GetRealTYPE *)load("fmi2GetReal");
-        step2 = (fmi2DoStepTYPE *)load("fmi2DoStep");
-    } else {
-        set3 = (fmi3SetFloat64TYPE *)load("fmi3SetFloat64");
-        get3 = (fmi3GetFloat64TYPE *)load("fmi3GetFloat64");
-        step3 = (fmi3DoStepTYPE *)load("fmi3DoStep");
-    }
+    host_open(argv[1][0] - '0', argv[2]);
     FILE *out = fopen(argv[6], "w");
     if (out == NULL) fail("cannot write %s", argv[6]);
-    start(argv[3], argv[4]);
-    const fmi2ValueReference *vr = setup.vr;
+    const host_vr *vr = setup.vr;
+    host_start(argv[3], argv[4], vr[ADDRESS], setup.address);
+    host_exit_init(); /* held or linear wrench inputs are the host's choice (interface.dfx) */
     double t = 0.0, m[3];
-    get(&vr[X], 3, m); /* the initial motion places the frame */
+    host_get(&vr[X], 3, m); /* the initial motion places the frame */
     xf = m[0];
     vf = m[1];
     af = m[2];
@@ -286,24 +163,23 @@ int main(int argc, char **argv) {
         double wrench = flex_wrench(), report[3] = {xf, vf, 1.0}, row[3];
         int linear = setup.extrapolation == 1 && n > 0;
         double poly[2] = {wrench, linear ? (wrench - w_prev) / setup.H : 0.0};
-        if (n == 0) set(&vr[FX], 1, &wrench); /* held from t_0 */
-        set(&vr[FLEX_X], 3, report);          /* flex.x, flex.vx, flex.q0 */
-        fmi2ValueReference outs[3] = {vr[X], vr[VX], vr[GAP]};
-        get(outs, 3, row);
+        if (n == 0) host_set(&vr[FX], 1, &wrench); /* held from t_0 */
+        host_set(&vr[FLEX_X], 3, report);          /* flex.x, flex.vx, flex.q0 */
+        host_vr outs[3] = {vr[X], vr[VX], vr[GAP]};
+        host_get(outs, 3, row);
         fprintf(out, "%.17g,%.17g,%.17g,%.17g", t, row[0], row[1], row[2]);
         for (int i = 0; i < setup.k; ++i) fprintf(out, ",%.17g", setup.eta[i]);
         fputc('\n', out);
         if (n == setup.steps) break;
-        get(&vr[X], 3, m); /* the motion at t_n, before the new wrench */
-        set(&vr[FX], 2, poly); /* fx, dfx */
+        host_get(&vr[X], 3, m); /* the motion at t_n, before the new wrench */
+        host_set(&vr[FX], 2, poly); /* fx, dfx */
         flex_step(m[0], m[1], m[2], linear ? (m[2] - a_prev) / setup.H : 0.0);
         w_prev = wrench;
         a_prev = m[2];
-        do_step(t, setup.H);
+        host_do_step(t, setup.H);
         t += setup.H;
     }
     fclose(out);
-    stop();
-    dlclose(lib);
+    host_stop();
     return 0;
 }
