@@ -1,4 +1,4 @@
-"""The rigid–flexible pendulum's native FMU (FMI 2) in a C host without Python that integrates
+"""The rigid–flexible pendulum's native FMU (FMI 2 and 3) in a C host without Python that integrates
 the floating beam itself (fmu/native/host/pendulum_host.c, floating_beam.c), built from source
 here, against `rbcosim run`'s in-process co-simulation (run_cosimulation)."""
 
@@ -76,36 +76,54 @@ def _build_host(folder: Path) -> Path:
     return host
 
 
-def test_c_host_with_its_own_floating_beam_matches_rbcosim_run(tmp_path):
+@pytest.fixture(scope="module")
+def host(tmp_path_factory) -> Path:
+    return _build_host(tmp_path_factory.mktemp("pendulum_host"))
+
+
+@pytest.fixture(scope="module")
+def scenario():
+    s = load_scenario(PENDULUM, {"solver.t_end": str(T_END), "solver.output_every": "1"})
+    assert s.cosim.scheme == "gauss_seidel_flex_first" and s.cosim.added_mass
+    return s
+
+
+@pytest.fixture(scope="module")
+def reference(scenario):
+    return run_cosimulation(scenario, progress=False)
+
+
+@pytest.mark.parametrize("version", [2, 3], ids=["fmi2", "fmi3"])
+def test_c_host_with_its_own_floating_beam_matches_rbcosim_run(version, host, scenario,
+                                                               reference, tmp_path):
     """Gauss–Seidel flex-first, quadratic interpolation, the beam's added mass handed over:
-    the link's tip motion, the gap, the beam's modal coordinates and its tip node over 0.2 s
-    equal run_cosimulation's to 1e-9 relative."""
-    host = _build_host(tmp_path)
-    fmu = export_native_fmu(PENDULUM, tmp_path / "pendulum.fmu")
+    the link's tip motion, the gap, the beam's modal coordinates and its tip node over the
+    scenario's 2 s equal run_cosimulation's to 1e-9 relative."""
+    fmu = export_native_fmu(PENDULUM, tmp_path / "pendulum.fmu", fmi_version=version)
     unzipped = tmp_path / "unzipped"
     with zipfile.ZipFile(fmu) as z:
         z.extractall(unzipped)
-    binary = unzipped / "binaries" / "linux64" / "rigid_flex_pendulum.so"
+    platform = "linux64" if version == 2 else "x86_64-linux"
+    binary = unzipped / "binaries" / platform / "rigid_flex_pendulum.so"
     _no_libpython(binary)
+    resources = (unzipped / "resources").as_uri() if version == 2 else f"{unzipped}/resources/"
     md = fmpy.read_model_description(str(unzipped / "modelDescription.xml"))
     vr = {v.name: v.valueReference for v in md.modelVariables}
 
-    scenario = load_scenario(PENDULUM, {"solver.t_end": str(T_END), "solver.output_every": "1"})
     cosim = scenario.cosim
-    assert cosim.scheme == "gauss_seidel_flex_first" and cosim.added_mass
     body = build_endpoints(scenario, cosim.macro_step)["clamp"].body
     out = tmp_path / "host.csv"
     with rbcosim_serve(root=Path(tempfile.gettempdir())) as address:
         setup = tmp_path / "setup.txt"
         setup.write_text(setup_text(body, cosim.macro_step, STEPS, cosim.extrapolation, address,
                                     vr))
-        done = subprocess.run([str(host), str(binary), (unzipped / "resources").as_uri(),
-                               md.guid, str(setup), str(out)], check=False, capture_output=True,
+        done = subprocess.run([str(host), str(version), str(binary), resources, md.guid,
+                               str(setup), str(out)], check=False, capture_output=True,
                               text=True, timeout=300, env=child_env())
     assert done.returncode == 0, done.stderr
     got = np.loadtxt(out, delimiter=",")
 
-    ref = run_cosimulation(scenario, progress=False)
+    ref = reference
     k = body.modal_coordinates.size
     names = [*OUTPUTS, "clamp.gap_pos", *(f"beam.eta{i + 1}" for i in range(k)),
              "beam.tip.x", "beam.tip.y", "beam.tip.z"]
@@ -125,8 +143,7 @@ def test_c_host_with_its_own_floating_beam_matches_rbcosim_run(tmp_path):
     assert np.ptp(ref["tip.x"]) > 0.4 and np.abs(ref["beam.eta1"]).max() > 1e-4
 
 
-def test_bad_setup_file_is_refused_naming_the_file_and_key(tmp_path):
-    host = _build_host(tmp_path)
+def test_bad_setup_file_is_refused_naming_the_file_and_key(host, tmp_path):
     for text, message in (("k 4\nnodes 2\nmodes 1 2 3\n", "modes needs 48 numbers"),
                           ("ode 1 2\n", "ode before k and nodes"),
                           ("k 4\nnodes 2\nshape 3\n", "unknown key shape"),
@@ -134,7 +151,7 @@ def test_bad_setup_file_is_refused_naming_the_file_and_key(tmp_path):
                           ("k 4\nnodes 2\n", "H, ode, node_positions")):
         setup = tmp_path / "setup.txt"
         setup.write_text(text)
-        done = subprocess.run([str(host), "x.so", "file:///r", "guid", str(setup),
+        done = subprocess.run([str(host), "2", "x.so", "file:///r", "guid", str(setup),
                                str(tmp_path / "out.csv")], capture_output=True, text=True,
                               check=False)
         assert done.returncode == 1

@@ -1,10 +1,12 @@
-/* pendulum_host.c: a C co-simulation master without Python for the native rbcosim FMU (FMI 2)
- * of scenarios/rigid_flex_pendulum.toml (tests/test_fmu_pendulum_host.py builds and runs it).
+/* pendulum_host.c: a C co-simulation master without Python for the native rbcosim FMU (FMI 2
+ * or 3) of scenarios/rigid_flex_pendulum.toml (tests/test_fmu_pendulum_host.py builds and runs
+ * it).
  *
- *   pendulum_host BINARY.so RESOURCES TOKEN SETUP_FILE OUT.csv
+ *   pendulum_host 2|3 BINARY.so RESOURCES TOKEN SETUP_FILE OUT.csv
  *
- * (RESOURCES: the resources folder as a file URI; TOKEN: the GUID.) It dlopen()s the FMU's
- * binary (the rigid link, in an rbcosim server) and couples it to its own flexible side, the
+ * (FMI version; RESOURCES: the resources folder as a file URI for FMI 2, a path for FMI 3;
+ * TOKEN: the GUID / instantiationToken.) It dlopen()s the FMU's binary (the rigid link, in an
+ * rbcosim server; the FMI calls: host_fmi.c) and couples it to its own flexible side, the
  * pendulum's floating beam, integrated as rbcosim's reference body and its endpoint do it
  * (src/rbcosim/flex/floating.py, frame.py, polynomial.py, body.py, cosim/flex_endpoint.py;
  * the numerics are floating_beam.c), with the scenario's Gauss-Seidel scheme, flexible side
@@ -239,14 +241,16 @@ static void record(FILE *out, double t) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 6) fail("usage: pendulum_host BINARY.so RESOURCES TOKEN SETUP OUT.csv");
-    read_setup(argv[4]);
+    if (argc != 7 || (strcmp(argv[1], "2") && strcmp(argv[1], "3"))) {
+        fail("usage: pendulum_host 2|3 BINARY.so RESOURCES TOKEN SETUP OUT.csv");
+    }
+    read_setup(argv[5]);
     beam.y = calloc(2 * model.k, sizeof(double));
     if (beam.y == NULL) fail("out of memory");
-    FILE *out = fopen(argv[5], "w");
-    if (out == NULL) fail("cannot write %s", argv[5]);
-    host_open(2, argv[1]);
-    host_start(argv[2], argv[3], setup.vr[ADDRESS][0], setup.address);
+    FILE *out = fopen(argv[6], "w");
+    if (out == NULL) fail("cannot write %s", argv[6]);
+    host_open(argv[1][0] - '0', argv[2]);
+    host_start(argv[3], argv[4], setup.vr[ADDRESS][0], setup.address);
     double t = 0.0, H = setup.H, m[19], end[6], past[2 * 19], past_taus[2];
     host_get(setup.vr[MOTION], 19, m);
     start(m, t);
