@@ -40,7 +40,6 @@
  * `outputs` variables, J.gap_pos, eta_1..eta_k, the beam's output node (x, y, z). Exit status
  * 0 on success, 1 with a message on stderr.
  */
-#define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
