@@ -248,7 +248,7 @@ def _load_error(tmp_path, **change):
      "sm.npz: dof_components: coordinates 7 and 8 are both y of node 1"),
     ({"node_positions": np.array([[0.1, 0.0, 0.0], [ARM, 0.0, 0.0]])},
      "sm.npz: node_positions: the interface node 0 must be at the origin"),
-    ({"node_positions": np.zeros((2, 2))}, "sm.npz: node_positions: expected finite numbers"),
+    ({"node_positions": np.zeros((2, 2))}, "sm.npz: node_positions: expected finite numbers of magnitude"),
     ({"n_boundary": np.int64(5)},
      "sm.npz: dof_nodes: the first n_boundary = 5 coordinates must be all the DOFs"),
     ({"K": _spring_mass(coupled=False)[1]},

@@ -20,6 +20,7 @@ import numpy as np
 from rbcosim.errors import ScenarioError
 from rbcosim.flex.beam import COMPONENT_NAMES
 from rbcosim.flex.kinematics import skew
+from rbcosim.scenario_reader import MAX_MAGNITUDE
 
 #: Relative size of ``K r`` (r a rigid-body mode) above which a floating structure is refused.
 RIGID_MODE_TOLERANCE = 1e-6
@@ -104,9 +105,10 @@ def read_layout(label: str, positions, dof_nodes, dof_components, n: int,
     the origin. ScenarioError naming ``label`` and the key otherwise."""
     pos = np.asarray(positions)
     if pos.dtype.kind not in "iuf" or pos.ndim != 2 or pos.shape[1] != 3 or not pos.shape[0] \
-            or not np.all(np.isfinite(pos)):
-        raise ScenarioError(f"{label}: node_positions: expected finite numbers of shape "
-                            f"(n_nodes, 3), got {pos.dtype} shape {pos.shape}")
+            or not np.all(np.isfinite(pos)) or np.abs(pos).max() > MAX_MAGNITUDE:
+        raise ScenarioError(f"{label}: node_positions: expected finite numbers of magnitude at "
+                            f"most {MAX_MAGNITUDE:g}, shape (n_nodes, 3), got {pos.dtype} shape "
+                            f"{pos.shape}")
     nodes = np.asarray(dof_nodes)
     if nodes.dtype.kind not in "iu" or nodes.shape != (n,):
         raise ScenarioError(f"{label}: dof_nodes: expected {n} integers (one node index per "
