@@ -11,6 +11,8 @@ Independent checks:
 - a second producer of the same model: the beam generator's 3D beam written out as plain M
   (Matrix Market), K (.npy) and node coordinates (CSV), run through `rbcosim
   convert-structure` and imported, gives the generated floating beam's pendulum run;
+- an imported floating cantilever (3D, and planar with x, z, ry only): the static equilibrium
+  of its modal equations under gravity against Euler–Bernoulli's tip deflections;
 - bad files and converter inputs: errors name the file and the key.
 """
 
@@ -28,7 +30,8 @@ from rbcosim.cosim.master import run_cosimulation
 from rbcosim.errors import ScenarioError
 from rbcosim.flex.beam import euler_bernoulli_beam
 from rbcosim.flex.config import flex_model_from_config
-from rbcosim.flex.convert import convert_structure, read_nodes_csv
+from rbcosim.flex.convert import convert_structure, read_nodes_csv, uniform_dof_labels
+from rbcosim.flex.model import FlexModel
 from rbcosim.scenario import load_scenario, load_scenario_text
 
 pytestmark = pytest.mark.scenarios
@@ -301,3 +304,31 @@ def test_converter_errors_name_the_file_and_the_key(tmp_path):
                  str(tmp_path / "missing.mtx"), "--nodes", str(tmp_path / "nodes.csv"),
                  "--dofs-per-node", "x,y,z", "--out", str(tmp_path / "o.npz")])
     assert code == 1 and not (tmp_path / "o.npz").exists()
+
+
+@pytest.mark.parametrize("planar", [True, False])
+def test_imported_floating_cantilever_sags_statically_like_euler_bernoulli(planar):
+    """The static equilibrium of the imported floating cantilever's modal equations under
+    gravity, all modes kept (Craig–Bampton then statically exact): tip deflections
+    rho A g_i L^4 / (8 E I) in bending and rho g_x L² / (2 E) along the axis (Hermite and
+    linear elements are nodally exact for uniform loads), gravity g_s in structure axes. The
+    planar copy keeps only x, z, ry per node (--dofs-per-node x,z,ry)."""
+    length, e, rho, b, h = 1.2, 7.0e10, 2700.0, 0.02, 0.03
+    area, i_y, i_z = b * h, b * h**3 / 12, h * b**3 / 12
+    beam = euler_bernoulli_beam(length, e, rho, area, i_y, n_elements=5, second_moment_z=i_z,
+                                planar=planar)
+    comps = "x,z,ry" if planar else "x,y,z,rx,ry,rz"
+    dof_map = uniform_dof_labels(beam.nodes.shape[0], comps.split(","))
+    structure = convert_structure(beam.mass, beam.stiffness, beam.nodes + [0.3, 0.2, 0.1],
+                                  dof_map, output_nodes={"tip": 5}, label="cantilever")
+    model = FlexModel.from_matrices(structure, attachment="floating")
+    k = model.n_modes
+    w = model.floating.ode_matrix
+    g_s = np.array([-2.0, 0.0 if planar else 5.0, -9.81])
+    eta = -np.linalg.solve(w[:, :k], w[:, 2 * k:2 * k + 3] @ -g_s)  # at rest: b = -g_s
+    tip = model.output_rows[0] @ np.concatenate((np.zeros(model.n_boundary), eta))
+    expected = [rho * g_s[0] * length**2 / (2 * e),
+                rho * area * g_s[1] * length**4 / (8 * e * i_z),
+                rho * area * g_s[2] * length**4 / (8 * e * i_y)]
+    assert tip == pytest.approx(expected, rel=1e-9, abs=1e-15)
+    assert model.floating.total_mass == pytest.approx(rho * area * length, rel=1e-12)
