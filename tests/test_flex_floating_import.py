@@ -31,6 +31,7 @@ from rbcosim.errors import ScenarioError
 from rbcosim.flex.beam import euler_bernoulli_beam
 from rbcosim.flex.config import flex_model_from_config
 from rbcosim.flex.convert import convert_structure, read_nodes_csv, uniform_dof_labels
+from rbcosim.flex.matrices_io import load_npz
 from rbcosim.flex.model import FlexModel
 from rbcosim.scenario import load_scenario, load_scenario_text
 
@@ -285,8 +286,10 @@ def test_converter_errors_name_the_file_and_the_key(tmp_path):
     # The interface node may be listed anywhere: its DOFs go first, positions become relative.
     order = [6, 7, 8, 0, 1, 2, 3, 4, 5]
     s = convert_structure(mass[np.ix_(order, order)], stiffness[np.ix_(order, order)], nodes,
-                          labels[order], output_nodes={"mass": 1}, label="sm.mtx")
+                          labels[order], damping=1e-3 * stiffness[np.ix_(order, order)],
+                          output_nodes={"mass": 1}, label="sm.mtx")
     assert np.array_equal(s.mass, mass) and np.array_equal(s.stiffness, stiffness)
+    assert np.array_equal(s.damping, 1e-3 * stiffness)
     assert s.layout.positions.tolist() == [[0.0, 0.0, 0.0], [ARM, 0.0, 0.0]]
     assert s.output_rows[0].tolist() == np.hstack([np.zeros((3, 6)), np.eye(3)]).tolist()
     with pytest.raises(ScenarioError, match=r"^sm\.mtx: K: expected a 9x9 matrix"):
@@ -332,3 +335,26 @@ def test_imported_floating_cantilever_sags_statically_like_euler_bernoulli(plana
                 rho * area * g_s[2] * length**4 / (8 * e * i_y)]
     assert tip == pytest.approx(expected, rel=1e-9, abs=1e-15)
     assert model.floating.total_mass == pytest.approx(rho * area * length, rel=1e-12)
+
+
+def test_converter_command_reads_dof_labels_and_npz_matrices(tmp_path):
+    """--dof-labels (node,component rows, the interface node listed last) and a .npz matrix
+    give the file the Python converter writes for the same structure."""
+    mass, stiffness = _spring_mass()
+    order = [6, 7, 8, 0, 1, 2, 3, 4, 5]
+    np.save(tmp_path / "m.npy", mass[np.ix_(order, order)])
+    np.savez(tmp_path / "k.npz", K=stiffness[np.ix_(order, order)], other=np.eye(2))
+    (tmp_path / "nodes.csv").write_text("# x, y, z in m\nx,y,z\n0,0,0\n0.5,0,0\n")
+    labels = [(1, c) for c in COMPONENTS[6:]] + [(0, c) for c in COMPONENTS[:6]]
+    (tmp_path / "dofs.csv").write_text("node,component\n"
+                                       + "".join(f"{n},{c}\n" for n, c in labels))
+    assert main(["convert-structure", "--mass", str(tmp_path / "m.npy"), "--stiffness",
+                 str(tmp_path / "k.npz"), "--nodes", str(tmp_path / "nodes.csv"),
+                 "--dof-labels", str(tmp_path / "dofs.csv"), "--output-node", "mass=1",
+                 "--out", str(tmp_path / "sm.npz")]) == 0
+    written = load_npz(tmp_path / "sm.npz")
+    assert np.array_equal(written.mass, mass) and np.array_equal(written.stiffness, stiffness)
+    assert written.layout.dof_map.tolist() == [[0, c] for c in range(6)] + [[1, c]
+                                                                            for c in range(3)]
+    assert written.boundary_dofs == tuple(COMPONENTS[:6])
+    assert written.output_positions.tolist() == [[ARM, 0.0, 0.0]]
