@@ -44,6 +44,8 @@ def run(args: argparse.Namespace) -> int:
     )
     from rbcosim.flex.matrices_io import save_npz
 
+    if args.out.suffix != ".npz":
+        raise ScenarioError(f"--out: expected a path ending in .npz, got {str(args.out)!r}")
     outputs = {}
     for item in args.output_node:
         name, _, node = item.partition("=")
@@ -58,8 +60,6 @@ def run(args: argparse.Namespace) -> int:
         interface_node=args.interface_node,
         damping=None if args.damping is None else read_matrix(args.damping, "C"),
         output_nodes=outputs, label=args.mass.name)
-    if args.out.suffix != ".npz":
-        raise ScenarioError(f"--out: expected a path ending in .npz, got {str(args.out)!r}")
     save_npz(args.out, structure)
     n = structure.mass.shape[0]
     print(f"wrote {args.out}: {nodes.shape[0]} nodes, {n} coordinates, boundary "
