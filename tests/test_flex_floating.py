@@ -7,7 +7,8 @@ import pytest
 
 from rbcosim.flex import FlexBody, FlexModel, InterfaceMotion
 from rbcosim.flex.kinematics import quat_from_rotation_vector, rotation_matrix
-from rbcosim.flex.model import _field_nodal, _nodal_operator
+from rbcosim.flex.model import _nodal_operator
+from rbcosim.flex.nodal import field_nodal as _field_nodal
 
 pytestmark = pytest.mark.unit
 

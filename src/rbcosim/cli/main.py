@@ -22,6 +22,7 @@ SUBCOMMANDS = {
     "serve": "rbcosim.cli.serve_cmd",
     "cosim": "rbcosim.cli.cosim_cmd",
     "flex": "rbcosim.cli.flex_cmd",
+    "convert-structure": "rbcosim.cli.convert_cmd",
     "compile": "rbcosim.cli.compile_cmd",
     "sweep": "rbcosim.cli.sweep_cmd",
     "plot": "rbcosim.cli.plot_cmd",

@@ -16,9 +16,10 @@ Beam (``kind = "beam"``)::
     geometric_stiffening = false                    # floating: stiffening by the inertial
                                                     # axial load (spinning beams)
 
-Matrices (``kind = "matrices"``, grounded only)::
+Matrices (``kind = "matrices"``)::
 
-    kind = "matrices"; attachment = "grounded"
+    kind = "matrices"; attachment = "grounded"      # or "floating" (file only, with node
+                                                    # positions and DOF labels)
     file = "two_mass_flex.npz"                      # relative to the scenario file, or
     files = { M = "m.mtx", K = "k.mtx", C = "c.mtx" } # plus n_boundary, boundary_dofs
     modes = 1                                       # default: all interior coordinates
@@ -39,7 +40,7 @@ from typing import Any
 
 from rbcosim.errors import ScenarioError
 from rbcosim.flex.beam import COMPONENT_NAMES
-from rbcosim.flex.matrices_io import load_mtx, load_npz
+from rbcosim.flex.matrices_io import check_floating, load_mtx, load_npz
 from rbcosim.flex.model import FlexModel
 from rbcosim.scenario_reader import MAX_MAGNITUDE
 
@@ -343,11 +344,10 @@ def _beam(cfg: dict, where: str) -> FlexModel:
 def _matrices(cfg: dict, base_dir: Path, where: str) -> FlexModel:
     _check_keys(cfg, _MATRIX_KEYS, where)
     attachment = _attachment(cfg, where, "grounded")
-    if attachment != "grounded":
+    if attachment == "floating" and "files" in cfg:
         raise ScenarioError(
-            f"{where}.attachment: kind = 'matrices' supports 'grounded' only "
-            f"(a floating body needs the physical geometry; use kind = 'beam'), "
-            f"got {attachment!r}"
+            f"{where}.files: a floating body needs node positions and DOF labels: convert the "
+            f"matrices to one .npz file (`rbcosim convert-structure`) and give file = '*.npz'"
         )
     if ("file" in cfg) == ("files" in cfg):
         raise ScenarioError(
@@ -371,6 +371,8 @@ def _matrices(cfg: dict, base_dir: Path, where: str) -> FlexModel:
             if not isinstance(f, str) or not f.endswith(".npz"):
                 raise ScenarioError(f"{where}.file: expected a path to a .npz file, got {f!r}")
             structure = load_npz(base_dir / f)
+            if attachment == "floating":
+                check_floating(Path(f).name, structure)
             if n_b is not None and n_b != structure.n_boundary:
                 raise ScenarioError(
                     f"{where}.n_boundary: {n_b} disagrees with the file "
@@ -402,6 +404,7 @@ def _matrices(cfg: dict, base_dir: Path, where: str) -> FlexModel:
         )
     damping = _damping(cfg, where)
     try:
-        return FlexModel.from_matrices(structure, n_modes=modes, **damping)
+        return FlexModel.from_matrices(structure, n_modes=modes, attachment=attachment,
+                                       **damping)
     except ValueError as exc:
         raise ScenarioError(f"{where}: {exc}") from exc

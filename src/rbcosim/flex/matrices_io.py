@@ -1,4 +1,4 @@
-"""Import (and export) of a structure's matrices for a grounded Craig–Bampton body.
+"""Import (and export) of a structure's matrices for a grounded or floating Craig–Bampton body.
 
 The matrices describe a structure on coordinates whose FIRST ``n_boundary`` entries are the
 boundary DOFs at the joint (driven by the interface point); the rest are interior coordinates,
@@ -25,6 +25,13 @@ NumPy ``.npz`` keys (SI units):
   through the constraint modes of the boundary translations (support acceleration: exact
   only when the boundary DOFs alone hold the structure).
 
+- ``node_positions`` (n_nodes, 3), ``dof_nodes`` (n,) int, ``dof_components`` (n,) strings out
+  of ``x y z rx ry rz`` — optional together, required for a floating body: node positions in
+  the structure frame relative to the interface node (whose DOFs are the boundary) and the
+  (node, component) label of each coordinate (:mod:`rbcosim.flex.nodal`);
+- ``output_nodes`` — optional, (n_out,) node indices with ``output_names``, instead of
+  ``output_rows`` / ``output_positions``.
+
 Matrix Market ``.mtx``: one file per matrix (``M``, ``K``, optional ``C``), dense or
 sparse, read by :mod:`rbcosim.flex.matrix_market`; ``n_boundary`` and ``boundary_dofs`` then come from the scenario.
 
@@ -45,8 +52,11 @@ import numpy as np
 from rbcosim.errors import ScenarioError
 from rbcosim.flex.beam import COMPONENT_NAMES
 from rbcosim.flex.matrix_market import read_matrix_market_file
+from rbcosim.flex.nodal import NodalLayout, check_rigid_modes, node_outputs, read_layout
 from rbcosim.scenario_reader import MAX_MAGNITUDE
 
+#: The node description a floating body needs (all three or none).
+_LAYOUT_KEYS = ("node_positions", "dof_nodes", "dof_components")
 _NPZ_KEYS = {
     "M",
     "K",
@@ -57,6 +67,8 @@ _NPZ_KEYS = {
     "output_rows",
     "output_positions",
     "gravity_load",
+    *_LAYOUT_KEYS,
+    "output_nodes",
 }
 
 
@@ -71,6 +83,8 @@ class StructureMatrices:
         output_names: names of output nodes; output_rows: (n_out, 3, n) recovery rows;
         output_positions: (n_out, 3) undeformed node positions relative to the interface point.
         gravity_load: (n, 3) load per unit gravity along inertial x, y, z, N/(m/s²), or None.
+        layout: node positions and DOF labels (:mod:`rbcosim.flex.nodal`), or None; required
+            for a floating body.
     """
 
     mass: np.ndarray
@@ -82,6 +96,7 @@ class StructureMatrices:
     output_rows: np.ndarray = field(default_factory=lambda: np.zeros((0, 3, 0)))
     output_positions: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
     gravity_load: np.ndarray | None = None
+    layout: NodalLayout | None = None
 
 
 #: What a damaged archive or array header raises inside zipfile, zlib and numpy's reader.
@@ -140,7 +155,21 @@ def load_npz(path: str | Path) -> StructureMatrices:
         content.get("output_rows"),
         content.get("output_positions"),
         content.get("gravity_load"),
+        layout=_layout_arrays(label, content),
+        output_nodes=content.get("output_nodes"),
     )
+
+
+def _layout_arrays(label: str, content: dict) -> tuple | None:
+    """(node_positions, dof_nodes, dof_components) from the file, or None if it has none."""
+    given = [k for k in _LAYOUT_KEYS if k in content]
+    if not given:
+        return None
+    missing = [k for k in _LAYOUT_KEYS if k not in content]
+    if missing:
+        raise ScenarioError(f"{label}: {missing[0]}: missing ({', '.join(_LAYOUT_KEYS)} go "
+                            f"together; the file has {', '.join(given)})")
+    return tuple(content[k] for k in _LAYOUT_KEYS)
 
 
 def load_mtx(
@@ -193,6 +222,11 @@ def save_npz(path: str | Path, structure: StructureMatrices) -> None:
         content["C"] = structure.damping
     if structure.gravity_load is not None:
         content["gravity_load"] = structure.gravity_load
+    if structure.layout is not None:
+        content["node_positions"] = structure.layout.positions
+        content["dof_nodes"] = structure.layout.dof_map[:, 0]
+        content["dof_components"] = np.array(
+            [COMPONENT_NAMES[c] for c in structure.layout.dof_map[:, 1]], dtype=str)
     if structure.output_names:
         content["output_names"] = np.array(structure.output_names, dtype=str)
         content["output_rows"] = structure.output_rows
@@ -211,8 +245,14 @@ def validate_structure(
     output_rows,
     output_positions,
     gravity_load=None,
+    *,
+    layout: tuple | None = None,
+    output_nodes=None,
 ) -> StructureMatrices:
-    """Check shapes, finiteness, symmetry, semi-definiteness and names; ScenarioError otherwise."""
+    """Check shapes, finiteness, symmetry, semi-definiteness and names; ScenarioError otherwise.
+
+    ``layout``: (node_positions, dof_nodes, dof_components) arrays (:func:`read_layout`), or
+    None; ``output_nodes``: node indices of the named outputs (instead of ``output_rows``)."""
     m = np.asarray(mass)
     _check_square(label, "M", m, None)
     n = m.shape[0]
@@ -250,6 +290,20 @@ def validate_structure(
                 f"{label}: boundary_dofs: expected distinct names out of "
                 f"{list(COMPONENT_NAMES)}, got {list(names)}"
             )
+    nodal = None if layout is None else read_layout(label, *layout, n, int(n_boundary))
+    if nodal is not None:
+        labelled = tuple(COMPONENT_NAMES[c] for c in nodal.dof_map[:n_boundary, 1])
+        if boundary_dofs is not None and names != labelled:
+            raise ScenarioError(f"{label}: boundary_dofs: {list(names)} contradicts "
+                                f"dof_components of the boundary {list(labelled)}")
+        names = labelled
+    if output_nodes is not None:
+        if (nodal is None or output_names is None or output_rows is not None
+                or output_positions is not None):
+            raise ScenarioError(f"{label}: output_nodes: needs output_names and node_positions, "
+                                f"and replaces output_rows / output_positions")
+        output_rows, output_positions = node_outputs(label, nodal, output_nodes,
+                                                     len(output_names))
     out_names: tuple[str, ...] = ()
     rows = np.zeros((0, 3, n))
     positions = np.zeros((0, 3))
@@ -295,7 +349,28 @@ def validate_structure(
         output_rows=rows,
         output_positions=positions,
         gravity_load=load,
+        layout=nodal,
     )
+
+
+def check_floating(label: str, structure: StructureMatrices) -> None:
+    """A floating body's file: node positions and DOF labels present, every rigid-body mode in
+    the null space of K (:func:`rbcosim.flex.nodal.check_rigid_modes`), and a ``gravity_load``
+    (if given) equal to the mass on the unit rigid translations, ``M R``, from which a floating
+    body takes its weight. ScenarioError naming ``label`` and the key otherwise."""
+    layout = structure.layout
+    if layout is None:
+        raise ScenarioError(f"{label}: node_positions: missing (a floating body needs "
+                            f"{', '.join(_LAYOUT_KEYS)}; `rbcosim convert-structure` writes them)")
+    check_rigid_modes(label, structure.stiffness, layout)
+    if structure.gravity_load is not None:
+        weight = structure.mass @ layout.rigid_modes()[:, :3]
+        gap = float(np.max(np.abs(structure.gravity_load - weight)))
+        scale = float(np.max(np.abs(weight)))
+        if gap > 1e-6 * scale:
+            raise ScenarioError(f"{label}: gravity_load: differs from M R (the mass on unit rigid "
+                                f"translations, the weight a floating body takes) by {gap:.3g} "
+                                f"(max |M R| = {scale:.3g}); leave it out for a floating body")
 
 
 def _check_square(label: str, key: str, a: np.ndarray, n: int | None) -> None:

@@ -12,7 +12,9 @@ Two attachments:
   frame (times the beam-axis rotation) for beams (``"point"``).
 - ``"floating"``: the structure is clamped to the interface point only; a floating frame rides
   on the point; ``u_b = 0`` relative to it and ``eta`` are the elastic coordinates. Needs the
-  physical geometry and mass (beams): :class:`FloatingInertia`.
+  physical geometry and mass: node positions, DOF labels and the physical mass matrix
+  (:func:`floating_inertia` -> :class:`FloatingInertia`), from the beam generator or an
+  imported file (:mod:`rbcosim.flex.nodal`).
 
 The structure frame is related to the interface point's own frame by the constant rotation
 ``axis_rotation`` (structure -> point), which takes the beam axis +x to
@@ -31,6 +33,7 @@ from rbcosim.flex.craig_bampton import CraigBampton, craig_bampton
 from rbcosim.flex.geometric import axial_load_matrices
 from rbcosim.flex.kinematics import shortest_arc, skew
 from rbcosim.flex.matrices_io import StructureMatrices
+from rbcosim.flex.nodal import NodalLayout, field_nodal, rotation_dofs
 
 ATTACHMENTS = ("grounded", "floating")
 
@@ -39,17 +42,6 @@ def _readonly(a) -> np.ndarray:
     a = np.array(a, dtype=np.float64)
     a.setflags(write=False)
     return a
-
-
-def rotation_dofs(a: np.ndarray) -> np.ndarray:
-    """Nodal rotation DOFs (theta_x, theta_y, theta_z) of the affine field x -> A x, beam along x.
-
-    Bending slopes follow the field's derivative along the beam axis (theta_z = A_yx,
-    theta_y = -A_zx, exactly what the Hermite elements interpolate); the torsion DOF takes the
-    field's rotation about x, ``(A_zy - A_yz) / 2``. For a rigid rotation ``A = [w]x`` this is w.
-    Works on stacks: ``a`` shape (..., 3, 3) -> (..., 3).
-    """
-    return np.stack([0.5 * (a[..., 2, 1] - a[..., 1, 2]), -a[..., 2, 0], a[..., 1, 0]], axis=-1)
 
 
 @dataclass(frozen=True)
@@ -191,8 +183,11 @@ class FlexModel:
         floating = None
         if attachment == "floating":
             beam3 = beam if not planar else euler_bernoulli_beam(**beam_args, planar=False)
-            floating = _floating_inertia(beam, beam3, cb, damping,
-                                         density * area if geometric_stiffening else 0.0)
+            n_b = len(boundary)
+            floating = floating_inertia(
+                NodalLayout(beam3.nodes - beam3.nodes[0], beam3.dof_map), beam3.mass,
+                beam.dof_map, cb.transformation[:, n_b:], cb.stiffness[n_b:, n_b:],
+                damping[n_b:, n_b:], density * area if geometric_stiffening else 0.0)
         return FlexModel(
             attachment=attachment,
             mass=_readonly(cb.mass),
@@ -218,13 +213,20 @@ class FlexModel:
         n_modes: int | None = None,
         modal_damping_ratio: float | Sequence[float] = 0.0,
         rayleigh: tuple[float, float] | None = None,
+        attachment: str = "grounded",
     ) -> FlexModel:
-        """Grounded body from imported matrices (first ``n_boundary`` coordinates = boundary).
+        """Body from imported matrices (first ``n_boundary`` coordinates = boundary).
 
-        Gravity loads the structure with the file's ``gravity_load`` (physical load per unit
-        gravity along x, y, z); without it, through the constraint modes of the boundary
-        translations (support acceleration: exact when only the boundary DOFs hold the
-        structure, not when it is also tied to ground).
+        Grounded: gravity loads the structure with the file's ``gravity_load`` (physical load
+        per unit gravity along x, y, z); without it, through the constraint modes of the
+        boundary translations (support acceleration: exact when only the boundary DOFs hold
+        the structure, not when it is also tied to ground).
+
+        Floating: the structure (its ``layout``: node positions and DOF labels) is clamped to
+        the interface point at its interface node, structure axes = the point's axes; the
+        floating-frame terms and gravity come from the physical mass matrix
+        (:func:`floating_inertia`, the beam's model). Check the file first with
+        :func:`rbcosim.flex.matrices_io.check_floating`.
 
         The file's damping C (if any) is projected with the Craig–Bampton transformation and
         added to the scenario damping (modal ratio or Rayleigh).
@@ -234,29 +236,40 @@ class FlexModel:
         damping = _damping(cb.mass, cb.stiffness, n_b, modal_damping_ratio, rayleigh)
         if structure.damping is not None:
             damping = damping + cb.reduce(structure.damping)
-        load = structure.gravity_load
-        if load is None:  # support acceleration: the boundary alone holds the structure
-            comps = [COMPONENT_NAMES.index(c) for c in structure.boundary_dofs]
-            load = structure.mass @ cb.transformation[:, :n_b] @ _translation_columns(comps)
+        damping = 0.5 * (damping + damping.T)
         rows = (
             structure.output_rows @ cb.transformation
             if structure.output_names
             else (np.zeros((0, 3, cb.mass.shape[0])))
         )
-        return FlexModel(
-            attachment="grounded",
-            mass=_readonly(cb.mass),
-            stiffness=_readonly(cb.stiffness),
-            damping=_readonly(0.5 * (damping + damping.T)),
-            n_boundary=n_b,
-            boundary_components=tuple(COMPONENT_NAMES.index(s) for s in structure.boundary_dofs),
-            frequencies_hz=_readonly(cb.frequencies_hz),
-            structure_axes="inertial",
-            output_names=tuple(structure.output_names),
-            output_rows=_readonly(rows),
-            output_positions=_readonly(structure.output_positions),
-            gravity_load=_readonly(cb.transformation.T @ load),
-        )
+        common = {
+            "mass": _readonly(cb.mass),
+            "stiffness": _readonly(cb.stiffness),
+            "damping": _readonly(damping),
+            "n_boundary": n_b,
+            "boundary_components": tuple(COMPONENT_NAMES.index(s)
+                                         for s in structure.boundary_dofs),
+            "frequencies_hz": _readonly(cb.frequencies_hz),
+            "output_names": tuple(structure.output_names),
+            "output_rows": _readonly(rows),
+            "output_positions": _readonly(structure.output_positions),
+        }
+        if attachment == "floating":
+            layout = structure.layout
+            if layout is None:
+                raise ValueError("layout: required for attachment 'floating' (node positions "
+                                 "and DOF labels)")
+            floating = floating_inertia(layout, structure.mass, layout.dof_map,
+                                        cb.transformation[:, n_b:], cb.stiffness[n_b:, n_b:],
+                                        damping[n_b:, n_b:])
+            return FlexModel(attachment="floating", structure_axes="point", floating=floating,
+                             **common)
+        load = structure.gravity_load
+        if load is None:  # support acceleration: the boundary alone holds the structure
+            comps = [COMPONENT_NAMES.index(c) for c in structure.boundary_dofs]
+            load = structure.mass @ cb.transformation[:, :n_b] @ _translation_columns(comps)
+        return FlexModel(attachment="grounded", structure_axes="inertial",
+                         gravity_load=_readonly(cb.transformation.T @ load), **common)
 
 
 def _translation_columns(components) -> np.ndarray:
@@ -352,32 +365,33 @@ def _nodal_operator(b: np.ndarray, n_nodes: int) -> np.ndarray:
     return np.kron(np.eye(n_nodes), block)
 
 
-def _field_nodal(nodes: np.ndarray, a0: np.ndarray, a: np.ndarray) -> np.ndarray:
-    """Field-consistent nodal vector of the affine field x -> a0 + A x, shape (6 n_nodes,)."""
-    u = np.empty((nodes.shape[0], 6))
-    u[:, :3] = a0 + nodes @ a.T
-    u[:, 3:] = rotation_dofs(a)
-    return u.ravel()
+def floating_inertia(layout: NodalLayout, mass: np.ndarray, mode_dofs: np.ndarray,
+                     modes: np.ndarray, k_ee: np.ndarray, c_ee: np.ndarray,
+                     stiffening_density: float = 0.0) -> FloatingInertia:
+    """The floating frame's inertia data of any structure described by nodes and DOF labels.
 
-
-def _floating_inertia(beam: BeamFE, beam3: BeamFE, cb: CraigBampton, damping,
-                      stiffening_density: float) -> FloatingInertia:
-    """The floating frame's inertia data; ``stiffening_density`` (rho A, kg/m; 0: none) scales
-    the geometric stiffness of the inertial axial load (:mod:`rbcosim.flex.geometric`)."""
-    n_b = cb.boundary_dofs.size
-    k = cb.transformation.shape[1] - n_b
-    n_nodes = beam3.nodes.shape[0]
-    nodes = beam3.nodes - beam3.nodes[0]
-    m3 = beam3.mass
+    ``mass`` (n, n) is the physical mass matrix on the coordinates ``layout.dof_map`` labels;
+    ``modes`` (n_m, k) the fixed-interface modes on coordinates labelled ``mode_dofs``
+    (n_m, 2) (node, component), e.g. a planar beam's in-plane DOFs inside its 3D mass;
+    ``k_ee``, ``c_ee`` (k, k) their modal stiffness and damping. Both are embedded in the
+    all-six-components node-major layout the kernels use (absent components: zero mass, zero
+    mode rows). ``stiffening_density`` (rho A, kg/m; 0: none) scales the geometric stiffness of
+    the inertial axial load of a beam along x (:mod:`rbcosim.flex.geometric`)."""
+    nodes = layout.positions
+    n_nodes = nodes.shape[0]
+    k = modes.shape[1]
+    index = layout.full_index
+    m3 = np.zeros((6 * n_nodes, 6 * n_nodes))
+    m3[np.ix_(index, index)] = mass
     phi = np.zeros((6 * n_nodes, k))
-    phi[6 * beam.dof_map[:, 0] + beam.dof_map[:, 1], :] = cb.transformation[:, n_b:]
+    phi[6 * mode_dofs[:, 0] + mode_dofs[:, 1], :] = modes
     eye = np.eye(3)
     zero = np.zeros(3)
-    p0 = np.stack([_field_nodal(nodes, e, np.zeros((3, 3))) for e in eye], axis=1)
+    p0 = np.stack([field_nodal(nodes, e, np.zeros((3, 3))) for e in eye], axis=1)
     total_mass = float(p0[:, 0] @ m3 @ p0[:, 0])
     # first_moment_i = sum of m x_i: the field x -> e_i x_i tested with unit translation e_i.
     first_moment = np.array(
-        [p0[:, i] @ m3 @ _field_nodal(nodes, zero, np.outer(eye[i], eye[i])) for i in range(3)]
+        [p0[:, i] @ m3 @ field_nodal(nodes, zero, np.outer(eye[i], eye[i])) for i in range(3)]
     )
     spin = np.zeros((n_nodes, 6))
     spin[:, 3] = 1.0
@@ -386,22 +400,23 @@ def _floating_inertia(beam: BeamFE, beam3: BeamFE, cb: CraigBampton, damping,
     pt_m = phi.T @ m3
     m_ee = pt_m @ phi
     minv = np.linalg.inv(m_ee) if k else np.zeros((0, 0))
-    k_ee = cb.stiffness[n_b:, n_b:]
-    c_ee = damping[n_b:, n_b:]
     sk = [skew(e) for e in eye]
     l0 = pt_m @ p0
-    l_alpha = np.stack([pt_m @ _field_nodal(nodes, zero, s) for s in sk], axis=1)
+    l_alpha = np.stack([pt_m @ field_nodal(nodes, zero, s) for s in sk], axis=1)
     l_ww = np.stack(
-        [pt_m @ _field_nodal(nodes, zero, sk[i] @ sk[j]) for i in range(3) for j in range(3)],
+        [pt_m @ field_nodal(nodes, zero, sk[i] @ sk[j]) for i in range(3) for j in range(3)],
         axis=1,
     )
     g = [pt_m @ _nodal_operator(s, n_nodes) @ phi for s in sk]
     h = [pt_m @ _nodal_operator(sk[i] @ sk[j], n_nodes) @ phi for i in range(3) for j in range(3)]
     # Geometric stiffness -b_x K_b + (w_y² + w_z²) K_c: kron(w, w) entries yy (4) and zz (8).
-    k_b, k_c = (phi.T @ g_e @ phi for g_e in axial_load_matrices(nodes[:, 0], stiffening_density))
-    h[4] = h[4] + k_c
-    h[8] = h[8] + k_c
-    gb = np.hstack([-k_b, np.zeros((k, 2 * k))])
+    gb = np.zeros((k, 3 * k))
+    if stiffening_density > 0.0:
+        k_b, k_c = (phi.T @ g_e @ phi
+                    for g_e in axial_load_matrices(nodes[:, 0], stiffening_density))
+        h[4] = h[4] + k_c
+        h[8] = h[8] + k_c
+        gb[:, :k] = -k_b
     blocks = [k_ee, c_ee, l0, l_alpha, l_ww, 2.0 * np.hstack(g), np.hstack(g), np.hstack(h), gb]
     w = -minv @ np.hstack(blocks) if k else np.zeros((0, 15))
     return FloatingInertia(
