@@ -150,3 +150,34 @@ def test_one_message_for_both_joints_steps_like_one_client_per_joint(call):
         for key in ("kinematics", "gaps", "motions"):
             stacked = np.vstack([np.asarray(b[j][key]) for j in JOINTS])
             assert np.array_equal(stacked, np.asarray(a[key])), key
+
+
+def test_a_zero_added_mass_row_is_the_same_as_no_added_mass(call):
+    """One client hands [M, 0] over for (side, tip); in a second session a client of the side
+    hands M over and a client of the tip hands nothing: the same step, bit for bit."""
+    mass = np.diag([0.3, 0.3, 0.3, 2e-3, 2e-3, 1e-3])
+    mass[0, 4] = mass[4, 0] = 0.01
+    wrench = np.array([[1.0, 0.0, -2.0, 0.0, 0.1, 0.0], [0.0, 0.5, -1.0, 0.02, 0.0, 0.0]])
+    multi_sid, single_sid = session(call), session(call)
+    multi = ok(call(message("attach", multi_sid, points=POINTS, motions=True)))["client"]
+    side, tip = (ok(call(message("attach", single_sid, points=[p], motions=True)))["client"]
+                 for p in POINTS)
+    ok(call(message("set_added_mass", multi_sid, client=multi,
+                    added_mass=np.stack([mass, np.zeros((6, 6))]), frames=["point", "point"])))
+    ok(call(message("set_added_mass", single_sid, client=side, added_mass=mass[None],
+                    frames=["point"])))
+    after = []
+    for k in range(2):
+        a = ok(call(message("step", multi_sid, client=multi, step=k, wrench=wrench)))
+        assert call(message("step", single_sid, msg_id="side", client=side, step=k,
+                            wrench=wrench[:1])) == []
+        b = {r["parent_id"]: r["content"] for r in call(
+            message("step", single_sid, msg_id="tip", client=tip, step=k, wrench=wrench[1:]))}
+        stacked = np.vstack([np.asarray(b[n]["motions"]) for n in ("side", "tip")])
+        assert np.array_equal(stacked, np.asarray(a["motions"]))
+        after.append(stacked)
+    # the handed-over mass does change the motion: the comparison is not of two no-ops
+    plain = session(call)
+    lone = ok(call(message("attach", plain, points=POINTS, motions=True)))["client"]
+    c = ok(call(message("step", plain, client=lone, step=0, wrench=wrench)))
+    assert np.abs(np.asarray(c["motions"])[:, 13:] - after[0][:, 13:]).max() > 1e-3
