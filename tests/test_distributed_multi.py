@@ -75,6 +75,34 @@ def test_one_process_owning_both_joints_equals_in_process_bitwise(tmp_path, sche
     assert_bitwise(columns, data, reference)
 
 
+def test_a_two_joint_solver_resumes_from_its_checkpoint_bitwise(tmp_path):
+    """Run to the end with checkpoints every 16 steps, restore the session's last snapshot
+    (step 32 of 40), and let a new two-joint process take both joints over from its
+    checkpoint of that step: the in-process numbers, bit for bit."""
+    sets = ["solver.t_end=0.01", "solver.output_every=8"]
+    reference = in_process(tmp_path, sets)
+    overrides = dict(s.split("=", 1) for s in sets)
+    options = CosimOptions(timeout=60, checkpoint_every=16, checkpoint_dir=tmp_path / "ckpt")
+    with running_server(Service()) as server, Client(server.address, timeout=30) as client:
+        sid = client.create_session(TWO_BEAMS, overrides=overrides, wait_for_joints=True,
+                                    snapshot_every=16)["session"]
+        (tmp_path / "first").mkdir()
+        first = start_flex(server.address, sid, JOINTS, TWO_BEAMS, sets, tmp_path / "first",
+                           options)
+        assert first.proc.wait(120) == 0, first.log.read_text()
+        assert sorted(p.name for p in (tmp_path / "ckpt").iterdir()) == [
+            "clamp_tip+clamp_side.16.ckpt", "clamp_tip+clamp_side.32.ckpt"]
+        assert client.restore("auto")["step"] == 32
+        (tmp_path / "second").mkdir()
+        second = start_flex(server.address, sid, JOINTS, TWO_BEAMS, sets, tmp_path / "second",
+                            options, resume=True)
+        assert second.proc.wait(120) == 0, second.log.read_text()
+        assert len(client.heartbeat()["clients"]) == 1  # the new one took both joints over
+        columns, data = merge_results(load_scenario(TWO_BEAMS, sets), client.results(),
+                                      read_results(second.out))
+    assert_bitwise(columns, data, reference)
+
+
 def test_cosim_starts_one_process_per_flexible_body(tmp_path):
     sets = ["solver.t_end=0.005"]
     run = run_distributed(TWO_BEAMS, sets, CosimOptions(progress=False, log=lambda _: None))
