@@ -69,6 +69,8 @@ def select_joints(scenario: Scenario, joints: Sequence[str] = (),
                   bodies: Sequence[str] = ()) -> list[str]:
     """The joints one flexible solver drives: those named, and every joint of each body named
     ([couplings.NAME] with flex_body = BODY), in the scenario's coupling order."""
+    if isinstance(joints, str) or isinstance(bodies, str):
+        raise TypeError("joints and bodies are lists of names, not one name")
     names = [c.name for c in scenario.couplings]
     of_body = {b: [c.name for c in scenario.couplings if c.flex_body == b]
                for b in scenario.flex_bodies}
@@ -310,10 +312,10 @@ def run_flex_solver(
         motions = [motion_of(row, t) for row in m]
         kins, energies = zip(*(ep.report() for ep in endpoints))
         inputs = [ep.inputs_for_rigid(t, mo) for ep, mo in zip(endpoints, motions)]
-        jacobians = [jac for _, jac in inputs if jac is not None]
+        jacobians = None if inputs[0][1] is None else [jac for _, jac in inputs]  # one scheme
         msg_id = client.start_step(
             wrench_polynomial=_polynomials([poly for poly, _ in inputs]), flex_kinematics=kins,
-            flex_energy=energies, interface_jacobian=jacobians or None)
+            flex_energy=energies, interface_jacobian=jacobians)
         if end_motion:
             r = client.finish_step(msg_id)
             for ep, mo, row in zip(endpoints, motions, r.motions):
