@@ -149,6 +149,109 @@ def test_serve_external_prints_one_command_per_body_and_they_run(tmp_path):
     assert np.array_equal(results.data, reference.data[:, index])
 
 
+# Two 1 kg bodies on vertical sliders at x = 0 and x = 1 m, joined by a grounded steel beam
+# clamped at both ends (ONE flexible body at two interface nodes: joints left and right), and
+# a floating cantilever `arm` clamped on body a (joint arm_clamp), under gravity.
+SLIDERS = """
+[bodies.a]
+mass = 1.0
+inertia = [0.01, 0.01, 0.01]
+position = [0.0, 0.0, 0.0]
+[bodies.b]
+mass = 1.0
+inertia = [0.01, 0.01, 0.01]
+position = [1.0, 0.0, 0.0]
+[joints.ja]
+type = "prismatic"
+body1 = "ground"
+body2 = "a"
+at = [0.0, 0.0, 0.0]
+axis = [0.0, 0.0, 1.0]
+[joints.jb]
+type = "prismatic"
+body1 = "ground"
+body2 = "b"
+at = [1.0, 0.0, 0.0]
+axis = [0.0, 0.0, 1.0]
+[interface_points.pa]
+body = "a"
+[interface_points.pb]
+body = "b"
+[interface_points.pc]
+body = "a"
+[flex_bodies.beam]
+kind = "beam"
+attachment = "grounded"
+length = 1.0
+youngs_modulus = 2.1e11
+density = 7850.0
+section = "square"
+width = 0.01
+elements = 4
+modes = 4
+planar = true
+output_nodes = { mid = 0.5 }
+[flex_bodies.arm]
+kind = "beam"
+attachment = "floating"
+length = 0.3
+youngs_modulus = 2.1e11
+density = 7850.0
+section = "square"
+width = 0.01
+elements = 3
+modes = 2
+planar = true
+output_nodes = { tip = "end" }
+[couplings.left]
+point = "pa"
+flex_body = "beam"
+[couplings.arm_clamp]
+point = "pc"
+flex_body = "arm"
+[couplings.right]
+point = "pb"
+flex_body = "beam"
+node = "end"
+[cosim]
+macro_step = 1e-4
+[solver]
+t_end = 0.005
+output_every = 10
+"""
+
+
+def test_a_multi_node_body_is_one_client(tmp_path):
+    """`rbcosim cosim` runs the two-node beam (joints left and right) in one process and the
+    arm in another; one process driving all three joints (`--body beam --body arm`, rigid
+    side first) does too: both equal the in-process run bitwise."""
+    path = tmp_path / "sliders.toml"
+    path.write_text(SLIDERS)
+    out = tmp_path / "ref.csv"
+    assert main(["run", str(path), "--out", str(out), "--quiet"]) == 0
+    reference = Results.read_csv(out)
+    assert "beam.mid.z" in reference.columns and "arm.tip.z" in reference.columns
+    run = run_distributed(path, [], CosimOptions(progress=False, log=lambda _: None))
+    pids = run.processes
+    assert pids["left"] == pids["right"] != pids["arm_clamp"]
+    assert_bitwise(run.results.columns, run.results.data, reference)
+
+    sets = ['cosim.scheme="gauss_seidel_rigid_first"']
+    out = tmp_path / "ref_rigid_first.csv"
+    assert main(["run", str(path), "--out", str(out), "--quiet", "--set", sets[0]]) == 0
+    reference = Results.read_csv(out)
+    with running_server(Service()) as server, Client(server.address, timeout=30) as client:
+        sid = client.create_session(path, overrides=dict(s.split("=", 1) for s in sets),
+                                    wait_for_joints=True)["session"]
+        proc = start_flex(server.address, sid, ["left", "arm_clamp", "right"], path, sets,
+                          tmp_path, CosimOptions(timeout=60))
+        assert proc.proc.wait(120) == 0, proc.log.read_text()
+        assert len(client.heartbeat()["clients"]) == 1
+        columns, data = merge_results(load_scenario(path, sets), client.results(),
+                                      read_results(proc.out))
+    assert_bitwise(columns, data, reference)
+
+
 def test_joint_selection_errors_name_the_option_and_the_valid_names():
     scenario = load_scenario(TWO_BEAMS)
     assert select_joints(scenario, ["clamp_side"], ["beam_tip"]) == JOINTS
@@ -161,3 +264,16 @@ def test_joint_selection_errors_name_the_option_and_the_valid_names():
         with pytest.raises(ScenarioError) as info:
             select_joints(scenario, joints, bodies)
         assert all(w in str(info.value) for w in words), str(info.value)
+
+
+def test_a_multi_node_body_is_never_split_between_solvers(tmp_path):
+    path = tmp_path / "sliders.toml"
+    path.write_text(SLIDERS)
+    scenario = load_scenario(path)
+    # body by body, each in the order of its first coupling: beam (left, right), then arm
+    assert select_joints(scenario, ["arm_clamp"], ["beam"]) == ["left", "right", "arm_clamp"]
+    assert select_joints(scenario, ["right", "left"]) == ["left", "right"]
+    with pytest.raises(ScenarioError) as info:
+        select_joints(scenario, ["right", "arm_clamp"])
+    assert all(w in str(info.value) for w in ("--joint right", "'beam'", "['left', 'right']",
+                                               "--body beam")), str(info.value)

@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
                                   checkpoint_every=args.checkpoint_every, resume=args.resume)
     if args.out:
         write_results(Path(args.out), results)
-    steps = results[joints[0]].steps
+    steps = next(iter(results.values())).steps
     print(f"done {solver_tag(joints)} {steps[-1] if steps else 0}", flush=True)
     return 0
 

@@ -27,6 +27,7 @@ import zmq
 from rbcosim.client import Client, ServiceError, ServiceTimeout
 from rbcosim.distributed.flex_solver import (
     FlexResults,
+    body_joints,
     check_distributed,
     macro_steps,
     read_results,
@@ -190,15 +191,6 @@ class FlexProcess:
                 f"{_describe_exit(code)}" + (f":\n{tail}" if tail else ""))
 
 
-def body_joints(scenario: Scenario) -> dict[str, list[str]]:
-    """Flexible body -> its joints, in the scenario's coupling order: what one flexible solver
-    process drives."""
-    groups: dict[str, list[str]] = {}
-    for c in scenario.couplings:
-        groups.setdefault(c.flex_body, []).append(c.name)
-    return groups
-
-
 def start_flex(address: str, session: str, joints: list[str] | tuple[str, ...],
                scenario_path: Path, overrides: list[str], workdir: Path, options: CosimOptions,
                resume: bool = False) -> FlexProcess:
@@ -245,17 +237,18 @@ def stop_processes(flex: list[FlexProcess]) -> None:
 
 def merge_results(scenario: Scenario, server_results: dict,
                   flex_results: dict[str, FlexResults] | None) -> tuple[list[str], np.ndarray]:
-    """The server's rigid-side rows and each joint's flexible columns (joint -> FlexResults, from
-    all the flexible processes), in the in-process master's column order (rigid side, then each coupling's flexible body); None for
-    flex_results keeps the rigid columns only (external solvers keep their own)."""
+    """The server's rigid-side rows and each flexible body's columns (body -> FlexResults,
+    from all the flexible processes), in the in-process master's column order (rigid side,
+    then each body in the order of its first coupling); None for flex_results keeps the rigid
+    columns only (external solvers keep their own)."""
     columns = list(server_results["columns"])
     steps = list(server_results["row_steps"])
     blocks = [np.asarray(server_results["rows"], dtype=np.float64).reshape(len(steps), -1)]
-    for c in scenario.couplings if flex_results is not None else ():
-        fr = flex_results[c.name]
+    for body in body_joints(scenario) if flex_results is not None else ():
+        fr = flex_results[body]
         if fr.steps != steps:
             raise CosimError(
-                f"the flexible solver of joint {c.name!r} wrote rows at {len(fr.steps)} steps "
+                f"the flexible solver of body {body!r} wrote rows at {len(fr.steps)} steps "
                 f"and the server at {len(steps)}; they must agree (same scenario and overrides?)"
             )
         columns += fr.columns

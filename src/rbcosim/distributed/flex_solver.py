@@ -2,8 +2,9 @@
 
 `run_flex_solver` drives one or several rigid–flexible joints of a server session as ONE client
 (one attach; per macro step one message with all their wrenches, one reply with all their
-motions) with the same `FlexEndpoint`s the in-process master uses, in the master's order, so
-that the multi-process run gives the in-process run's bits:
+motions) with the same flexible-body groups the in-process master uses (one per body with its
+couplings, rbcosim.cosim.flex_groups), in the master's order, so that the multi-process run
+gives the in-process run's bits:
 
     attach (motions at t_0) → initialize → set_added_mass → report (t_0, initial wrench held)
     step k: report + wrench polynomial (+ Jacobian) → [advance while the rigid side steps]
@@ -26,8 +27,8 @@ import numpy as np
 from rbcosim.client import Client
 from rbcosim.cosim import codec
 from rbcosim.cosim.codec import StateFormatError, pack_state, unpack_state, write_atomically
-from rbcosim.cosim.flex_endpoint import FlexEndpoint, motion_of
-from rbcosim.cosim.master import build_endpoints
+from rbcosim.cosim.flex_endpoint import motion_of
+from rbcosim.cosim.flex_groups import build_groups
 from rbcosim.errors import RbcosimError, ScenarioError
 from rbcosim.scenario import Scenario
 from rbcosim.settings import whole_steps
@@ -65,47 +66,65 @@ def check_distributed(scenario: Scenario) -> None:
         )
 
 
+def body_joints(scenario: Scenario) -> dict[str, list[str]]:
+    """Flexible body -> its joints ([couplings.NAME] with flex_body = BODY), bodies in the order
+    of their first coupling, as the in-process master orders its groups: what one flexible
+    solver drives at least (a body is never split between solvers)."""
+    groups: dict[str, list[str]] = {}
+    for c in scenario.couplings:
+        groups.setdefault(c.flex_body, []).append(c.name)
+    return groups
+
+
 def select_joints(scenario: Scenario, joints: Sequence[str] = (),
                   bodies: Sequence[str] = ()) -> list[str]:
-    """The joints one flexible solver drives: those named, and every joint of each body named
-    ([couplings.NAME] with flex_body = BODY), in the scenario's coupling order."""
+    """The joints one flexible solver drives: those named and every joint of each body named,
+    body by body (`body_joints` order). A body is driven whole: naming some of its joints only
+    is a ScenarioError, as is a joint named twice or nothing named."""
     if isinstance(joints, str) or isinstance(bodies, str):
         raise TypeError("joints and bodies are lists of names, not one name")
-    names = [c.name for c in scenario.couplings]
-    of_body = {b: [c.name for c in scenario.couplings if c.flex_body == b]
-               for b in scenario.flex_bodies}
+    of_body = body_joints(scenario)
+    body_of = {j: b for b, js in of_body.items() for j in js}
     wanted: list[str] = []
     for j in joints:
-        if j not in names:
+        if j not in body_of:
             raise ScenarioError(f"--joint {j}: {scenario.source} has no coupling {j!r}; "
-                                f"valid names: {names}")
+                                f"valid names: {list(body_of)}")
         wanted.append(j)
     for b in bodies:
-        if not of_body.get(b):
+        if b not in of_body:
             raise ScenarioError(f"--body {b}: {scenario.source} has no coupled flexible body "
-                                f"{b!r}; valid names: {[k for k, v in of_body.items() if v]}")
+                                f"{b!r}; valid names: {list(of_body)}")
         wanted += of_body[b]
     twice = sorted({j for j in wanted if wanted.count(j) > 1})
     if twice:
         raise ScenarioError(f"joints {twice} are named twice (by --joint or through --body)")
     if not wanted:
         raise ScenarioError("name the joints to drive: --joint NAME or --body NAME")
-    return [n for n in names if n in wanted]
+    for b, js in of_body.items():
+        missing = [j for j in js if j not in wanted]
+        if missing and len(missing) < len(js):
+            raise ScenarioError(
+                f"--joint {' --joint '.join(j for j in js if j in wanted)}: flexible body {b!r} "
+                f"is coupled by {js}; one solver drives a whole body: name them all, or "
+                f"--body {b}")
+    return [j for js in of_body.values() for j in js if j in wanted]
 
 
-def endpoints_for(scenario: Scenario, joints: Sequence[str]) -> list[FlexEndpoint]:
-    """The FlexEndpoints of `joints` (in the scenario's coupling order), built exactly as the
-    in-process master builds them."""
-    endpoints = build_endpoints(scenario, scenario.cosim.macro_step)
-    return [endpoints[j] for j in select_joints(scenario, joints)]
+def groups_for(scenario: Scenario, joints: Sequence[str]) -> list:
+    """The flexible bodies of `joints` (whole bodies, `select_joints`) as the in-process
+    master's groups (rbcosim.cosim.flex_groups: one per body, values keyed by joint), built
+    exactly as it builds them."""
+    wanted = set(select_joints(scenario, joints))
+    groups = build_groups(scenario, scenario.cosim.macro_step).values()
+    return [g for g in groups if wanted & set(g.joints)]
 
 
 @dataclass
 class FlexResults:
-    """One joint's flexible-side result columns at the step indices where the master writes
-    rows."""
+    """One flexible body's result columns at the step indices where the master writes rows."""
 
-    joint: str
+    body: str
     columns: list[str]
     steps: list[int] = field(default_factory=list)
     rows: list[np.ndarray] = field(default_factory=list)
@@ -122,16 +141,16 @@ class FlexResults:
 
 
 SolverResults = dict[str, FlexResults]
-"""A flexible solver's results: joint -> its columns, in the solver's joint order."""
+"""A flexible solver's results: flexible body -> its columns, in the solver's body order."""
 
 
 def pack_results(results: SolverResults) -> bytes:
-    """A flexible solver's result file (msgpack state blob): per joint its columns and rows."""
+    """A flexible solver's result file (msgpack state blob): per body its columns and rows."""
     return pack_state({
         "format": FLEX_RESULTS_FORMAT,
-        "joints": list(results),
-        "results": {j: {"columns": list(r.columns), "steps": np.array(r.steps, dtype=np.float64),
-                        "rows": r.table()} for j, r in results.items()},
+        "bodies": list(results),
+        "results": {b: {"columns": list(r.columns), "steps": np.array(r.steps, dtype=np.float64),
+                        "rows": r.table()} for b, r in results.items()},
     })
 
 
@@ -141,13 +160,13 @@ def unpack_results(blob: bytes, where: str = "flex results") -> SolverResults:
         if d.get("format") != FLEX_RESULTS_FORMAT:
             raise ValueError("not a flex results file")
         out = {}
-        for joint in d["joints"]:
-            r = d["results"][joint]
-            fr = FlexResults(str(joint), [str(c) for c in r["columns"]])
+        for body in d["bodies"]:
+            r = d["results"][body]
+            fr = FlexResults(str(body), [str(c) for c in r["columns"]])
             steps = codec.array(r, "steps", (None,))
             fr.steps = [int(k) for k in steps]
             fr.rows = list(codec.array(r, "rows", (steps.size, len(fr.columns))))
-            out[fr.joint] = fr
+            out[fr.body] = fr
     except (KeyError, TypeError, ValueError) as exc:
         raise FlexSolverError(f"{where}: unreadable ({exc})") from None
     return out
@@ -179,12 +198,15 @@ def solver_tag(joints: Sequence[str]) -> str:
     return "+".join(joints)
 
 
-def _save_checkpoint(directory: Path, endpoints: list[FlexEndpoint], results: SolverResults,
-                     step: int) -> None:
+def _tag(groups: list) -> str:
+    return solver_tag([j for g in groups for j in g.joints])
+
+
+def _save_checkpoint(directory: Path, groups: list, results: SolverResults, step: int) -> None:
     directory.mkdir(parents=True, exist_ok=True)
-    tag = solver_tag([ep.joint for ep in endpoints])
+    tag = _tag(groups)
     write_atomically(checkpoint_path(directory, tag, step), pack_state({
-        "step": step, "endpoints": {ep.joint: ep.get_state() for ep in endpoints},
+        "step": step, "bodies": {g.flex_body: g.get_state() for g in groups},
         "results": pack_results(results)}))
     # Keep the two newest: the server's snapshot of step k is taken only once every client's
     # step-k inputs are in, so a crash may leave the server one checkpoint behind this one.
@@ -197,8 +219,8 @@ def _save_checkpoint(directory: Path, endpoints: list[FlexEndpoint], results: So
         p.unlink(missing_ok=True)
 
 
-def _load_checkpoint(directory: Path, endpoints: list[FlexEndpoint], step: int) -> SolverResults:
-    tag = solver_tag([ep.joint for ep in endpoints])
+def _load_checkpoint(directory: Path, groups: list, step: int) -> SolverResults:
+    tag = _tag(groups)
     path = checkpoint_path(directory, tag, step)
     if not path.is_file():
         have = sorted(p.name for p in directory.glob(f"{tag}.*.ckpt"))
@@ -211,11 +233,12 @@ def _load_checkpoint(directory: Path, endpoints: list[FlexEndpoint], step: int) 
         if codec.field(d, "step", int) != step:
             raise StateFormatError(f"state.step: it holds step {d['step']}")
         results = unpack_results(codec.field(d, "results", bytes), str(path))
-        states = codec.field(d, "endpoints", dict)
-        if sorted(states) != sorted(results) or sorted(states) != sorted(ep.joint for ep in endpoints):
-            raise StateFormatError(f"state.endpoints: joints {sorted(states)}")
-        for ep in endpoints:
-            ep.set_state(codec.field(states, ep.joint, bytes, "state.endpoints"))
+        states = codec.field(d, "bodies", dict)
+        bodies = sorted(g.flex_body for g in groups)
+        if sorted(states) != bodies or sorted(results) != bodies:
+            raise StateFormatError(f"state.bodies: {sorted(states)}, expected {bodies}")
+        for g in groups:
+            g.set_state(codec.field(states, g.flex_body, bytes, "state.bodies"))
     except OSError as exc:
         raise FlexSolverError(f"{path}: cannot read the checkpoint: {exc}") from None
     except ValueError as exc:
@@ -223,9 +246,9 @@ def _load_checkpoint(directory: Path, endpoints: list[FlexEndpoint], step: int) 
     return results
 
 
-def _add_rows(endpoints: list[FlexEndpoint], results: SolverResults, step: int) -> None:
-    for ep in endpoints:
-        results[ep.joint].add(step, ep.row())
+def _add_rows(groups: list, results: SolverResults, step: int) -> None:
+    for g in groups:
+        results[g.flex_body].add(step, g.row())
 
 
 def _polynomials(polynomials: list[np.ndarray]) -> np.ndarray:
@@ -238,15 +261,30 @@ def _polynomials(polynomials: list[np.ndarray]) -> np.ndarray:
     return out
 
 
-def _hand_over_added_mass(client: Client, endpoints: list[FlexEndpoint], t: float,
-                          motions: np.ndarray) -> None:
-    """Initialize each body from its point's motion and hand the added masses over in one
-    message (a zero matrix for a body without one: the rigid side then adds nothing there)."""
-    handovers = [ep.initialize(t, motion_of(m, t)) for ep, m in zip(endpoints, motions)]
-    if all(h is None for h in handovers):
+def _merged(groups: list, method: str, *args) -> dict:
+    """{joint: value} of every group's `method` (each gives its own joints' values)."""
+    out: dict = {}
+    for g in groups:
+        out.update(getattr(g, method)(*args))
+    return out
+
+
+def _reports(groups: list, joints: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """(node kinematics (n_joints, 13), delivered energies (n_joints,) J) in `joints` order."""
+    reports = _merged(groups, "report")
+    return (np.array([reports[j][0] for j in joints]),
+            np.array([reports[j][1] for j in joints], dtype=np.float64))
+
+
+def _hand_over_added_mass(client: Client, groups: list, joints: list[str], t: float,
+                          motions: dict) -> None:
+    """Initialize each body from its points' motions and hand the added masses over in one
+    message (a zero matrix where a body hands none: the rigid side then adds nothing there)."""
+    handovers = _merged(groups, "initialize", t, motions)
+    if all(handovers[j] is None for j in joints):
         return
-    masses = [np.zeros((6, 6)) if h is None else h[0] for h in handovers]
-    frames = ["point" if h is None else h[1] for h in handovers]
+    masses = [np.zeros((6, 6)) if handovers[j] is None else handovers[j][0] for j in joints]
+    frames = ["point" if handovers[j] is None else handovers[j][1] for j in joints]
     client.set_added_mass(masses, frames)
 
 
@@ -261,72 +299,75 @@ def run_flex_solver(
     resume: bool = False,
     name: str | None = None,
 ) -> SolverResults:
-    """Drive `joints` of `session` to solver.t_end as ONE client: one attach, and per macro
-    step one message with all their wrenches and node reports, one reply with all their
-    motions. Returns this side's result rows per joint.
+    """Drive `joints` (whole flexible bodies, `select_joints`) of `session` to solver.t_end as
+    ONE client: one attach, and per macro step one message with all their wrenches and node
+    reports, one reply with all their motions. Returns this side's result rows per body.
 
     checkpoint_dir/checkpoint_every: write this side's state every N macro steps (use the same
     N as the session's snapshot_every). resume: take over the joints (force attach) from a
     session restored to a snapshot, and continue from this side's checkpoint of that step.
     """
     check_distributed(scenario)
-    endpoints = endpoints_for(scenario, joints)
-    joints = [ep.joint for ep in endpoints]
-    points = [ep.coupling.point for ep in endpoints]
+    groups = groups_for(scenario, joints)
+    joints = [j for g in groups for j in g.joints]
+    point_of = {c.name: c.point for c in scenario.couplings}
+    points = [point_of[j] for j in joints]
     n_steps = macro_steps(scenario)
     every = scenario.solver.output_every
     ckpt = Path(checkpoint_dir) if checkpoint_dir is not None else None
     if resume and ckpt is None:
         raise FlexSolverError("resuming needs the checkpoint folder of the interrupted run")
 
-    tag = solver_tag(joints)
+    def motions_of(rows: np.ndarray, t: float) -> dict:
+        return {j: motion_of(row, t) for j, row in zip(joints, rows)}
+
     info = client.attach(points, joints, session=session, motions=True, force=resume,
-                         name=name or f"rbcosim flex {tag} (pid {os.getpid()})")
+                         name=name or f"rbcosim flex {solver_tag(joints)} (pid {os.getpid()})")
     k, t, m = info["step"], info["time"], info["motions"]
     if resume:
-        results = _load_checkpoint(ckpt, endpoints, k)
+        results = _load_checkpoint(ckpt, groups, k)
     else:
         if k != 0:
             raise FlexSolverError(
                 f"session {session} is at step {k}, not 0: a fresh flexible solver starts a run; "
                 "to continue one, restore the session and pass --resume with the checkpoints"
             )
-        _hand_over_added_mass(client, endpoints, t, m)
-        results = {ep.joint: FlexResults(ep.joint, ep.columns(ep.coupling.flex_body))
-                   for ep in endpoints}
-        _add_rows(endpoints, results, 0)
+        _hand_over_added_mass(client, groups, joints, t, motions_of(m, t))
+        results = {g.flex_body: FlexResults(g.flex_body, g.columns()) for g in groups}
+        _add_rows(groups, results, 0)
         # Hold the initial wrenches from t_0 on, as the in-process master does, so the motions
         # the first step starts from include them.
-        kins, energies = zip(*(ep.report() for ep in endpoints))
-        r = client.report(kins, energies,
-                          wrench_polynomial=_polynomials([ep.polynomial(t) for ep in endpoints]))
+        polynomials = _merged(groups, "polynomials", t)
+        r = client.report(*_reports(groups, joints),
+                          wrench_polynomial=_polynomials([polynomials[j] for j in joints]))
         m = r.motions
 
     # The step loop: per macro step, one exchange in each direction for all the joints, the
     # bodies stepped one after the other (they are independent within a macro step).
     saving = ckpt is not None and checkpoint_every
-    end_motion = endpoints[0].needs_end_motion
+    end_motion = groups[0].needs_end_motion  # one scheme for every body
     while k < n_steps:
         if saving and k % checkpoint_every == 0:
-            _save_checkpoint(ckpt, endpoints, results, k)
-        motions = [motion_of(row, t) for row in m]
-        kins, energies = zip(*(ep.report() for ep in endpoints))
-        inputs = [ep.inputs_for_rigid(t, mo) for ep, mo in zip(endpoints, motions)]
-        jacobians = None if inputs[0][1] is None else [jac for _, jac in inputs]  # one scheme
+            _save_checkpoint(ckpt, groups, results, k)
+        motions = motions_of(m, t)
+        kins, energies = _reports(groups, joints)
+        inputs = _merged(groups, "inputs_for_rigid", t, motions)
+        jacobians = inputs[joints[0]][1]
         msg_id = client.start_step(
-            wrench_polynomial=_polynomials([poly for poly, _ in inputs]), flex_kinematics=kins,
-            flex_energy=energies, interface_jacobian=jacobians)
+            wrench_polynomial=_polynomials([inputs[j][0] for j in joints]), flex_kinematics=kins,
+            flex_energy=energies,
+            interface_jacobian=None if jacobians is None else [inputs[j][1] for j in joints])
         if end_motion:
             r = client.finish_step(msg_id)
-            for ep, mo, row in zip(endpoints, motions, r.motions):
-                ep.finish(t, mo, motion_of(row, r.time))
+            ends = motions_of(r.motions, r.time)
+            for g in groups:
+                g.finish(t, motions, ends)
         else:
-            for ep, mo in zip(endpoints, motions):  # while the rigid side takes the same step
-                ep.finish(t, mo)
+            for g in groups:  # while the rigid side takes the same step
+                g.finish(t, motions)
             r = client.finish_step(msg_id)
         k, t, m = r.step, r.time, r.motions
         if k % every == 0 or k == n_steps:
-            _add_rows(endpoints, results, k)
-    kins, energies = zip(*(ep.report() for ep in endpoints))
-    client.report(kins, energies)
+            _add_rows(groups, results, k)
+    client.report(*_reports(groups, joints))
     return results
