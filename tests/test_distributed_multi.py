@@ -1,7 +1,8 @@
 """One flexible-solver process that drives several joints as ONE client (one attach, one step
 message per macro step with all its wrenches, one reply with all their motions) gives the
-in-process master's bits; `rbcosim cosim` starts one process per flexible body and
-`--serve-external` prints one `rbcosim flex` command per body."""
+in-process master's bits — several one-node bodies, and a body at two interface nodes;
+`rbcosim cosim` starts one process per flexible body and `--serve-external` prints one
+`rbcosim flex` command per body."""
 
 from __future__ import annotations
 
@@ -35,6 +36,84 @@ pytestmark = pytest.mark.protocol
 ROOT = Path(__file__).resolve().parents[1]
 TWO_BEAMS = ROOT / "scenarios" / "two_beams.toml"
 JOINTS = ["clamp_tip", "clamp_side"]
+
+
+# Two 1 kg bodies on vertical sliders at x = 0 and x = 1 m, joined by a grounded steel beam
+# clamped at both ends (ONE flexible body at two interface nodes: joints left and right), and
+# a floating cantilever `arm` clamped on body a (joint arm_clamp), under gravity.
+SLIDERS = """
+[bodies.a]
+mass = 1.0
+inertia = [0.01, 0.01, 0.01]
+position = [0.0, 0.0, 0.0]
+[bodies.b]
+mass = 1.0
+inertia = [0.01, 0.01, 0.01]
+position = [1.0, 0.0, 0.0]
+[joints.ja]
+type = "prismatic"
+body1 = "ground"
+body2 = "a"
+at = [0.0, 0.0, 0.0]
+axis = [0.0, 0.0, 1.0]
+[joints.jb]
+type = "prismatic"
+body1 = "ground"
+body2 = "b"
+at = [1.0, 0.0, 0.0]
+axis = [0.0, 0.0, 1.0]
+[interface_points.pa]
+body = "a"
+[interface_points.pb]
+body = "b"
+[interface_points.pc]
+body = "a"
+[flex_bodies.beam]
+kind = "beam"
+attachment = "grounded"
+length = 1.0
+youngs_modulus = 2.1e11
+density = 7850.0
+section = "square"
+width = 0.01
+elements = 4
+modes = 4
+planar = true
+output_nodes = { mid = 0.5 }
+[flex_bodies.arm]
+kind = "beam"
+attachment = "floating"
+length = 0.3
+youngs_modulus = 2.1e11
+density = 7850.0
+section = "square"
+width = 0.01
+elements = 3
+modes = 2
+planar = true
+output_nodes = { tip = "end" }
+[couplings.left]
+point = "pa"
+flex_body = "beam"
+[couplings.arm_clamp]
+point = "pc"
+flex_body = "arm"
+[couplings.right]
+point = "pb"
+flex_body = "beam"
+node = "end"
+[cosim]
+macro_step = 1e-4
+[solver]
+t_end = 0.005
+output_every = 10
+"""
+
+
+def sliders(tmp_path: Path) -> Path:
+    path = tmp_path / "sliders.toml"
+    path.write_text(SLIDERS)
+    return path
 
 
 def in_process(tmp_path: Path, sets: list[str]) -> Results:
@@ -112,15 +191,16 @@ def test_cosim_starts_one_process_per_flexible_body(tmp_path):
 
 
 def test_serve_external_prints_one_command_per_body_and_they_run(tmp_path):
-    """The printed commands (one per body, `--body NAME`), run as they are, drive the session
-    to the end: the rigid columns are the in-process run's."""
-    sets = ["solver.t_end=0.005"]
+    """On the sliders (the two-node beam and the arm), the printed commands — one per body,
+    `--body NAME`, the beam's covering both its joints — run as they are and drive the session
+    to the end: the rigid columns are the in-process run's, bit for bit."""
+    path = sliders(tmp_path)
     lines: list[str] = []
     outcome: dict = {}
 
     def drive():
         try:
-            outcome["run"] = run_distributed(TWO_BEAMS, sets, CosimOptions(
+            outcome["run"] = run_distributed(path, [], CosimOptions(
                 serve_external=True, progress=False, log=lines.append))
         except Exception as exc:  # noqa: BLE001 - reported by the assertion below
             outcome["error"] = exc
@@ -131,8 +211,12 @@ def test_serve_external_prints_one_command_per_body_and_they_run(tmp_path):
     while len([ln for ln in lines if "rbcosim flex" in ln]) < 2 and "error" not in outcome:
         assert time.monotonic() < deadline, lines
         time.sleep(0.05)
-    commands = [ln.split(": ", 1)[1] for ln in lines if "rbcosim flex" in ln]
-    assert len(commands) == 2 and all("--body beam_" in c for c in commands)
+    printed = [ln for ln in lines if "rbcosim flex" in ln]
+    assert len(printed) == 2, lines
+    assert printed[0].startswith("  body beam (joints left at point pa, right at point pb): ")
+    assert printed[1].startswith("  body arm (joints arm_clamp at point pc): ")
+    commands = [ln.split(": ", 1)[1] for ln in printed]
+    assert "--body beam " in commands[0] and "--body arm " in commands[1]
     procs = [subprocess.Popen([sys.executable, "-m", "rbcosim", *shlex.split(c)[1:]],
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
              for c in commands]
@@ -141,7 +225,9 @@ def test_serve_external_prints_one_command_per_body_and_they_run(tmp_path):
         assert p.returncode == 0, out
     thread.join(120)
     assert "error" not in outcome, outcome.get("error")
-    reference = in_process(tmp_path, sets)
+    out = tmp_path / "ref.csv"
+    assert main(["run", str(path), "--out", str(out), "--quiet"]) == 0
+    reference = Results.read_csv(out)
     results = outcome["run"].results
     rigid = [c for c in results.columns if c in reference.columns]
     assert rigid == results.columns and len(rigid) < len(reference.columns)
@@ -149,84 +235,11 @@ def test_serve_external_prints_one_command_per_body_and_they_run(tmp_path):
     assert np.array_equal(results.data, reference.data[:, index])
 
 
-# Two 1 kg bodies on vertical sliders at x = 0 and x = 1 m, joined by a grounded steel beam
-# clamped at both ends (ONE flexible body at two interface nodes: joints left and right), and
-# a floating cantilever `arm` clamped on body a (joint arm_clamp), under gravity.
-SLIDERS = """
-[bodies.a]
-mass = 1.0
-inertia = [0.01, 0.01, 0.01]
-position = [0.0, 0.0, 0.0]
-[bodies.b]
-mass = 1.0
-inertia = [0.01, 0.01, 0.01]
-position = [1.0, 0.0, 0.0]
-[joints.ja]
-type = "prismatic"
-body1 = "ground"
-body2 = "a"
-at = [0.0, 0.0, 0.0]
-axis = [0.0, 0.0, 1.0]
-[joints.jb]
-type = "prismatic"
-body1 = "ground"
-body2 = "b"
-at = [1.0, 0.0, 0.0]
-axis = [0.0, 0.0, 1.0]
-[interface_points.pa]
-body = "a"
-[interface_points.pb]
-body = "b"
-[interface_points.pc]
-body = "a"
-[flex_bodies.beam]
-kind = "beam"
-attachment = "grounded"
-length = 1.0
-youngs_modulus = 2.1e11
-density = 7850.0
-section = "square"
-width = 0.01
-elements = 4
-modes = 4
-planar = true
-output_nodes = { mid = 0.5 }
-[flex_bodies.arm]
-kind = "beam"
-attachment = "floating"
-length = 0.3
-youngs_modulus = 2.1e11
-density = 7850.0
-section = "square"
-width = 0.01
-elements = 3
-modes = 2
-planar = true
-output_nodes = { tip = "end" }
-[couplings.left]
-point = "pa"
-flex_body = "beam"
-[couplings.arm_clamp]
-point = "pc"
-flex_body = "arm"
-[couplings.right]
-point = "pb"
-flex_body = "beam"
-node = "end"
-[cosim]
-macro_step = 1e-4
-[solver]
-t_end = 0.005
-output_every = 10
-"""
-
-
 def test_a_multi_node_body_is_one_client(tmp_path):
     """`rbcosim cosim` runs the two-node beam (joints left and right) in one process and the
     arm in another; one process driving all three joints (`--body beam --body arm`, rigid
     side first) does too: both equal the in-process run bitwise."""
-    path = tmp_path / "sliders.toml"
-    path.write_text(SLIDERS)
+    path = sliders(tmp_path)
     out = tmp_path / "ref.csv"
     assert main(["run", str(path), "--out", str(out), "--quiet"]) == 0
     reference = Results.read_csv(out)
@@ -267,9 +280,7 @@ def test_joint_selection_errors_name_the_option_and_the_valid_names():
 
 
 def test_a_multi_node_body_is_never_split_between_solvers(tmp_path):
-    path = tmp_path / "sliders.toml"
-    path.write_text(SLIDERS)
-    scenario = load_scenario(path)
+    scenario = load_scenario(sliders(tmp_path))
     # body by body, each in the order of its first coupling: beam (left, right), then arm
     assert select_joints(scenario, ["arm_clamp"], ["beam"]) == ["left", "right", "arm_clamp"]
     assert select_joints(scenario, ["right", "left"]) == ["left", "right"]
