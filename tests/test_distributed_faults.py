@@ -57,7 +57,7 @@ def wait_for(predicate, what: str, limit: float = 120.0) -> None:
 
 def merged(client: Client, scenario: Path, sets: list[str], procs) -> tuple[list[str], np.ndarray]:
     sc = load_scenario(scenario, sets)
-    flex = {j: r for p in procs for j, r in read_results(p.out).items()}
+    flex = {b: r for p in procs for b, r in read_results(p.out).items()}
     return merge_results(sc, client.results(), flex)
 
 

@@ -235,10 +235,9 @@ def test_serve_external_prints_one_command_per_body_and_they_run(tmp_path):
     assert np.array_equal(results.data, reference.data[:, index])
 
 
-def test_a_multi_node_body_is_one_client(tmp_path):
+def test_cosim_runs_a_multi_node_body_as_one_client(tmp_path):
     """`rbcosim cosim` runs the two-node beam (joints left and right) in one process and the
-    arm in another; one process driving all three joints (`--body beam --body arm`, rigid
-    side first) does too: both equal the in-process run bitwise."""
+    arm in another: the in-process run's numbers, bit for bit."""
     path = sliders(tmp_path)
     out = tmp_path / "ref.csv"
     assert main(["run", str(path), "--out", str(out), "--quiet"]) == 0
@@ -249,6 +248,11 @@ def test_a_multi_node_body_is_one_client(tmp_path):
     assert pids["left"] == pids["right"] != pids["arm_clamp"]
     assert_bitwise(run.results.columns, run.results.data, reference)
 
+
+def test_one_process_drives_a_multi_node_body_and_another_body(tmp_path):
+    """One process driving all three joints (the beam's two and the arm's), rigid side
+    first: the in-process run's numbers, bit for bit."""
+    path = sliders(tmp_path)
     sets = ['cosim.scheme="gauss_seidel_rigid_first"']
     out = tmp_path / "ref_rigid_first.csv"
     assert main(["run", str(path), "--out", str(out), "--quiet", "--set", sets[0]]) == 0

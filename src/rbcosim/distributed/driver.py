@@ -340,7 +340,7 @@ def run_distributed(scenario_path: str | Path, overrides: list[str] | None = Non
             wall = time.perf_counter() - start
             res = client.results()
             flex_results = None if options.serve_external else {
-                j: r for f in flex for j, r in read_results(f.out).items()}
+                body: r for f in flex for body, r in read_results(f.out).items()}
             columns, data = merge_results(scenario, res, flex_results)
             processes = {j: f.proc.pid for f in flex for j in f.joints}
             diag = diagnostics(scenario, res, n_steps, wall, address, session, processes)
