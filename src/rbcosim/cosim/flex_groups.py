@@ -23,6 +23,7 @@ class SingleJoint:
 
     def __init__(self, endpoint: FlexEndpoint):
         self.endpoint = endpoint
+        self.body = endpoint.body
         self.joint = endpoint.joint
         self.joints = (self.joint,)
         self.couplings = (endpoint.coupling,)
