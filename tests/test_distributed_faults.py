@@ -15,7 +15,7 @@ import pytest
 from rbcosim.cli.main import main
 from rbcosim.client import Client
 from rbcosim.distributed.driver import CosimOptions, merge_results, start_flex
-from rbcosim.distributed.flex_solver import FlexResults
+from rbcosim.distributed.flex_solver import read_results
 from rbcosim.results import Results
 from rbcosim.scenario import load_scenario
 from rbcosim.service import Service
@@ -57,7 +57,7 @@ def wait_for(predicate, what: str, limit: float = 120.0) -> None:
 
 def merged(client: Client, scenario: Path, sets: list[str], procs) -> tuple[list[str], np.ndarray]:
     sc = load_scenario(scenario, sets)
-    flex = {p.joint: FlexResults.read(p.out) for p in procs}
+    flex = {b: r for p in procs for b, r in read_results(p.out).items()}
     return merge_results(sc, client.results(), flex)
 
 
@@ -71,11 +71,11 @@ def test_sigkill_is_reported_others_go_on_and_resume_is_bitwise(tmp_path):
         addr = server.address
         sid = session(beams, TWO_BEAMS, BEAMS_SETS, snapshot_every=EVERY, barrier_timeout=1.0)
         (tmp_path / "first").mkdir()
-        first = {j: start_flex(addr, sid, j, TWO_BEAMS, BEAMS_SETS, tmp_path / "first", options)
+        first = {j: start_flex(addr, sid, [j], TWO_BEAMS, BEAMS_SETS, tmp_path / "first", options)
                  for j in ("clamp_tip", "clamp_side")}
         other_sid = session(other, PENDULUM, PENDULUM_SETS)
         (tmp_path / "other").mkdir()
-        other_proc = start_flex(addr, other_sid, "clamp", PENDULUM, PENDULUM_SETS,
+        other_proc = start_flex(addr, other_sid, ["clamp"], PENDULUM, PENDULUM_SETS,
                                 tmp_path / "other", plain)
 
         wait_for(lambda: beams.heartbeat()["step"] >= KILL_AFTER, "the run to get going")
@@ -102,7 +102,7 @@ def test_sigkill_is_reported_others_go_on_and_resume_is_bitwise(tmp_path):
         restored = beams.restore("auto")
         assert restored["step"] % EVERY == 0 and 0 < restored["step"] <= state["step"]
         (tmp_path / "second").mkdir()
-        second = [start_flex(addr, sid, j, TWO_BEAMS, BEAMS_SETS, tmp_path / "second", options,
+        second = [start_flex(addr, sid, [j], TWO_BEAMS, BEAMS_SETS, tmp_path / "second", options,
                              resume=True) for j in ("clamp_tip", "clamp_side")]
         for p in second:
             assert p.proc.wait(120) == 0, p.log.read_text()

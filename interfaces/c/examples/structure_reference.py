@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from rbcosim.cosim.flex_endpoint import motion_of
-from rbcosim.distributed.flex_solver import endpoint_for
+from rbcosim.cosim.master import build_endpoints
 from rbcosim.flex.craig_bampton import craig_bampton
 from rbcosim.flex.matrices_io import load_mtx
 from rbcosim.scenario import load_scenario
@@ -52,7 +52,7 @@ def record(scenario_path, motions_path, *, overrides=(), steps=200):
     reference rows (steps, n_columns)."""
     scenario = load_scenario(scenario_path, list(overrides))
     joint = scenario.couplings[0].name
-    ep = endpoint_for(scenario, joint)
+    ep = build_endpoints(scenario, scenario.cosim.macro_step)[joint]
     H = scenario.cosim.macro_step
     model = ep.body.model
     # the transformation of the same reduction the body was built from (all modes kept)

@@ -23,8 +23,8 @@ import argparse
 import numpy as np
 
 from rbcosim.cosim.flex_endpoint import FlexEndpoint, motion_of
-from rbcosim.cosim.master import CosimMaster
-from rbcosim.distributed.flex_solver import endpoint_for, macro_steps
+from rbcosim.cosim.master import CosimMaster, build_endpoints
+from rbcosim.distributed.flex_solver import macro_steps
 from rbcosim.scenario import load_scenario
 
 
@@ -66,7 +66,7 @@ def record(scenario) -> tuple[np.ndarray, list[np.ndarray]]:
 
 def replay(scenario, init, steps) -> list[list[float]]:
     """The reference rows: a fresh endpoint driven with the recorded motions."""
-    ep = endpoint_for(scenario, scenario.couplings[0].name)
+    ep = build_endpoints(scenario, scenario.cosim.macro_step)[scenario.couplings[0].name]
     t0 = init[0]
     ep.initialize(t0, motion_of(init[1:], t0))
     rows = []

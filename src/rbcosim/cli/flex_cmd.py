@@ -1,7 +1,8 @@
 """`rbcosim flex`: the reference flexible body as its own process, a client of `rbcosim serve`.
 
-It speaks only the public protocol (interfaces/PROTOCOL.md): attach to one joint of a session,
-then report, send the wrench polynomial, step, until the scenario's end time. Its own result
+It speaks only the public protocol (interfaces/PROTOCOL.md): attach to one or several joints of
+a session as one client, then report, send the wrench polynomials, step, until the scenario's
+end time. Its own result
 columns (modal coordinates, output nodes) go to --out for `rbcosim cosim` to merge.
 """
 
@@ -18,14 +19,19 @@ def add_parser(sub) -> None:
     p = sub.add_parser(
         "flex",
         help="run the reference flexible body as a client of an rbcosim server",
-        description="Run one flexible body of a scenario in this process, coupled to a session of "
-        "an rbcosim server over the public protocol (the same numbers as `rbcosim run`).",
+        description="Run flexible bodies of a scenario in this process, coupled to a session of "
+        "an rbcosim server over the public protocol as one client that drives all their joints "
+        "(the same numbers as `rbcosim run`).",
     )
     p.add_argument("--connect", required=True, metavar="ADDR",
                    help="server endpoint, e.g. tcp://127.0.0.1:5555")
     p.add_argument("--session", required=True, metavar="ID", help="session id (create_session)")
-    p.add_argument("--joint", required=True, metavar="NAME",
-                   help="the rigid–flexible joint ([couplings.NAME]) this process drives")
+    p.add_argument("--joint", dest="joints", metavar="NAME", action="append", default=[],
+                   help="a rigid–flexible joint ([couplings.NAME]) this process drives "
+                        "(repeatable)")
+    p.add_argument("--body", dest="bodies", metavar="NAME", action="append", default=[],
+                   help="drive every joint of this flexible body ([flex_bodies.NAME]; "
+                        "repeatable, may be mixed with --joint)")
     p.add_argument("--scenario", required=True, metavar="FILE",
                    help="the scenario the session was created from (flexible body definitions)")
     p.add_argument("--set", dest="overrides", metavar="KEY=VALUE", action="append", default=[],
@@ -39,7 +45,7 @@ def add_parser(sub) -> None:
                    help="write this side's state every --checkpoint-every macro steps")
     p.add_argument("--checkpoint-every", type=int, default=0, metavar="N")
     p.add_argument("--resume", action="store_true",
-                   help="take over the joint of a restored session from the checkpoint of its step")
+                   help="take over the joints of a restored session from the checkpoint of its step")
     p.add_argument("--curve-server-key", metavar="FILE", help="server public key for CURVE")
     p.add_argument("--curve-secret", metavar="FILE", help="this client's CURVE .key_secret")
     p.set_defaults(handler=run)
@@ -56,20 +62,27 @@ def load(args: argparse.Namespace):
 
 def run(args: argparse.Namespace) -> int:
     from rbcosim.client import Client
-    from rbcosim.distributed.flex_solver import run_flex_solver
+    from rbcosim.distributed.flex_solver import (
+        run_flex_solver,
+        select_joints,
+        solver_tag,
+        write_results,
+    )
 
     scenario = load(args)
+    joints = select_joints(scenario, args.joints, args.bodies)
     if args.checkpoint_every < 0:
         raise RbcosimError("--checkpoint-every: expected 0 (off) or a positive integer")
     with Client(args.connect, timeout=args.timeout, curve_server_key=args.curve_server_key,
                 curve_client_secret_file=args.curve_secret) as client:
-        client.hello(f"rbcosim flex {args.joint}")
-        results = run_flex_solver(scenario, args.joint, client, args.session,
+        client.hello(f"rbcosim flex {solver_tag(joints)}")
+        results = run_flex_solver(scenario, joints, client, args.session,
                                   checkpoint_dir=args.checkpoint_dir,
                                   checkpoint_every=args.checkpoint_every, resume=args.resume)
     if args.out:
-        results.write(Path(args.out))
-    print(f"done {args.joint} {results.steps[-1] if results.steps else 0}", flush=True)
+        write_results(Path(args.out), results)
+    steps = next(iter(results.values())).steps
+    print(f"done {solver_tag(joints)} {steps[-1] if steps else 0}", flush=True)
     return 0
 
 

@@ -2,8 +2,9 @@
 
 The rigid side runs in an `rbcosim serve` process (started here on a free loopback port, or a
 running server given by address, possibly on another host); each flexible body runs in its own
-`rbcosim flex` process (or external solvers attach themselves). This process only creates the
-session, starts and watches the others, shows progress, and merges the server's rigid-side
+`rbcosim flex` process (one client for all the body's joints) (or external solvers attach themselves). This process only creates the
+session, starts and watches the others (one flexible process per flexible body, driving
+all that body's joints as one client), shows progress, and merges the server's rigid-side
 result rows with each flexible process's columns into the table `rbcosim run` writes for the
 same scenario — the same columns, in the same order, with the same numbers.
 """
@@ -24,7 +25,14 @@ import numpy as np
 import zmq
 
 from rbcosim.client import Client, ServiceError, ServiceTimeout
-from rbcosim.distributed.flex_solver import FlexResults, check_distributed, macro_steps
+from rbcosim.distributed.flex_solver import (
+    FlexResults,
+    body_joints,
+    check_distributed,
+    macro_steps,
+    read_results,
+    solver_tag,
+)
 from rbcosim.errors import RbcosimError
 from rbcosim.progress import Progress
 from rbcosim.results import Results
@@ -70,7 +78,8 @@ class CosimRun:
     address: str
     session: str
     processes: dict[str, int] = field(default_factory=dict)
-    """joint -> pid of its flexible solver (empty when external solvers drove the session)."""
+    """joint -> pid of the flexible solver driving it (empty when external solvers drove the
+    session)."""
 
 
 def scenario_overrides(overrides: list[str] | None, t_end: float | None) -> list[str]:
@@ -168,7 +177,7 @@ class ServerProcess:
 
 @dataclass
 class FlexProcess:
-    joint: str
+    joints: tuple[str, ...]
     proc: subprocess.Popen
     out: Path
     log: Path
@@ -178,19 +187,22 @@ class FlexProcess:
         if code is None or code == 0:
             return None
         tail = _tail(self.log)
-        return (f"the flexible solver of joint {self.joint!r} (pid {self.proc.pid}) "
+        return (f"the flexible solver of joints {list(self.joints)} (pid {self.proc.pid}) "
                 f"{_describe_exit(code)}" + (f":\n{tail}" if tail else ""))
 
 
-def start_flex(address: str, session: str, joint: str, scenario_path: Path,
-               overrides: list[str], workdir: Path, options: CosimOptions,
+def start_flex(address: str, session: str, joints: list[str] | tuple[str, ...],
+               scenario_path: Path, overrides: list[str], workdir: Path, options: CosimOptions,
                resume: bool = False) -> FlexProcess:
-    """One `rbcosim flex` process for `joint`; its output and log go to `workdir`."""
-    out = workdir / f"{joint}.flex"
-    log = workdir / f"{joint}.log"
-    cmd = _rbcosim_command("flex", "--connect", address, "--session", session, "--joint", joint,
-                           "--scenario", str(scenario_path), "--out", str(out),
-                           "--timeout", repr(options.timeout))
+    """One `rbcosim flex` process driving `joints` as one client; its output and log go to
+    `workdir`."""
+    tag = solver_tag(joints)
+    out = workdir / f"{tag}.flex"
+    log = workdir / f"{tag}.log"
+    cmd = _rbcosim_command("flex", "--connect", address, "--session", session)
+    for joint in joints:
+        cmd += ["--joint", joint]
+    cmd += ["--scenario", str(scenario_path), "--out", str(out), "--timeout", repr(options.timeout)]
     for item in overrides:
         cmd += ["--set", item]
     if options.checkpoint_every:
@@ -205,7 +217,7 @@ def start_flex(address: str, session: str, joint: str, scenario_path: Path,
     with open(log, "w") as log_file:
         proc = subprocess.Popen(cmd, stdout=log_file, stderr=subprocess.STDOUT,
                                 env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    return FlexProcess(joint, proc, out, log)
+    return FlexProcess(tuple(joints), proc, out, log)
 
 
 def stop_processes(flex: list[FlexProcess]) -> None:
@@ -225,17 +237,18 @@ def stop_processes(flex: list[FlexProcess]) -> None:
 
 def merge_results(scenario: Scenario, server_results: dict,
                   flex_results: dict[str, FlexResults] | None) -> tuple[list[str], np.ndarray]:
-    """The server's rigid-side rows and each joint's flexible columns, in the in-process
-    master's column order (rigid side, then each coupling's flexible body); None for
-    flex_results keeps the rigid columns only (external solvers keep their own)."""
+    """The server's rigid-side rows and each flexible body's columns (body -> FlexResults,
+    from all the flexible processes), in the in-process master's column order (rigid side,
+    then each body in the order of its first coupling); None for flex_results keeps the rigid
+    columns only (external solvers keep their own)."""
     columns = list(server_results["columns"])
     steps = list(server_results["row_steps"])
     blocks = [np.asarray(server_results["rows"], dtype=np.float64).reshape(len(steps), -1)]
-    for c in scenario.couplings if flex_results is not None else ():
-        fr = flex_results[c.name]
+    for body in body_joints(scenario) if flex_results is not None else ():
+        fr = flex_results[body]
         if fr.steps != steps:
             raise CosimError(
-                f"the flexible solver of joint {c.name!r} wrote rows at {len(fr.steps)} steps "
+                f"the flexible solver of body {body!r} wrote rows at {len(fr.steps)} steps "
                 f"and the server at {len(steps)}; they must agree (same scenario and overrides?)"
             )
         columns += fr.columns
@@ -321,15 +334,15 @@ def run_distributed(scenario_path: str | Path, overrides: list[str] | None = Non
             if options.serve_external:
                 _announce(options, address, session, scenario, scenario_path, overrides)
             else:
-                flex = [start_flex(address, session, c.name, scenario_path.resolve(), overrides,
-                                   workdir, options) for c in scenario.couplings]
+                flex = [start_flex(address, session, joints, scenario_path.resolve(), overrides,
+                                   workdir, options) for joints in body_joints(scenario).values()]
             _watch(client, flex, n_steps, options, server)
             wall = time.perf_counter() - start
             res = client.results()
             flex_results = None if options.serve_external else {
-                f.joint: FlexResults.read(f.out) for f in flex}
+                body: r for f in flex for body, r in read_results(f.out).items()}
             columns, data = merge_results(scenario, res, flex_results)
-            processes = {f.joint: f.proc.pid for f in flex}
+            processes = {j: f.proc.pid for f in flex for j in f.joints}
             diag = diagnostics(scenario, res, n_steps, wall, address, session, processes)
             try:
                 client.close()
@@ -363,12 +376,14 @@ def _create_session(client: Client, scenario_path: Path, overrides: list[str], a
 
 def _announce(options: CosimOptions, address: str, session: str, scenario: Scenario,
               scenario_path: Path, overrides: list[str]) -> None:
-    _say(options, f"serving session {session} on {address}; waiting for flexible solvers:")
+    _say(options, f"serving session {session} on {address}; waiting for flexible solvers "
+                  "(one per flexible body, driving all its joints):")
     sets = "".join(f" --set {item}" for item in overrides)
-    for c in scenario.couplings:
-        _say(options, f"  joint {c.name} (point {c.point}, body {c.flex_body}): rbcosim flex "
-                      f"--connect {address} --session {session} --joint {c.name} "
-                      f"--scenario {scenario_path}{sets}")
+    points = {c.name: c.point for c in scenario.couplings}
+    for body, joints in body_joints(scenario).items():
+        where = ", ".join(f"{j} at point {points[j]}" for j in joints)
+        _say(options, f"  body {body} (joints {where}): rbcosim flex --connect {address} "
+                      f"--session {session} --body {body} --scenario {scenario_path}{sets}")
 
 
 def _watch(client: Client, flex: list[FlexProcess], n_steps: int, options: CosimOptions,

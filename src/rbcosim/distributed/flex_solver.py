@@ -1,7 +1,9 @@
 """The reference flexible body as its own process, speaking only the public protocol.
 
-`run_flex_solver` drives one rigid–flexible joint of a server session with the same
-`FlexEndpoint` the in-process master uses, in the master's order, so that the multi-process run
+`run_flex_solver` drives one or several rigid–flexible joints of a server session as ONE client
+(one attach; per macro step one message with all their wrenches, one reply with all their
+motions) with the same flexible-body groups the in-process master uses (one per body with its
+couplings, rbcosim.cosim.flex_groups), in the master's order, so that the multi-process run
 gives the in-process run's bits:
 
     attach (motions at t_0) → initialize → set_added_mass → report (t_0, initial wrench held)
@@ -16,6 +18,7 @@ schemes run them in turn. Iterative coupling (restore and repeat each step) runs
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,8 +27,8 @@ import numpy as np
 from rbcosim.client import Client
 from rbcosim.cosim import codec
 from rbcosim.cosim.codec import StateFormatError, pack_state, unpack_state, write_atomically
-from rbcosim.cosim.flex_endpoint import FlexEndpoint, motion_of
-from rbcosim.cosim.master import build_endpoints
+from rbcosim.cosim.flex_endpoint import motion_of
+from rbcosim.cosim.flex_groups import build_groups
 from rbcosim.errors import RbcosimError, ScenarioError
 from rbcosim.scenario import Scenario
 from rbcosim.settings import whole_steps
@@ -63,19 +66,65 @@ def check_distributed(scenario: Scenario) -> None:
         )
 
 
-def endpoint_for(scenario: Scenario, joint: str) -> FlexEndpoint:
-    """The FlexEndpoint of one joint, built exactly as the in-process master builds it."""
-    names = [c.name for c in scenario.couplings]
-    if joint not in names:
-        raise ScenarioError(f"Invalid joint name {joint!r}. Valid names: {names}")
-    return build_endpoints(scenario, scenario.cosim.macro_step)[joint]
+def body_joints(scenario: Scenario) -> dict[str, list[str]]:
+    """Flexible body -> its joints ([couplings.NAME] with flex_body = BODY), bodies in the order
+    of their first coupling, as the in-process master orders its groups: what one flexible
+    solver drives at least (a body is never split between solvers)."""
+    groups: dict[str, list[str]] = {}
+    for c in scenario.couplings:
+        groups.setdefault(c.flex_body, []).append(c.name)
+    return groups
+
+
+def select_joints(scenario: Scenario, joints: Sequence[str] = (),
+                  bodies: Sequence[str] = ()) -> list[str]:
+    """The joints one flexible solver drives: those named and every joint of each body named,
+    body by body (`body_joints` order). A body is driven whole: naming some of its joints only
+    is a ScenarioError, as is a joint named twice or nothing named."""
+    if isinstance(joints, str) or isinstance(bodies, str):
+        raise TypeError("joints and bodies are lists of names, not one name")
+    of_body = body_joints(scenario)
+    body_of = {j: b for b, js in of_body.items() for j in js}
+    wanted: list[str] = []
+    for j in joints:
+        if j not in body_of:
+            raise ScenarioError(f"--joint {j}: {scenario.source} has no coupling {j!r}; "
+                                f"valid names: {list(body_of)}")
+        wanted.append(j)
+    for b in bodies:
+        if b not in of_body:
+            raise ScenarioError(f"--body {b}: {scenario.source} has no coupled flexible body "
+                                f"{b!r}; valid names: {list(of_body)}")
+        wanted += of_body[b]
+    twice = sorted({j for j in wanted if wanted.count(j) > 1})
+    if twice:
+        raise ScenarioError(f"joints {twice} are named twice (by --joint or through --body)")
+    if not wanted:
+        raise ScenarioError("name the joints to drive: --joint NAME or --body NAME")
+    for b, js in of_body.items():
+        missing = [j for j in js if j not in wanted]
+        if missing and len(missing) < len(js):
+            raise ScenarioError(
+                f"--joint {' --joint '.join(j for j in js if j in wanted)}: flexible body {b!r} "
+                f"is coupled by {js}; one solver drives a whole body: name them all, or "
+                f"--body {b}")
+    return [j for js in of_body.values() for j in js if j in wanted]
+
+
+def groups_for(scenario: Scenario, joints: Sequence[str]) -> list:
+    """The flexible bodies of `joints` (whole bodies, `select_joints`) as the in-process
+    master's groups (rbcosim.cosim.flex_groups: one per body, values keyed by joint), built
+    exactly as it builds them."""
+    wanted = set(select_joints(scenario, joints))
+    groups = build_groups(scenario, scenario.cosim.macro_step).values()
+    return [g for g in groups if wanted & set(g.joints)]
 
 
 @dataclass
 class FlexResults:
-    """The flexible side's result columns at the step indices where the master writes rows."""
+    """One flexible body's result columns at the step indices where the master writes rows."""
 
-    joint: str
+    body: str
     columns: list[str]
     steps: list[int] = field(default_factory=list)
     rows: list[np.ndarray] = field(default_factory=list)
@@ -90,89 +139,158 @@ class FlexResults:
     def table(self) -> np.ndarray:
         return np.array(self.rows, dtype=np.float64).reshape(len(self.rows), len(self.columns))
 
-    def pack(self) -> bytes:
-        return pack_state({
-            "format": FLEX_RESULTS_FORMAT,
-            "joint": self.joint,
-            "columns": list(self.columns),
-            "steps": np.array(self.steps, dtype=np.float64),
-            "rows": self.table(),
-        })
 
-    def write(self, path: str | Path) -> Path:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomically(path, self.pack())
-        return path
-
-    @classmethod
-    def unpack(cls, blob: bytes, where: str = "flex results") -> FlexResults:
-        try:
-            d = unpack_state(blob)
-            if d.get("format") != FLEX_RESULTS_FORMAT:
-                raise ValueError("not a flex results file")
-            out = cls(str(d["joint"]), [str(c) for c in d["columns"]])
-            steps = codec.array(d, "steps", (None,))
-            out.steps = [int(k) for k in steps]
-            out.rows = list(codec.array(d, "rows", (steps.size, len(out.columns))))
-        except (KeyError, TypeError, ValueError) as exc:
-            raise FlexSolverError(f"{where}: unreadable ({exc})") from None
-        return out
-
-    @classmethod
-    def read(cls, path: str | Path) -> FlexResults:
-        path = Path(path)
-        try:
-            blob = path.read_bytes()
-        except OSError as exc:
-            raise FlexSolverError(f"{path}: cannot read the flexible side's results: {exc}") from None
-        return cls.unpack(blob, str(path))
+SolverResults = dict[str, FlexResults]
+"""A flexible solver's results: flexible body -> its columns, in the solver's body order."""
 
 
-def checkpoint_path(directory: str | Path, joint: str, step: int) -> Path:
-    return Path(directory) / f"{joint}.{step}.ckpt"
+def pack_results(results: SolverResults) -> bytes:
+    """A flexible solver's result file (msgpack state blob): per body its columns and rows."""
+    return pack_state({
+        "format": FLEX_RESULTS_FORMAT,
+        "bodies": list(results),
+        "results": {b: {"columns": list(r.columns), "steps": np.array(r.steps, dtype=np.float64),
+                        "rows": r.table()} for b, r in results.items()},
+    })
 
 
-def _save_checkpoint(directory: Path, ep: FlexEndpoint, results: FlexResults, step: int) -> None:
+def unpack_results(blob: bytes, where: str = "flex results") -> SolverResults:
+    try:
+        d = unpack_state(blob)
+        if d.get("format") != FLEX_RESULTS_FORMAT:
+            raise ValueError("not a flex results file")
+        out = {}
+        for body in d["bodies"]:
+            r = d["results"][body]
+            fr = FlexResults(str(body), [str(c) for c in r["columns"]])
+            steps = codec.array(r, "steps", (None,))
+            fr.steps = [int(k) for k in steps]
+            fr.rows = list(codec.array(r, "rows", (steps.size, len(fr.columns))))
+            out[fr.body] = fr
+    except (KeyError, TypeError, ValueError) as exc:
+        raise FlexSolverError(f"{where}: unreadable ({exc})") from None
+    return out
+
+
+def write_results(path: str | Path, results: SolverResults) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomically(path, pack_results(results))
+    return path
+
+
+def read_results(path: str | Path) -> SolverResults:
+    path = Path(path)
+    try:
+        blob = path.read_bytes()
+    except OSError as exc:
+        raise FlexSolverError(f"{path}: cannot read the flexible side's results: {exc}") from None
+    return unpack_results(blob, str(path))
+
+
+def checkpoint_path(directory: str | Path, tag: str, step: int) -> Path:
+    """A solver's checkpoint of `step`; tag: its joints joined by "+" (`solver_tag`)."""
+    return Path(directory) / f"{tag}.{step}.ckpt"
+
+
+def solver_tag(joints: Sequence[str]) -> str:
+    """The name of a flexible solver's files: its joints, joined by "+"."""
+    return "+".join(joints)
+
+
+def _tag(groups: list) -> str:
+    return solver_tag([j for g in groups for j in g.joints])
+
+
+def _save_checkpoint(directory: Path, groups: list, results: SolverResults, step: int) -> None:
     directory.mkdir(parents=True, exist_ok=True)
-    path = checkpoint_path(directory, ep.joint, step)
-    write_atomically(path, pack_state({"step": step, "endpoint": ep.get_state(),
-                                       "results": results.pack()}))
+    tag = _tag(groups)
+    write_atomically(checkpoint_path(directory, tag, step), pack_state({
+        "step": step, "bodies": {g.flex_body: g.get_state() for g in groups},
+        "results": pack_results(results)}))
     # Keep the two newest: the server's snapshot of step k is taken only once every client's
     # step-k inputs are in, so a crash may leave the server one checkpoint behind this one.
     older = sorted(
         (int(p.name.rsplit(".", 2)[1]), p)
-        for p in directory.glob(f"{ep.joint}.*.ckpt")
+        for p in directory.glob(f"{tag}.*.ckpt")
         if p.name.rsplit(".", 2)[1].isdigit()
     )
     for _, p in older[:-2]:
         p.unlink(missing_ok=True)
 
 
-def _load_checkpoint(directory: Path, ep: FlexEndpoint, step: int) -> FlexResults:
-    path = checkpoint_path(directory, ep.joint, step)
+def _load_checkpoint(directory: Path, groups: list, step: int) -> SolverResults:
+    tag = _tag(groups)
+    path = checkpoint_path(directory, tag, step)
     if not path.is_file():
-        have = sorted(p.name for p in directory.glob(f"{ep.joint}.*.ckpt"))
+        have = sorted(p.name for p in directory.glob(f"{tag}.*.ckpt"))
         raise FlexSolverError(
-            f"no checkpoint of joint {ep.joint!r} at step {step} (the session's step) in "
+            f"no checkpoint of joints {tag!r} at step {step} (the session's step) in "
             f"{directory}; found {have or 'none'}: restore the session to a step that has one"
         )
     try:
         d = unpack_state(path.read_bytes())
         if codec.field(d, "step", int) != step:
             raise StateFormatError(f"state.step: it holds step {d['step']}")
-        results = FlexResults.unpack(codec.field(d, "results", bytes), str(path))
-        ep.set_state(codec.field(d, "endpoint", bytes))
+        results = unpack_results(codec.field(d, "results", bytes), str(path))
+        states = codec.field(d, "bodies", dict)
+        bodies = sorted(g.flex_body for g in groups)
+        if sorted(states) != bodies or sorted(results) != bodies:
+            raise StateFormatError(f"state.bodies: {sorted(states)}, expected {bodies}")
+        for g in groups:
+            g.set_state(codec.field(states, g.flex_body, bytes, "state.bodies"))
     except OSError as exc:
         raise FlexSolverError(f"{path}: cannot read the checkpoint: {exc}") from None
     except ValueError as exc:
-        raise FlexSolverError(f"{path}: not a checkpoint of this joint: {exc}") from None
+        raise FlexSolverError(f"{path}: not a checkpoint of these joints: {exc}") from None
     return results
+
+
+def _add_rows(groups: list, results: SolverResults, step: int) -> None:
+    for g in groups:
+        results[g.flex_body].add(step, g.row())
+
+
+def _polynomials(polynomials: list[np.ndarray]) -> np.ndarray:
+    """The joints' wrench polynomials as one (n_points, m, 6) array; a lower order is padded
+    with zero coefficients (the same W(τ))."""
+    m = max(len(p) for p in polynomials)
+    out = np.zeros((len(polynomials), m, 6))
+    for row, p in zip(out, polynomials):
+        row[:len(p)] = p
+    return out
+
+
+def _merged(groups: list, method: str, *args) -> dict:
+    """{joint: value} of every group's `method` (each gives its own joints' values)."""
+    out: dict = {}
+    for g in groups:
+        out.update(getattr(g, method)(*args))
+    return out
+
+
+def _reports(groups: list, joints: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """(node kinematics (n_joints, 13), delivered energies (n_joints,) J) in `joints` order."""
+    reports = _merged(groups, "report")
+    return (np.array([reports[j][0] for j in joints]),
+            np.array([reports[j][1] for j in joints], dtype=np.float64))
+
+
+def _hand_over_added_mass(client: Client, groups: list, joints: list[str], t: float,
+                          motions: dict) -> None:
+    """Initialize each body from its points' motions and hand the added masses over in one
+    message (a zero matrix where a body hands none: the rigid side then adds nothing there)."""
+    handovers = _merged(groups, "initialize", t, motions)
+    if all(handovers[j] is None for j in joints):
+        return
+    masses = [np.zeros((6, 6)) if handovers[j] is None else handovers[j][0] for j in joints]
+    frames = ["point" if handovers[j] is None else handovers[j][1] for j in joints]
+    client.set_added_mass(masses, frames)
 
 
 def run_flex_solver(
     scenario: Scenario,
-    joint: str,
+    joints: Sequence[str],
     client: Client,
     session: str,
     *,
@@ -180,66 +298,76 @@ def run_flex_solver(
     checkpoint_every: int = 0,
     resume: bool = False,
     name: str | None = None,
-) -> FlexResults:
-    """Drive `joint` of `session` to solver.t_end; returns this side's result rows.
+) -> SolverResults:
+    """Drive `joints` (whole flexible bodies, `select_joints`) of `session` to solver.t_end as
+    ONE client: one attach, and per macro step one message with all their wrenches and node
+    reports, one reply with all their motions. Returns this side's result rows per body.
 
     checkpoint_dir/checkpoint_every: write this side's state every N macro steps (use the same
-    N as the session's snapshot_every). resume: take over the joint (force attach) from a
+    N as the session's snapshot_every). resume: take over the joints (force attach) from a
     session restored to a snapshot, and continue from this side's checkpoint of that step.
     """
     check_distributed(scenario)
-    ep = endpoint_for(scenario, joint)
-    point = ep.coupling.point
+    groups = groups_for(scenario, joints)
+    joints = [j for g in groups for j in g.joints]
+    point_of = {c.name: c.point for c in scenario.couplings}
+    points = [point_of[j] for j in joints]
     n_steps = macro_steps(scenario)
     every = scenario.solver.output_every
     ckpt = Path(checkpoint_dir) if checkpoint_dir is not None else None
     if resume and ckpt is None:
         raise FlexSolverError("resuming needs the checkpoint folder of the interrupted run")
 
-    info = client.attach([point], [joint], session=session, motions=True, force=resume,
-                         name=name or f"rbcosim flex {joint} (pid {os.getpid()})")
-    k, t, m = info["step"], info["time"], info["motions"][0]
+    def motions_of(rows: np.ndarray, t: float) -> dict:
+        return {j: motion_of(row, t) for j, row in zip(joints, rows)}
+
+    info = client.attach(points, joints, session=session, motions=True, force=resume,
+                         name=name or f"rbcosim flex {solver_tag(joints)} (pid {os.getpid()})")
+    k, t, m = info["step"], info["time"], info["motions"]
     if resume:
-        results = _load_checkpoint(ckpt, ep, k)
+        results = _load_checkpoint(ckpt, groups, k)
     else:
         if k != 0:
             raise FlexSolverError(
                 f"session {session} is at step {k}, not 0: a fresh flexible solver starts a run; "
                 "to continue one, restore the session and pass --resume with the checkpoints"
             )
-        handover = ep.initialize(t, motion_of(m, t))
-        if handover is not None:
-            client.set_added_mass([handover[0]], [handover[1]])
-        results = FlexResults(joint, ep.columns(ep.coupling.flex_body))
-        results.add(0, ep.row())
-        # Hold the initial wrench from t_0 on, as the in-process master does, so the motions
-        # the first step starts from include it.
-        kin, energy = ep.report()
-        r = client.report([kin], [energy], wrench_polynomial=[ep.polynomial(t)])
-        m = r.motions[0]
+        _hand_over_added_mass(client, groups, joints, t, motions_of(m, t))
+        results = {g.flex_body: FlexResults(g.flex_body, g.columns()) for g in groups}
+        _add_rows(groups, results, 0)
+        # Hold the initial wrenches from t_0 on, as the in-process master does, so the motions
+        # the first step starts from include them.
+        polynomials = _merged(groups, "polynomials", t)
+        r = client.report(*_reports(groups, joints),
+                          wrench_polynomial=_polynomials([polynomials[j] for j in joints]))
+        m = r.motions
 
-    # The step loop: per macro step, one exchange in each direction. Arrays go to the client
-    # already shaped per point / joint (leading axis of 1).
+    # The step loop: per macro step, one exchange in each direction for all the joints, the
+    # bodies stepped one after the other (they are independent within a macro step).
     saving = ckpt is not None and checkpoint_every
-    energies = np.zeros(1)
+    end_motion = groups[0].needs_end_motion  # one scheme for every body
     while k < n_steps:
         if saving and k % checkpoint_every == 0:
-            _save_checkpoint(ckpt, ep, results, k)
-        motion = motion_of(m, t)
-        kin, energies[0] = ep.report()
-        polynomial, jacobian = ep.inputs_for_rigid(t, motion)
+            _save_checkpoint(ckpt, groups, results, k)
+        motions = motions_of(m, t)
+        kins, energies = _reports(groups, joints)
+        inputs = _merged(groups, "inputs_for_rigid", t, motions)
+        jacobians = inputs[joints[0]][1]
         msg_id = client.start_step(
-            wrench_polynomial=polynomial[None], flex_kinematics=kin[None], flex_energy=energies,
-            interface_jacobian=None if jacobian is None else [jacobian])
-        if ep.needs_end_motion:
+            wrench_polynomial=_polynomials([inputs[j][0] for j in joints]), flex_kinematics=kins,
+            flex_energy=energies,
+            interface_jacobian=None if jacobians is None else [inputs[j][1] for j in joints])
+        if end_motion:
             r = client.finish_step(msg_id)
-            ep.finish(t, motion, motion_of(r.motions[0], r.time))
+            ends = motions_of(r.motions, r.time)
+            for g in groups:
+                g.finish(t, motions, ends)
         else:
-            ep.finish(t, motion)  # while the rigid side takes the same step
+            for g in groups:  # while the rigid side takes the same step
+                g.finish(t, motions)
             r = client.finish_step(msg_id)
-        k, t, m = r.step, r.time, r.motions[0]
+        k, t, m = r.step, r.time, r.motions
         if k % every == 0 or k == n_steps:
-            results.add(k, ep.row())
-    kin, energy = ep.report()
-    client.report([kin], [energy])
+            _add_rows(groups, results, k)
+    client.report(*_reports(groups, joints))
     return results

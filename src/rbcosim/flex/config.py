@@ -34,12 +34,13 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from rbcosim.errors import ScenarioError
 from rbcosim.flex.beam import COMPONENT_NAMES
+from rbcosim.flex.interfaces import Interface, InterfaceError
 from rbcosim.flex.matrices_io import check_floating, load_mtx, load_npz
 from rbcosim.flex.model import FlexModel
 from rbcosim.scenario_reader import MAX_MAGNITUDE
@@ -115,15 +116,20 @@ def resolve_numbers(cfg: Any, number: Callable[[str, str], float]) -> Any:
     return out
 
 
-def flex_model_from_config(cfg: dict, base_dir: Path, where: str) -> FlexModel:
-    """FlexModel from ``cfg``; file paths are relative to ``base_dir``; ``where`` prefixes errors."""
+def flex_model_from_config(cfg: dict, base_dir: Path, where: str,
+                           interfaces: Sequence[Interface] = (Interface(),)) -> FlexModel:
+    """FlexModel from ``cfg`` coupled at ``interfaces`` (one per coupling, in order; default one
+    clamp at node 0); file paths are relative to ``base_dir``; ``where`` prefixes errors."""
     if not isinstance(cfg, dict):
         raise ScenarioError(f"{where}: expected a table, got {type(cfg).__name__}")
     kind = cfg.get("kind")
-    if kind == "beam":
-        return _beam(cfg, where)
-    if kind == "matrices":
-        return _matrices(cfg, Path(base_dir), where)
+    try:
+        if kind == "beam":
+            return _beam(cfg, where, interfaces)
+        if kind == "matrices":
+            return _matrices(cfg, Path(base_dir), where, interfaces)
+    except InterfaceError as exc:
+        raise ScenarioError(str(exc)) from None
     raise ScenarioError(f"{where}.kind: expected 'beam' or 'matrices', got {kind!r}")
 
 
@@ -255,7 +261,7 @@ def _section(cfg, where) -> dict[str, float | None]:
     }
 
 
-def _beam(cfg: dict, where: str) -> FlexModel:
+def _beam(cfg: dict, where: str, interfaces: Sequence[Interface]) -> FlexModel:
     _check_keys(cfg, _BEAM_KEYS, where)
     attachment = _attachment(cfg, where, "floating")
     length = _number(cfg, "length", where)
@@ -333,15 +339,17 @@ def _beam(cfg: dict, where: str) -> FlexModel:
             output_nodes=outputs,
             axis_in_point_frame=[float(x) for x in axis],
             geometric_stiffening=stiffening,
+            interfaces=interfaces,
             **damping,
         )
-    except ScenarioError:
+    except (ScenarioError, InterfaceError):
         raise
     except ValueError as exc:
         raise ScenarioError(f"{where}.{exc}") from exc
 
 
-def _matrices(cfg: dict, base_dir: Path, where: str) -> FlexModel:
+def _matrices(cfg: dict, base_dir: Path, where: str,
+              interfaces: Sequence[Interface]) -> FlexModel:
     _check_keys(cfg, _MATRIX_KEYS, where)
     attachment = _attachment(cfg, where, "grounded")
     if attachment == "floating" and "files" in cfg:
@@ -398,13 +406,16 @@ def _matrices(cfg: dict, base_dir: Path, where: str) -> FlexModel:
         raise ScenarioError(msg if msg.startswith(where) else f"{where}: {msg}") from exc
     n_interior = structure.mass.shape[0] - structure.n_boundary
     modes = _integer(cfg, "modes", where, minimum=0, default=n_interior)
-    if modes > n_interior:
+    if "modes" not in cfg:
+        modes = None  # all interior coordinates, with released boundary coordinates among them
+    elif modes > n_interior:
         raise ScenarioError(
             f"{where}.modes: expected at most {n_interior} (interior coordinates), got {modes}"
         )
     damping = _damping(cfg, where)
     try:
-        return FlexModel.from_matrices(structure, n_modes=modes, attachment=attachment,
+        return FlexModel.from_matrices(structure, n_modes=modes, interfaces=interfaces,
+                                       attachment=attachment,
                                        **damping)
     except ValueError as exc:
         raise ScenarioError(f"{where}: {exc}") from exc
