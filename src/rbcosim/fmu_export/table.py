@@ -24,10 +24,12 @@ from typing import Any
 
 import numpy as np
 
-#: Version of the table layout inside the FMU's resources; 2 added the exchange variables.
-TABLE_FORMAT = 2
-#: Layouts this version reads (a format-1 table simply has no exchange variables).
-READABLE_FORMATS = (1, 2)
+#: Version of the table layout inside the FMU's resources; 2 added the exchange variables, 3
+#: typed parameters (int and bool start values: Integer and Boolean variables).
+TABLE_FORMAT = 3
+#: Layouts this version reads (a format-1 table simply has no exchange variables, formats 1
+#: and 2 no Integer or Boolean variables).
+READABLE_FORMATS = (1, 2, 3)
 
 #: Components of an interface point's outputs, in RigidSide.point_outputs() order.
 POINT_COMPONENTS: tuple[tuple[str, str | None, str], ...] = (
