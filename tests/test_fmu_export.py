@@ -15,7 +15,8 @@ from rbcosim.fmu_export.table import structured_name
 
 #: Scenario keys of the run around an FMU, not FMU parameters (fmu/README.md).
 OUTSIDE_THE_FMU = ("solver.t_end", "solver.output_every", "solver.dt", "cosim.macro_step",
-                   "cosim.extrapolation", "cosim.tolerance", "cosim.max_iterations")
+                   "cosim.extrapolation", "cosim.tolerance", "cosim.max_iterations",
+                   "solver.rtol", "solver.atol")
 
 pytestmark = [
     pytest.mark.fmu,

@@ -137,8 +137,8 @@ def test_integer_micro_steps_change_the_coupled_run_as_set_does(tmp_path):
 
 
 def test_flex_fmu_types_its_count_and_switch(tmp_path):
-    """A flexible-body FMU: flex_bodies.B.elements is an Integer, planar a Boolean, and a count
-    of 0 elements is refused naming the key."""
+    """A flexible-body FMU: flex_bodies.B.elements is an Integer, planar a Boolean, the beam's
+    numbers carry their units, and a count of 0 elements is refused naming the key."""
     scenario = tmp_path / "rfp.toml"
     text = (REPO / "scenarios" / "rigid_flex_pendulum.toml").read_text()
     scenario.write_text(text.replace("[cosim]", "[cosim]\nadded_mass = false", 1))
@@ -153,6 +153,8 @@ def test_flex_fmu_types_its_count_and_switch(tmp_path):
         assert int(variables["flex_bodies.beam.elements"].start) == 10
         assert variables["flex_bodies.beam.planar"].type == "Boolean"
         assert "flex_bodies.beam.modes" not in variables  # it makes the modal outputs
+        assert [variables[f"flex_bodies.beam.{k}"].unit for k in (
+            "length", "youngs_modulus", "density", "width")] == ["m", "Pa", "kg/m3", "m"]
         with pytest.raises(FMICallException):
             fmpy.simulate_fmu(str(path), stop_time=0.01,
                               start_values={"flex_bodies.beam.elements": 0}, debug_logging=True,

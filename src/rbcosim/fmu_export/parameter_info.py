@@ -25,6 +25,9 @@ NOT_IN_FMU = (
     "cosim.extrapolation",
     "cosim.tolerance",
     "cosim.max_iterations",
+    # The tolerances of the adaptive integrators: the FMU steps a fixed-step one.
+    "solver.rtol",
+    "solver.atol",
 )
 #: Counts that make the FMU's variables (the chain's bodies, the flexible body's modal
 #: coordinates and boundary): fixed at export, not parameters.
@@ -77,11 +80,21 @@ _DOCUMENTED: tuple[tuple[str, str | None, str | None, str], ...] = (
                                               "'inertial', 'body' (the interface point's axes)")),
     ("bodies.*.point_mass", None, None, "body {2} is a particle (no rotational inertia)"),
     ("flex_bodies.*.elements", None, None, "flexible body {2}: number of beam finite elements"),
+    ("flex_bodies.*.length", None, "m", "flexible body {2}: beam length"),
+    ("flex_bodies.*.youngs_modulus", None, "Pa", "flexible body {2}: Young's modulus"),
+    ("flex_bodies.*.shear_modulus", None, "Pa", "flexible body {2}: shear modulus"),
+    ("flex_bodies.*.poissons_ratio", None, None, "flexible body {2}: Poisson's ratio"),
+    ("flex_bodies.*.density", None, "kg/m3", "flexible body {2}: density"),
+    ("flex_bodies.*.width", None, "m", "flexible body {2}: section width (along y)"),
+    ("flex_bodies.*.height", None, "m", "flexible body {2}: section height (along z)"),
+    ("flex_bodies.*.diameter", None, "m", "flexible body {2}: circular section diameter"),
+    ("flex_bodies.*.area", None, "m2", "flexible body {2}: section area"),
+    ("flex_bodies.*.second_moment_[yz]", None, "m4", "flexible body {2}: section second moment"),
+    ("flex_bodies.*.torsion_constant", None, "m4", "flexible body {2}: section torsion constant"),
+    ("flex_bodies.*.damping.modal_ratio", None, None, "flexible body {2}: modal damping ratio"),
     ("flex_bodies.*.planar", None, None, "flexible body {2}: in-plane beam model"),
     ("flex_bodies.*.geometric_stiffening", None, None, ("flexible body {2}: geometric stiffening "
                                                         "by the inertial axial load")),
-    ("solver.rtol", None, None, "relative tolerance of the adaptive integrators"),
-    ("solver.atol", None, None, "absolute tolerance of the adaptive integrators"),
 )
 
 

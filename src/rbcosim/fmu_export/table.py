@@ -121,6 +121,10 @@ UNITS: dict[str, dict[str, int]] = {
     "N.s/m": {"kg": 1, "s": -1},
     "N.m/rad": {"kg": 1, "m": 2, "s": -2, "rad": -1},
     "N.m.s/rad": {"kg": 1, "m": 2, "s": -1, "rad": -1},
+    "Pa": {"kg": 1, "m": -1, "s": -2},
+    "kg/m3": {"kg": 1, "m": -3},
+    "m2": {"m": 2},
+    "m4": {"m": 4},
 }
 
 # One segment of an FMI "structured" name: a B-name with optional array indices.
