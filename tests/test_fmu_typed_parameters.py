@@ -74,9 +74,10 @@ def test_boolean_and_string_parameters_change_the_run_as_set_does(pendulum):
 
 
 def test_bad_values_are_refused_at_exit_initialization_naming_the_key(pendulum, tmp_path):
-    cases = {"solver.integrator": ("euler", "solver.integrator: expected one of"),
-             "cosim.micro_steps": (0, "cosim.micro_steps: expected a positive number, got 0")}
-    for n, (name, (value, reason)) in enumerate(cases.items()):
+    cases = [("solver.integrator", "euler", "solver.integrator: expected one of"),
+             ("solver.integrator", "RK45", "integrator 'RK45' is not fixed-step"),
+             ("cosim.micro_steps", 0, "cosim.micro_steps: expected a positive number, got 0")]
+    for n, (name, value, reason) in enumerate(cases):
         fmu = open_fmu(pendulum, tmp_path / f"u{n}", initialize=False)
         typed = {str: fmu.slave.setString, int: (fmu.slave.setInteger if fmu.fmi_version == 2
                                                  else fmu.slave.setInt32)}[type(value)]
