@@ -43,6 +43,7 @@ BOOLEAN_KEYS = ("bodies.*.point_mass", "flex_bodies.*.planar",
 def _choices(values) -> str:
     return ", ".join(f"'{v}'" for v in values)
 
+
 #: (key pattern, force type or None for any, unit, description with {1}, {2}, ... the key's
 #: dotted segments).
 _DOCUMENTED: tuple[tuple[str, str | None, str | None, str], ...] = (

@@ -24,6 +24,7 @@ CONFIG_FILE = "fmu.json"
 TABLE_FILE = "variables.json"
 SCENARIO_DIR = "scenario"
 
+
 def _integer(value: Any) -> int:
     if isinstance(value, bool):
         raise TypeError("a bool is not an Integer value")
@@ -111,7 +112,8 @@ class TableValues:
 
     def parameter_overrides(self) -> dict[str, str]:
         """Scenario overrides ``{key: TOML literal}`` for the parameters set away from their
-        default (``--set KEY=VALUE`` gives the same scenario); a 3-vector (``KEY[1]`` .. ``KEY[3]``) with any component changed as ``[x, y, z]``."""
+        default (``--set KEY=VALUE`` gives the same scenario); a 3-vector (``KEY[1]`` ..
+        ``KEY[3]``) with any component changed as ``[x, y, z]``."""
         overrides = {
             key: toml_literal(self.values[vr])
             for vr, key, default in self._parameters
