@@ -15,7 +15,8 @@ from rbcosim.fmu_export.table import structured_name
 
 #: Scenario keys of the run around an FMU, not FMU parameters (fmu/README.md).
 OUTSIDE_THE_FMU = ("solver.t_end", "solver.output_every", "solver.dt", "cosim.macro_step",
-                   "cosim.extrapolation", "cosim.tolerance", "cosim.max_iterations")
+                   "cosim.extrapolation", "cosim.tolerance", "cosim.max_iterations",
+                   "solver.rtol", "solver.atol")
 
 pytestmark = [
     pytest.mark.fmu,
@@ -96,13 +97,17 @@ def test_variables_have_units_descriptions_and_stable_references(fmus, scenarios
             assert variables[f"{joint}.flex_energy"].causality == "input"
             assert variables[f"{joint}.energy_residual"].unit == "J"
         # The scenario's parameters, but none of the flexible bodies (not inside the FMU) and
-        # none of the settings of the run around the FMU (fmu/README.md).
+        # none of the settings of the run around the FMU (fmu/README.md); the rigid solver's
+        # settings inside the FMU whether written or not.
+        settings = {"solver.integrator", "solver.projection", "cosim.micro_steps"} | {
+            f"couplings.{joint}.{key}" for joint in side.joint_names
+            for key in ("on_violation", "wrench_frame")}
         listed = {
             x.name
             for x in md.modelVariables
-            if x.causality == "parameter" and not x.name.endswith(("_frame", "]"))
+            if x.causality == "parameter" and not x.name.endswith((".added_mass_frame", "]"))
         }
-        assert listed == {
+        assert listed == settings | {
             structured_name(k) for k in side.parameters()
             if not k.startswith("flex_bodies.") and k not in OUTSIDE_THE_FMU
         }

@@ -56,6 +56,7 @@ tolerances = { position = 1e-3, rotation = 2e-3, velocity = 1e-2, angular_veloci
 t_end = 2.0
 dt = 1e-3
 output_every = 10
+rtol = 1e-9
 
 [cosim]
 macro_step = 0.01
@@ -95,7 +96,8 @@ def test_parameters_carry_the_documented_units_and_only_mean_something(tmp_path,
         assert (variables[name].unit, variables[name].description) == (unit, description)
     assert float(variables["forces.spring.stiffness"].start) == 40.0
     for meaningless in ("solver.t_end", "solver.dt", "solver.output_every", "cosim.macro_step",
-                        "cosim.extrapolation", "cosim.tolerance", "cosim.max_iterations"):
+                        "cosim.extrapolation", "cosim.tolerance", "cosim.max_iterations",
+                        "solver.rtol"):
         assert meaningless not in variables
     assert not [n for n in variables if n.startswith("flex_bodies")]
 

@@ -192,39 +192,29 @@ fmi2Status fmi2SetString(fmi2Component c, const fmi2ValueReference vr[], size_t 
     return status_of(rbf_set_strings(CORE(c), "fmi2SetString", vr, nvr, value));
 }
 
-/* The FMU has no Integer or Boolean variables: any reference is refused, none is fine. */
-static fmi2Status no_such_type(fmi2Component c, const char *call, size_t nvr) {
-    NEED(c);
-    if (nvr == 0) return fmi2OK;
-    return status_of(rbf_refuse(CORE(c), call, "this FMU has no variables of this type"));
-}
-
+/* Integer and Boolean parameters (fmi2Integer and fmi2Boolean are int). */
 fmi2Status fmi2GetInteger(fmi2Component c, const fmi2ValueReference vr[], size_t nvr,
                           fmi2Integer value[]) {
-    (void)vr;
-    (void)value;
-    return no_such_type(c, "fmi2GetInteger", nvr);
+    NEED(c);
+    return status_of(rbf_get_ints(CORE(c), "fmi2GetInteger", RBF_INTEGER, vr, nvr, value));
 }
 
 fmi2Status fmi2SetInteger(fmi2Component c, const fmi2ValueReference vr[], size_t nvr,
                           const fmi2Integer value[]) {
-    (void)vr;
-    (void)value;
-    return no_such_type(c, "fmi2SetInteger", nvr);
+    NEED(c);
+    return status_of(rbf_set_ints(CORE(c), "fmi2SetInteger", RBF_INTEGER, vr, nvr, value));
 }
 
 fmi2Status fmi2GetBoolean(fmi2Component c, const fmi2ValueReference vr[], size_t nvr,
                           fmi2Boolean value[]) {
-    (void)vr;
-    (void)value;
-    return no_such_type(c, "fmi2GetBoolean", nvr);
+    NEED(c);
+    return status_of(rbf_get_ints(CORE(c), "fmi2GetBoolean", RBF_BOOLEAN, vr, nvr, value));
 }
 
 fmi2Status fmi2SetBoolean(fmi2Component c, const fmi2ValueReference vr[], size_t nvr,
                           const fmi2Boolean value[]) {
-    (void)vr;
-    (void)value;
-    return no_such_type(c, "fmi2SetBoolean", nvr);
+    NEED(c);
+    return status_of(rbf_set_ints(CORE(c), "fmi2SetBoolean", RBF_BOOLEAN, vr, nvr, value));
 }
 
 /* -- FMU state: a blob (fmu_state.c) behind a small box holding its size ----------------- */
@@ -317,18 +307,26 @@ fmi2Status fmi2GetDirectionalDerivative(fmi2Component c, const fmi2ValueReferenc
 
 /* -- co-simulation ---------------------------------------------------------------------- */
 
+/* Input and output derivatives are not provided (canInterpolateInputs and
+ * maxOutputDerivativeOrder are not declared): no reference is fine, any other is refused. */
+static fmi2Status no_derivatives(fmi2Component c, const char *call, size_t nvr) {
+    NEED(c);
+    if (nvr == 0) return fmi2OK;
+    return status_of(rbf_refuse(CORE(c), call, "input and output derivatives are not provided"));
+}
+
 fmi2Status fmi2SetRealInputDerivatives(fmi2Component c, const fmi2ValueReference vr[],
                                        size_t nvr, const fmi2Integer order[],
                                        const fmi2Real value[]) {
     (void)vr, (void)order, (void)value;
-    return no_such_type(c, "fmi2SetRealInputDerivatives", nvr);
+    return no_derivatives(c, "fmi2SetRealInputDerivatives", nvr);
 }
 
 fmi2Status fmi2GetRealOutputDerivatives(fmi2Component c, const fmi2ValueReference vr[],
                                         size_t nvr, const fmi2Integer order[],
                                         fmi2Real value[]) {
     (void)vr, (void)order, (void)value;
-    return no_such_type(c, "fmi2GetRealOutputDerivatives", nvr);
+    return no_derivatives(c, "fmi2GetRealOutputDerivatives", nvr);
 }
 
 fmi2Status fmi2DoStep(fmi2Component c, fmi2Real currentCommunicationPoint,

@@ -2,9 +2,9 @@
  *
  * As fmi2_native.c: each function names its call; a refused call is fmi3Error (the instance
  * is in the error state and still usable), a doStep refused or failed is fmi3Discard. The FMU
- * has Float64 and String variables only (vr 0 is time, readable); it has no event mode, no
- * clocks and no model partitions: those calls are refused, fmi3EnterStepMode is allowed and
- * changes nothing. Times in s.
+ * has Float64, Int32, Boolean and String variables only (vr 0 is time, readable); it has no
+ * event mode, no clocks and no model partitions: those calls are refused, fmi3EnterStepMode is
+ * allowed and changes nothing. Times in s.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -179,6 +179,49 @@ fmi3Status fmi3SetString(fmi3Instance c, const fmi3ValueReference vr[], size_t n
     return status_of(rbf_set_strings(CORE(c), "fmi3SetString", vr, nvr, values));
 }
 
+/* Int32 and Boolean parameters: fmi3Int32 is int32_t, int on the Linux targets this builds
+ * for; fmi3Boolean (bool) goes through an int copy. */
+
+fmi3Status fmi3GetInt32(fmi3Instance c, const fmi3ValueReference vr[], size_t nvr,
+                        fmi3Int32 values[], size_t nValues) {
+    NEED(c);
+    if (nValues != nvr) return refuse(c, "fmi3GetInt32", "nValues is not nValueReferences");
+    return status_of(rbf_get_ints(CORE(c), "fmi3GetInt32", RBF_INTEGER, vr, nvr, (int *)values));
+}
+
+fmi3Status fmi3SetInt32(fmi3Instance c, const fmi3ValueReference vr[], size_t nvr,
+                        const fmi3Int32 values[], size_t nValues) {
+    NEED(c);
+    if (nValues != nvr) return refuse(c, "fmi3SetInt32", "nValues is not nValueReferences");
+    return status_of(rbf_set_ints(CORE(c), "fmi3SetInt32", RBF_INTEGER, vr, nvr,
+                                  (const int *)values));
+}
+
+fmi3Status fmi3GetBoolean(fmi3Instance c, const fmi3ValueReference vr[], size_t nvr,
+                          fmi3Boolean values[], size_t nValues) {
+    NEED(c);
+    if (nValues != nvr) return refuse(c, "fmi3GetBoolean", "nValues is not nValueReferences");
+    int *copy = calloc(nvr + 1, sizeof(int));
+    if (copy == NULL) return refuse(c, "fmi3GetBoolean", "out of memory");
+    rbf_result r = rbf_get_ints(CORE(c), "fmi3GetBoolean", RBF_BOOLEAN, vr, nvr, copy);
+    for (size_t i = 0; r == RBF_OK && i < nvr; ++i) values[i] = copy[i] != 0;
+    free(copy);
+    return status_of(r);
+}
+
+fmi3Status fmi3SetBoolean(fmi3Instance c, const fmi3ValueReference vr[], size_t nvr,
+                          const fmi3Boolean values[], size_t nValues) {
+    NEED(c);
+    if (nValues != nvr) return refuse(c, "fmi3SetBoolean", "nValues is not nValueReferences");
+    int *copy = calloc(nvr + 1, sizeof(int));
+    if (copy == NULL) return refuse(c, "fmi3SetBoolean", "out of memory");
+    for (size_t i = 0; values != NULL && i < nvr; ++i) copy[i] = values[i] ? 1 : 0;
+    rbf_result r = rbf_set_ints(CORE(c), "fmi3SetBoolean", RBF_BOOLEAN, vr, nvr,
+                                values == NULL ? NULL : copy);
+    free(copy);
+    return status_of(r);
+}
+
 /* Types this FMU has no variables of: no reference is fine, any other is refused. */
 #define NO_TYPE(name, T, CONST)                                                              \
     fmi3Status name(fmi3Instance c, const fmi3ValueReference vr[], size_t nvr,              \
@@ -188,8 +231,8 @@ fmi3Status fmi3SetString(fmi3Instance c, const fmi3ValueReference vr[], size_t n
         return nvr == 0 ? fmi3OK : refuse(c, #name, "this FMU has no variables of this type"); \
     }
 #define GET_SET(T) NO_TYPE(fmi3Get##T, fmi3##T, ) NO_TYPE(fmi3Set##T, fmi3##T, const)
-GET_SET(Float32) GET_SET(Int8) GET_SET(UInt8) GET_SET(Int16) GET_SET(UInt16) GET_SET(Int32)
-GET_SET(UInt32) GET_SET(Int64) GET_SET(UInt64) GET_SET(Boolean)
+GET_SET(Float32) GET_SET(Int8) GET_SET(UInt8) GET_SET(Int16) GET_SET(UInt16) GET_SET(UInt32)
+GET_SET(Int64) GET_SET(UInt64)
 
 fmi3Status fmi3GetBinary(fmi3Instance c, const fmi3ValueReference vr[], size_t nvr,
                          size_t valueSizes[], fmi3Binary values[], size_t nValues) {

@@ -48,7 +48,9 @@ static int load_start_values(rbf_instance *inst) {
         inst->reals[vr] = v->start;
         free(inst->strings[vr]);
         inst->strings[vr] = NULL;
-        if (v->is_string && (inst->strings[vr] = strdup(v->start_string)) == NULL) return -1;
+        if (v->type == RBF_STRING && (inst->strings[vr] = strdup(v->start_string)) == NULL) {
+            return -1;
+        }
     }
     inst->reals[0] = m->start_time;
     memset(inst->wrench, 0, sizeof(double) * 18 * (size_t)m->n_points);
@@ -123,16 +125,20 @@ void rbf_store_real(rbf_instance *inst, unsigned vr, double value) {
     }
 }
 
+static const char *const TYPE_NAMES[] = {"Real", "Integer", "Boolean", "String"};
+
 /* NULL if every reference exists and is of the type; else the reason (in buffer). */
 static const char *check_refs(const rbf_instance *inst, const unsigned *vr, size_t n,
-                              int strings, int reading, char *buffer, size_t size) {
+                              rbf_type type, int reading, char *buffer, size_t size) {
     if (n > 0 && vr == NULL) return "NULL value references";
     for (size_t i = 0; i < n; ++i) {
-        int time_ok = reading && inst->time_variable && !strings;
-        if (vr[i] >= (unsigned)inst->m->n_vars || (vr[i] == 0 && !time_ok) ||
-            (vr[i] != 0 && inst->m->vars[vr[i]].is_string != strings)) {
-            snprintf(buffer, size, "value reference %u is not a %s variable of this FMU", vr[i],
-                     strings ? "String" : "Real");
+        int time_ok = reading && inst->time_variable && type == RBF_REAL;
+        int exists = vr[i] < (unsigned)inst->m->n_vars;
+        if (!exists || (vr[i] == 0 && !time_ok) ||
+            (vr[i] != 0 && inst->m->vars[vr[i]].type != type)) {
+            snprintf(buffer, size, "value reference %u%s%s%s is not a%s %s variable of this FMU",
+                     vr[i], exists ? " (" : "", exists ? inst->m->vars[vr[i]].name : "",
+                     exists ? ")" : "", type == RBF_INTEGER ? "n" : "", TYPE_NAMES[type]);
             return buffer;
         }
     }
@@ -215,7 +221,7 @@ static void joint_gaps(const rbf_instance *inst, int j, double gaps[4]) {
 rbf_result rbf_get_reals(rbf_instance *inst, const char *call, const unsigned *vr, size_t n,
                          double *value) {
     char reason[256];
-    const char *bad = check_refs(inst, vr, n, 0, 1, reason, sizeof reason);
+    const char *bad = check_refs(inst, vr, n, RBF_REAL, 1, reason, sizeof reason);
     if (bad != NULL) return rbf_refuse(inst, call, bad);
     if (n > 0 && value == NULL) return rbf_refuse(inst, call, "NULL value array");
     if (inst->wrench_pending && inst->state == RBF_STEPPING) {
@@ -241,7 +247,7 @@ rbf_result rbf_get_reals(rbf_instance *inst, const char *call, const unsigned *v
 rbf_result rbf_set_reals(rbf_instance *inst, const char *call, const unsigned *vr, size_t n,
                          const double *value) {
     char reason[256];
-    const char *bad = check_refs(inst, vr, n, 0, 0, reason, sizeof reason);
+    const char *bad = check_refs(inst, vr, n, RBF_REAL, 0, reason, sizeof reason);
     if (bad == NULL) bad = check_settable(inst, vr, n, reason, sizeof reason);
     if (bad == NULL && n > 0 && value == NULL) bad = "NULL value array";
     if (bad != NULL) return rbf_refuse(inst, call, bad);
@@ -255,10 +261,35 @@ rbf_result rbf_set_reals(rbf_instance *inst, const char *call, const unsigned *v
     return RBF_OK;
 }
 
+rbf_result rbf_get_ints(rbf_instance *inst, const char *call, rbf_type type, const unsigned *vr,
+                        size_t n, int *value) {
+    char reason[256];
+    const char *bad = check_refs(inst, vr, n, type, 1, reason, sizeof reason);
+    if (bad == NULL && n > 0 && value == NULL) bad = "NULL value array";
+    if (bad != NULL) return rbf_refuse(inst, call, bad);
+    for (size_t i = 0; i < n; ++i) value[i] = (int)inst->reals[vr[i]];
+    return RBF_OK;
+}
+
+/* Integer and Boolean variables are parameters only: their checks (ranges, choices) are the
+ * scenario format's, done by the server when the session is created. */
+rbf_result rbf_set_ints(rbf_instance *inst, const char *call, rbf_type type, const unsigned *vr,
+                        size_t n, const int *value) {
+    char reason[256];
+    const char *bad = check_refs(inst, vr, n, type, 0, reason, sizeof reason);
+    if (bad == NULL) bad = check_settable(inst, vr, n, reason, sizeof reason);
+    if (bad == NULL && n > 0 && value == NULL) bad = "NULL value array";
+    if (bad != NULL) return rbf_refuse(inst, call, bad);
+    for (size_t i = 0; i < n; ++i) {
+        inst->reals[vr[i]] = type == RBF_BOOLEAN ? (value[i] != 0) : (double)value[i];
+    }
+    return RBF_OK;
+}
+
 rbf_result rbf_get_strings(rbf_instance *inst, const char *call, const unsigned *vr, size_t n,
                            const char **value) {
     char reason[256];
-    const char *bad = check_refs(inst, vr, n, 1, 1, reason, sizeof reason);
+    const char *bad = check_refs(inst, vr, n, RBF_STRING, 1, reason, sizeof reason);
     if (bad == NULL && n > 0 && value == NULL) bad = "NULL value array";
     if (bad != NULL) return rbf_refuse(inst, call, bad);
     for (size_t i = 0; i < n; ++i) value[i] = inst->strings[vr[i]];
@@ -268,7 +299,7 @@ rbf_result rbf_get_strings(rbf_instance *inst, const char *call, const unsigned 
 rbf_result rbf_set_strings(rbf_instance *inst, const char *call, const unsigned *vr, size_t n,
                            const char *const *value) {
     char reason[256];
-    const char *bad = check_refs(inst, vr, n, 1, 0, reason, sizeof reason);
+    const char *bad = check_refs(inst, vr, n, RBF_STRING, 0, reason, sizeof reason);
     if (bad == NULL) bad = check_settable(inst, vr, n, reason, sizeof reason);
     if (bad == NULL && n > 0 && value == NULL) bad = "NULL value array";
     for (size_t i = 0; bad == NULL && i < n; ++i) {

@@ -30,7 +30,7 @@ static const char *server_string(rbf_instance *inst, const char *key) {
     for (int vr = 1; vr < inst->m->n_vars; ++vr) {
         const rbf_var *v = &inst->m->vars[vr];
         if (v->kind == RBF_SERVER && strcmp(v->key, key) == 0) {
-            return v->is_string ? inst->strings[vr] : NULL;
+            return v->type == RBF_STRING ? inst->strings[vr] : NULL;
         }
     }
     return "";
@@ -157,38 +157,78 @@ static int vector_override(const rbf_instance *inst, const char *key, char *out,
     return changed;
 }
 
+/* A TOML basic string of text (quotes, backslashes and control bytes escaped), malloc'ed. */
+static char *toml_string(const char *text) {
+    char *out = malloc(6 * strlen(text) + 3), *w = out;
+    if (out == NULL) return NULL;
+    *w++ = '"';
+    for (const unsigned char *p = (const unsigned char *)text; *p; ++p) {
+        if (*p == '"' || *p == '\\') {
+            *w++ = '\\';
+            *w++ = (char)*p;
+        } else if (*p < 0x20 || *p == 0x7f) {
+            w += sprintf(w, "\\u%04x", *p);
+        } else {
+            *w++ = (char)*p;
+        }
+    }
+    *w++ = '"';
+    *w = '\0';
+    return out;
+}
+
+/* The override literal (malloc'ed) of parameter vr when it is away from its start, else NULL
+ * with *changed 0: a number (Real, Integer), true or false (Boolean), a string (String); a
+ * 3-vector whole at its first component. */
+static char *override_literal(const rbf_instance *inst, int vr, int *changed) {
+    const rbf_var *v = &inst->m->vars[vr];
+    char buffer[160];
+    *changed = 0;
+    if (v->kind == RBF_VECTOR_PARAMETER) {
+        if (v->index != 0 || !vector_override(inst, v->key, buffer, sizeof buffer)) return NULL;
+    } else if (v->kind != RBF_PARAMETER) {
+        return NULL;
+    } else if (v->type == RBF_STRING) {
+        if (strcmp(inst->strings[vr], v->start_string) == 0) return NULL;
+        *changed = 1;
+        return toml_string(inst->strings[vr]);
+    } else if (inst->reals[vr] == v->start) {
+        return NULL;
+    } else if (v->type == RBF_BOOLEAN) {
+        snprintf(buffer, sizeof buffer, "%s", inst->reals[vr] != 0.0 ? "true" : "false");
+    } else {
+        toml_number(inst->reals[vr], buffer, sizeof buffer);
+    }
+    *changed = 1;
+    return strdup(buffer);
+}
+
 /* Create the session from the FMU's scenario with the changed parameters as overrides (a
  * 3-vector parameter whole, when any of its components changed). */
 static rbc_status create_session(rbf_instance *inst, const char *folder, const char *text) {
-    enum { LITERAL = 128 };
     const rbf_model *m = inst->m;
     const char **keys = calloc((size_t)m->n_vars, sizeof(char *));
-    const char **values = calloc((size_t)m->n_vars, sizeof(char *));
-    char *literals = calloc((size_t)m->n_vars, LITERAL);
+    char **values = calloc((size_t)m->n_vars, sizeof(char *));
     rbc_status status = RBC_ERR_NO_MEMORY;
-    if (keys != NULL && values != NULL && literals != NULL) {
-        rbc_session_options options = {0};
-        for (int vr = 1; vr < m->n_vars; ++vr) {
-            const rbf_var *v = &m->vars[vr];
-            char *literal = literals + LITERAL * options.n_overrides;
-            if (v->kind == RBF_VECTOR_PARAMETER) {
-                if (v->index != 0 || !vector_override(inst, v->key, literal, LITERAL)) continue;
-            } else if (v->kind == RBF_PARAMETER && inst->reals[vr] != v->start) {
-                toml_number(inst->reals[vr], literal, LITERAL);
-            } else {
-                continue;
-            }
-            keys[options.n_overrides] = v->key;
-            values[options.n_overrides++] = literal;
-        }
+    rbc_session_options options = {0};
+    int ok = keys != NULL && values != NULL;
+    for (int vr = 1; ok && vr < m->n_vars; ++vr) {
+        int changed;
+        char *literal = override_literal(inst, vr, &changed);
+        if (changed && literal == NULL) ok = 0;
+        if (!changed) continue;
+        keys[options.n_overrides] = m->vars[vr].key;
+        values[options.n_overrides++] = literal;
+    }
+    if (ok) {
         options.base_dir = folder;
         options.override_keys = keys;
-        options.override_values = values;
+        options.override_values = (const char *const *)values;
         status = rbc_create_session(inst->client, NULL, text, &options);
     }
+    for (int i = 0; values != NULL && i < options.n_overrides; ++i) free(values[i]);
     free(keys);
     free(values);
-    free(literals);
     return status;
 }
 

@@ -48,7 +48,7 @@ static void write_state(rbf_instance *inst, writer *w, const unsigned char *solv
     put(w, inst->reals, sizeof(double) * (size_t)m->n_vars);
     put(w, inst->motions, sizeof(double) * 19 * (size_t)m->n_points);
     for (int vr = 1; vr < m->n_vars; ++vr) {
-        if (!m->vars[vr].is_string) continue;
+        if (m->vars[vr].type != RBF_STRING) continue;
         uint32_t len = (uint32_t)strlen(inst->strings[vr]);
         put(w, &len, 4);
         put(w, inst->strings[vr], len);
@@ -125,7 +125,7 @@ rbf_result rbf_set_state(rbf_instance *inst, const char *call, const unsigned ch
     size_t strings_at = r.at;
     for (int vr = 1; vr < m->n_vars; ++vr) {
         uint32_t len;
-        if (m->vars[vr].is_string && (take(&r, &len, 4) || take(&r, NULL, len))) {
+        if (m->vars[vr].type == RBF_STRING && (take(&r, &len, 4) || take(&r, NULL, len))) {
             return rbf_refuse(inst, call, "truncated state");
         }
     }
@@ -151,7 +151,7 @@ rbf_result rbf_set_state(rbf_instance *inst, const char *call, const unsigned ch
     r.at = strings_at;
     for (int vr = 1; vr < m->n_vars; ++vr) {
         const rbf_var *v = &m->vars[vr];
-        if (v->is_string) {
+        if (v->type == RBF_STRING) {
             uint32_t len = 0;
             take(&r, &len, 4);
             char *copy = malloc((size_t)len + 1);

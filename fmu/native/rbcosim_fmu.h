@@ -23,20 +23,24 @@ typedef enum rbf_kind {
     RBF_ACCELERATION,  /* output: point owner, acceleration component 0..5 (m/s2, rad/s2) */
     RBF_FLEX,          /* input: joint owner, node kinematics component 0..12 */
     RBF_GAP,           /* output: joint owner, gap component 0..3 */
-    RBF_PARAMETER,     /* parameter: key is the scenario key */
+    RBF_PARAMETER,     /* parameter of any type: key is the scenario key */
     RBF_VECTOR_PARAMETER, /* parameter: component index 0..2 of the 3-vector at scenario key */
     RBF_ADDED_MASS,    /* parameter: point owner, element 6 i + j of its 6x6 added mass */
     RBF_ADDED_MASS_FRAME, /* String parameter: point owner, "point" or "inertial" */
     RBF_SERVER         /* String/Real parameter: key is address, session or timeout */
 } rbf_kind;
 
+/* A variable's FMI type. Integer and Boolean values are held as doubles (exact: an Integer
+ * is an fmi2Integer / fmi3Int32, a Boolean 0 or 1). */
+typedef enum rbf_type { RBF_REAL, RBF_INTEGER, RBF_BOOLEAN, RBF_STRING } rbf_type;
+
 typedef struct rbf_var {
     const char *name;
     rbf_kind kind;
     int owner;         /* index into points or joints */
     int index;         /* component */
-    int is_string;
-    double start;      /* Real start value */
+    rbf_type type;
+    double start;      /* Real, Integer or Boolean start value */
     const char *start_string;
     const char *key;   /* scenario key (parameters) or server setting */
 } rbf_var;
@@ -71,8 +75,8 @@ typedef struct rbf_instance {
     void *host;
     rbf_state state;
     int time_variable;     /* vr 0 (time) is a readable variable (FMI 3) */
-    double *reals;         /* per vr */
-    char **strings;        /* per vr (NULL for Real variables) */
+    double *reals;         /* per vr (Real, Integer and Boolean variables) */
+    char **strings;        /* per vr (NULL but for String variables) */
     double *wrench;        /* [n_points][3][6]: W, dW/dt, (d2W/dt2)/2, W(t_n + tau) =
                               sum_j c_j tau^j over a step from t_n */
     double *flex;          /* [n_joints][13] */
@@ -94,6 +98,11 @@ rbf_result rbf_get_reals(rbf_instance *inst, const char *call, const unsigned *v
                          double *value);
 rbf_result rbf_set_reals(rbf_instance *inst, const char *call, const unsigned *vr, size_t n,
                          const double *value);
+/* Integer (type RBF_INTEGER) or Boolean (RBF_BOOLEAN: 0 false, else true) variables. */
+rbf_result rbf_get_ints(rbf_instance *inst, const char *call, rbf_type type, const unsigned *vr,
+                        size_t n, int *value);
+rbf_result rbf_set_ints(rbf_instance *inst, const char *call, rbf_type type, const unsigned *vr,
+                        size_t n, const int *value);
 rbf_result rbf_get_strings(rbf_instance *inst, const char *call, const unsigned *vr, size_t n,
                            const char **value);
 rbf_result rbf_set_strings(rbf_instance *inst, const char *call, const unsigned *vr, size_t n,

@@ -20,7 +20,7 @@ from rbcosim.cosim.flex_endpoint import motion_of
 from rbcosim.errors import ScenarioError
 from rbcosim.fmu_export.core import CONFIG_FILE, RESOURCE_DIR, SCENARIO_DIR, TABLE_FILE
 from rbcosim.fmu_export.flex_table import build_flex_table
-from rbcosim.fmu_export.parameter_info import NOT_IN_FMU, describe_parameter, initial_states
+from rbcosim.fmu_export.parameter_info import describe_parameter, fmu_parameters, initial_states
 from rbcosim.fmu_export.shim import install_shim
 from rbcosim.fmu_export.table import VariableTable, build_table
 
@@ -158,8 +158,8 @@ def describe(scenario: Path, options: ExportOptions, side=None) -> tuple[Variabl
         side = RigidSide.from_scenario(scenario)
     parameters = {
         key: value
-        for key, value in side.parameters().items()
-        if not key.startswith(_OUTSIDE_KEYS) and key not in NOT_IN_FMU
+        for key, value in fmu_parameters(side.scenario).items()
+        if not key.startswith(_OUTSIDE_KEYS)
     }
     outputs = side.point_outputs()
     # The exchange variables need the solver in the FMU: embedded mode only.
@@ -225,7 +225,7 @@ def describe_flex(scenario: Path, body: str) -> tuple[VariableTable, dict]:
         nodes[joint] = endpoint.report()[0]
         for name, value in zip(endpoint.columns(body), endpoint.row().tolist()):
             outputs.append((name, None if ".eta" in name else "m", value))
-    prefix = f"flex_bodies.{body}."
+    parameters = fmu_parameters(side.scenario, f"flex_bodies.{body}.")
     try:
         table = build_flex_table(
             couplings=[(j, ep.coupling.point) for j, ep in endpoints.items()],
@@ -233,7 +233,8 @@ def describe_flex(scenario: Path, body: str) -> tuple[VariableTable, dict]:
             wrenches=starts,
             nodes=nodes,
             outputs=outputs,
-            parameters={k: v for k, v in side.parameters().items() if k.startswith(prefix)},
+            parameters=parameters,
+            parameter_info={key: describe_parameter(key, parsed.raw) for key in parameters},
         )
     except ValueError as exc:
         raise ScenarioError(f"{scenario}: cannot export flexible body {body!r}: {exc}") from exc

@@ -7,7 +7,8 @@ Contract with the slaves:
 
 1. ``FmuCore(resources, log)`` reads the variable table and configuration from the FMU's
    resources; nothing is built yet and the outputs hold their start values.
-2. Inputs and parameters are set with :meth:`FmuCore.set_reals` / :meth:`FmuCore.set_strings`;
+2. Inputs and parameters are set with :meth:`FmuCore.set_reals` / :meth:`FmuCore.set_typed`
+   (Integer, Boolean, String);
    values are stored as given, checks happen at :meth:`FmuCore.do_step`.
 3. :meth:`FmuCore.initialize` (end of initialization mode) builds the model, applying the
    parameters that differ from the scenario as overrides, then the added-mass parameters.

@@ -18,7 +18,6 @@ outputs, and the scalar keys of ``[flex_bodies.B]`` as parameters.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -30,6 +29,7 @@ from rbcosim.fmu_export.table import (
     WRENCH_DERIVATIVES,
     VariableTable,
     numbered_table,
+    parameter_start,
     structured_name,
     variable_row,
 )
@@ -45,12 +45,14 @@ def build_flex_table(
     wrenches: Mapping[str, np.ndarray],
     nodes: Mapping[str, np.ndarray],
     outputs: Sequence[tuple[str, str | None, float]],
-    parameters: Mapping[str, float],
+    parameters: Mapping[str, float | int | bool | str],
+    parameter_info: Mapping[str, tuple[str | None, str]],
 ) -> VariableTable:
     """Table of a flexible-body FMU. ``couplings``: (joint, point) pairs; start values:
     ``motions[joint]`` (19,) the rigid point's motion, ``wrenches[joint]`` (4, 6) the wrench
     and its derivatives, ``nodes[joint]`` (13,) the interface node's kinematics; ``outputs``:
-    (name, unit, start) of the body's own outputs; ``parameters``: scenario key -> value."""
+    (name, unit, start) of the body's own outputs; ``parameters``: scenario key -> value (typed
+    as table.build_table's), ``parameter_info``: key -> (unit, description)."""
     rows = []
     for joint, point in couplings:
         motion = np.asarray(motions[joint], dtype=float)
@@ -78,10 +80,9 @@ def build_flex_table(
         rows.append(variable_row(name, "flex_output", "output", float(start), unit,
                                  f"the results file's column {name}", "", index))
     for key, value in parameters.items():
-        value = float(value)
-        if not math.isfinite(value):
-            raise ValueError(f"scenario parameter {key!r} is not finite: {value!r}")
-        rows.append(variable_row(structured_name(key), "parameter", "parameter", value, None,
-                                 f"scenario parameter {key}", key, variability="fixed"))
+        unit, description = parameter_info.get(key, (None, f"scenario parameter {key}"))
+        rows.append(variable_row(structured_name(key), "parameter", "parameter",
+                                 parameter_start(key, value), unit, description, key,
+                                 variability="fixed"))
     points = tuple(point for _, point in couplings)
     return numbered_table(rows, points, tuple(joint for joint, _ in couplings))

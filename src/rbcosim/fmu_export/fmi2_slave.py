@@ -9,7 +9,16 @@ allowed when is :class:`rbcosim.fmu_export.lifecycle.FmiSession`'s, the numbers 
 
 import sys
 
-from pythonfmu import Fmi2Causality, Fmi2Initial, Fmi2Slave, Fmi2Variability, Real, String
+from pythonfmu import (
+    Boolean,
+    Fmi2Causality,
+    Fmi2Initial,
+    Fmi2Slave,
+    Fmi2Variability,
+    Integer,
+    Real,
+    String,
+)
 from pythonfmu.default_experiment import DefaultExperiment
 from pythonfmu.enums import Fmi2Status
 
@@ -42,6 +51,9 @@ _LOG_STATUS = {
     "error": Fmi2Status.error,
 }
 
+#: By rbcosim.fmu_export.table.Variable.type.
+_TYPES = {"Real": Real, "Integer": Integer, "Boolean": Boolean, "String": String}
+
 
 class RbcosimRigid(Fmi2Slave):
     author = "rbcosim"
@@ -60,7 +72,7 @@ class RbcosimRigid(Fmi2Slave):
         )
         values = self._core.values
         for v in self._core.table.variables[1:]:
-            kind = Real if v.is_real else String
+            kind = _TYPES[v.type]
             var = kind(
                 v.name,
                 causality=Fmi2Causality[v.causality],
@@ -104,14 +116,26 @@ class RbcosimRigid(Fmi2Slave):
     def get_real(self, vrs):
         return self._fmi.get_reals("GetReal", vrs)
 
+    def get_integer(self, vrs):
+        return self._fmi.get_typed("GetInteger", "Integer", vrs)
+
+    def get_boolean(self, vrs):
+        return self._fmi.get_typed("GetBoolean", "Boolean", vrs)
+
     def get_string(self, vrs):
-        return self._fmi.get_strings("GetString", vrs)
+        return self._fmi.get_typed("GetString", "String", vrs)
 
     def set_real(self, vrs, values):
         self._fmi.set_reals("SetReal", vrs, values)
 
+    def set_integer(self, vrs, values):
+        self._fmi.set_typed("SetInteger", "Integer", vrs, values)
+
+    def set_boolean(self, vrs, values):
+        self._fmi.set_typed("SetBoolean", "Boolean", vrs, values)
+
     def set_string(self, vrs, values):
-        self._fmi.set_strings("SetString", vrs, values)
+        self._fmi.set_typed("SetString", "String", vrs, values)
 
     def _get_fmu_state(self):
         return self._fmi.get_state()

@@ -10,6 +10,7 @@ allowed when is :class:`rbcosim.fmu_export.lifecycle.FmiSession`'s, the numbers 
 import sys
 
 from pythonfmu3 import (
+    Boolean,
     Float64,
     Fmi3Causality,
     Fmi3Initial,
@@ -17,6 +18,7 @@ from pythonfmu3 import (
     Fmi3Status,
     Fmi3StepResult,
     Fmi3Variability,
+    Int32,
     String,
 )
 from pythonfmu3.default_experiment import DefaultExperiment
@@ -56,6 +58,9 @@ _STEP_STATUS = {
     "error": Fmi3Status.error,
 }
 
+#: By rbcosim.fmu_export.table.Variable.type (an Integer is Int32: every count's range fits).
+_TYPES = {"Real": Float64, "Integer": Int32, "Boolean": Boolean, "String": String}
+
 
 class RbcosimRigid(Fmi3Slave):
     def __init__(self, **kwargs):
@@ -73,7 +78,7 @@ class RbcosimRigid(Fmi3Slave):
         )
         values = self._core.values
         for v in self._core.table.variables:
-            kind = Float64 if v.is_real else String
+            kind = _TYPES[v.type]
             var = kind(
                 v.name,
                 causality=Fmi3Causality[v.causality],
@@ -113,14 +118,26 @@ class RbcosimRigid(Fmi3Slave):
     def get_float64(self, vrs):
         return self._fmi.get_reals("GetFloat64", vrs)
 
+    def get_int32(self, vrs):
+        return self._fmi.get_typed("GetInt32", "Integer", vrs)
+
+    def get_boolean(self, vrs):
+        return self._fmi.get_typed("GetBoolean", "Boolean", vrs)
+
     def get_string(self, vrs):
-        return self._fmi.get_strings("GetString", vrs)
+        return self._fmi.get_typed("GetString", "String", vrs)
 
     def set_float64(self, vrs, values):
         self._fmi.set_reals("SetFloat64", vrs, values)
 
+    def set_int32(self, vrs, values):
+        self._fmi.set_typed("SetInt32", "Integer", vrs, values)
+
+    def set_boolean(self, vrs, values):
+        self._fmi.set_typed("SetBoolean", "Boolean", vrs, values)
+
     def set_string(self, vrs, values):
-        self._fmi.set_strings("SetString", vrs, values)
+        self._fmi.set_typed("SetString", "String", vrs, values)
 
     def _get_fmu_state(self):
         return self._fmi.get_state()

@@ -15,7 +15,7 @@ import math
 import struct
 from typing import Any
 
-from rbcosim.fmu_export.table import VariableTable
+from rbcosim.fmu_export.table import VariableTable, value_type
 
 STATE_MAGIC = b"RBCFMUS2"
 STATE_VERSION = 2
@@ -116,8 +116,8 @@ def check_state(state: Any, table: VariableTable, parameter_keys: set[str]) -> N
 
 def _check_value(v: Any, value: Any) -> None:
     if not v.is_real:
-        if not isinstance(value, str):
-            raise ValueError(f"the FMU state's {v.name} is not a string")
+        if value_type(value) != v.type:
+            raise ValueError(f"the FMU state's {v.name} is not a {v.type} value: {value!r}")
         return
     # Inputs may hold what the master set (doStep refuses non-finite ones); the rest not.
     finite = v.causality != "input" and v.kind != "acceleration"

@@ -187,17 +187,19 @@ class FmiSession:
                              lambda: self.core.jacobian_entries(vrs))
         return self.call(call, lambda: self.core.get_reals(vrs), "Get")
 
-    def get_strings(self, call: str, vrs: list[int]) -> list[str]:
-        return self.call(call, lambda: self.core.get_strings(vrs), "Get")
+    def get_typed(self, call: str, kind: str, vrs: list[int]) -> list[Any]:
+        """Values of the Integer, Boolean or String (``kind``) variables ``vrs``."""
+        return self.call(call, lambda: self.core.get_typed(kind, vrs), "Get")
 
     def set_reals(self, call: str, vrs: list[int], values: list[float]) -> None:
         self.call(call, lambda: self.core.set_reals(vrs, values), "Set")
 
-    def set_strings(self, call: str, vrs: list[int], values: list[str]) -> None:
-        if list(vrs) == [REQUEST_VR]:  # the derivative shim asking for a Jacobian
+    def set_typed(self, call: str, kind: str, vrs: list[int], values: list[Any]) -> None:
+        """Set the Integer, Boolean or String (``kind``) variables ``vrs``."""
+        if kind == "String" and list(vrs) == [REQUEST_VR]:  # the derivative shim's request
             self.call("GetDirectionalDerivative", lambda: self.core.request_jacobian(values[0]))
             return
-        self.call(call, lambda: self.core.set_strings(vrs, values), "Set")
+        self.call(call, lambda: self.core.set_typed(kind, vrs, values), "Set")
 
     # -- stepping ----------------------------------------------------------------------------
 

@@ -25,6 +25,20 @@ C_KINDS = {
     "vector_parameter": "RBF_VECTOR_PARAMETER",
     "server": "RBF_SERVER",
 }
+#: Variable.type -> the rbf_type of fmu/native/rbcosim_fmu.h.
+C_TYPES = {"Real": "RBF_REAL", "Integer": "RBF_INTEGER", "Boolean": "RBF_BOOLEAN",
+           "String": "RBF_STRING"}
+#: Variable.type (FMI 2's ScalarVariable child) -> its FMI 3 element.
+FMI3_TYPES = {"Real": "Float64", "Integer": "Int32", "Boolean": "Boolean", "String": "String"}
+
+
+def start_text(value: float | bool | str) -> str:
+    """A start value as the modelDescription writes it (xs:double, xs:int, xs:boolean)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value) if isinstance(value, int) else repr(float(value))
+
+
 #: The log categories fmi2_native.c uses.
 LOG_CATEGORIES = (
     ("logStatusWarning", "warnings (a session that could not be closed, ...)"),
@@ -56,15 +70,15 @@ def model_table_c(table: VariableTable, config: dict, identifier: str, guid: str
         if v.vr != vr:
             raise ValueError(f"variable {v.name}: value reference {v.vr}, expected {vr}")
         if v.kind == "time":
-            rows.append('    {"time", RBF_TIME, 0, 0, 0, 0.0, "", ""},')
+            rows.append('    {"time", RBF_TIME, 0, 0, RBF_REAL, 0.0, "", ""},')
             continue
         kind = C_KINDS[v.kind]
         owner = joints[v.owner] if v.kind in ("flex", "gap") else points.get(v.owner, 0)
         key = v.owner if v.kind in ("parameter", "vector_parameter", "server") else ""
-        string = isinstance(v.start, str)
+        string = v.type == "String"
         start = 0.0 if string else float(v.start)
         rows.append(
-            f"    {{{c_string(v.name)}, {kind}, {owner}, {v.index}, {int(string)}, "
+            f"    {{{c_string(v.name)}, {kind}, {owner}, {v.index}, {C_TYPES[v.type]}, "
             f"{start!r}, {c_string(v.start if string else '')}, {c_string(key)}}},"
         )
     joint_point = ", ".join(str(points[config["joint_points"][j]]) for j in table.joint_names)
@@ -160,13 +174,10 @@ def fmi2_model_description(
         if v.initial is not None:
             attributes["initial"] = v.initial
         node = SubElement(variables, "ScalarVariable", attributes)
-        if isinstance(v.start, str):
-            SubElement(node, "String", {"start": v.start})
-        else:
-            typed = {"start": repr(float(v.start))}
-            if v.unit is not None:
-                typed["unit"] = v.unit
-            SubElement(node, "Real", typed)
+        typed = {"start": v.start if v.type == "String" else start_text(v.start)}
+        if v.unit is not None:
+            typed["unit"] = v.unit
+        SubElement(node, v.type, typed)
         if v.causality == "output":
             outputs.append(position)
     structure = SubElement(root, "ModelStructure")
@@ -219,15 +230,15 @@ def fmi3_model_description(table: VariableTable, config: dict, identifier: str,
                       "causality": v.causality, "variability": v.variability}
         if v.initial is not None:
             attributes["initial"] = v.initial
-        if isinstance(v.start, str):
+        if v.type == "String":
             node = SubElement(variables, "String", attributes)
             SubElement(node, "Start", {"value": v.start})
             continue
         if v.start is not None:
-            attributes["start"] = repr(float(v.start))
+            attributes["start"] = start_text(v.start)
         if v.unit is not None:
             attributes["unit"] = v.unit
-        SubElement(variables, "Float64", attributes)
+        SubElement(variables, FMI3_TYPES[v.type], attributes)
         if v.causality == "output":
             outputs.append(v.vr)
     structure = SubElement(root, "ModelStructure")

@@ -24,10 +24,12 @@ from typing import Any
 
 import numpy as np
 
-#: Version of the table layout inside the FMU's resources; 2 added the exchange variables.
-TABLE_FORMAT = 2
-#: Layouts this version reads (a format-1 table simply has no exchange variables).
-READABLE_FORMATS = (1, 2)
+#: Version of the table layout inside the FMU's resources; 2 added the exchange variables, 3
+#: typed parameters (int and bool start values: Integer and Boolean variables).
+TABLE_FORMAT = 3
+#: Layouts this version reads (a format-1 table simply has no exchange variables, formats 1
+#: and 2 no Integer or Boolean variables).
+READABLE_FORMATS = (1, 2, 3)
 
 #: Components of an interface point's outputs, in RigidSide.point_outputs() order.
 POINT_COMPONENTS: tuple[tuple[str, str | None, str], ...] = (
@@ -119,6 +121,10 @@ UNITS: dict[str, dict[str, int]] = {
     "N.s/m": {"kg": 1, "s": -1},
     "N.m/rad": {"kg": 1, "m": 2, "s": -2, "rad": -1},
     "N.m.s/rad": {"kg": 1, "m": 2, "s": -1, "rad": -1},
+    "Pa": {"kg": 1, "m": -1, "s": -2},
+    "kg/m3": {"kg": 1, "m": -3},
+    "m2": {"m": 2},
+    "m4": {"m": 4},
 }
 
 # One segment of an FMI "structured" name: a B-name with optional array indices.
@@ -159,8 +165,15 @@ class Variable:
         return "exact" if self.causality == "output" else None
 
     @property
+    def type(self) -> str:
+        """The FMI type, from the start value's Python type (kept through the table's JSON):
+        ``Boolean`` (bool), ``Integer`` (int; Int32 in FMI 3), ``String`` (str), else
+        ``Real`` (Float64 in FMI 3)."""
+        return value_type(self.start)
+
+    @property
     def is_real(self) -> bool:
-        return not isinstance(self.start, str)
+        return self.type == "Real"
 
 
 @dataclass(frozen=True)
@@ -208,6 +221,15 @@ class VariableTable:
         )
 
 
+def value_type(value: Any) -> str:
+    """The FMI type of a variable whose start value is ``value`` (see Variable.type)."""
+    if isinstance(value, bool):
+        return "Boolean"
+    if isinstance(value, int):
+        return "Integer"
+    return "String" if isinstance(value, str) else "Real"
+
+
 def structured_name(key: str) -> str:
     """An FMI structured variable name for a dotted scenario key.
 
@@ -228,7 +250,7 @@ def build_table(
     *,
     point_names: Iterable[str],
     joint_names: Iterable[str],
-    parameters: Mapping[str, float],
+    parameters: Mapping[str, float | int | bool | str],
     point_outputs: Mapping[str, np.ndarray],
     gaps: Mapping[str, np.ndarray],
     flex_start: Mapping[str, np.ndarray],
@@ -244,6 +266,8 @@ def build_table(
     ``flex_start`` the start values of each joint's flexible-node kinematics inputs, shape (13,).
     ``point_accelerations`` (shape (6,) per point) adds the exchange variables with these start
     values: accelerations, wrench derivatives, added mass, flexible energy, energy residual.
+    ``parameters`` (scenario key -> value) are Real parameters but for a bool, int or str
+    value (Boolean, Integer, String: ``parameter_info.fmu_parameters``).
     ``server`` (remote mode) adds the parameters ``server.<setting>`` with these defaults.
     ``bodies`` (body -> its (13,) state, the results file's ``<body>.x`` .. ``<body>.wz``) adds
     each body's pose and velocities as outputs with these start values. ``parameter_info``
@@ -374,9 +398,7 @@ def build_table(
     for body, state in (bodies or {}).items():
         add_kinematics(body, "body", "output", state, body, f"body {body}: ")
     for key, value in parameters.items():
-        value = float(value)
-        if not math.isfinite(value):
-            raise ValueError(f"scenario parameter {key!r} is not finite: {value!r}")
+        value = parameter_start(key, value)
         unit, description = (parameter_info or {}).get(key, (None, f"scenario parameter {key}"))
         add(
             structured_name(key),
@@ -406,7 +428,7 @@ def build_table(
             f"server.{setting}",
             "server",
             "parameter",
-            value,
+            value if isinstance(value, str) else float(value),
             SERVER_SETTINGS[setting][0],
             SERVER_SETTINGS[setting][1],
             setting,
@@ -414,6 +436,17 @@ def build_table(
         )
 
     return numbered_table(rows, point_names, joint_names)
+
+
+def parameter_start(key: str, value: float | bool | str) -> float | int | bool | str:
+    """The start value of the parameter at scenario key ``key``: ``value`` as it is for a
+    Boolean, Integer or String parameter, a float else. ValueError for a non-finite float."""
+    if isinstance(value, (bool, int, str)):
+        return value
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"scenario parameter {key!r} is not finite: {value!r}")
+    return value
 
 
 def variable_row(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import enum
 import json
 import math
+import operator
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,32 @@ RESOURCE_DIR = "rbcosim_fmu"
 CONFIG_FILE = "fmu.json"
 TABLE_FILE = "variables.json"
 SCENARIO_DIR = "scenario"
+
+
+def _integer(value: Any) -> int:
+    if isinstance(value, bool):
+        raise TypeError("a bool is not an Integer value")
+    return operator.index(value)
+
+
+def _string(value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError("not a str")
+    return value
+
+
+#: The non-Real FMI types and how a value the host sets becomes one (fmi2Boolean is an int).
+_CONVERT: dict[str, Callable[[Any], Any]] = {"Integer": _integer, "Boolean": bool,
+                                             "String": _string}
+
+
+def toml_literal(value: float | bool | str) -> str:
+    """``value`` as a TOML value (a scenario override reads it back as the same value and
+    type): JSON's booleans, integers and strings are TOML's, and a float's repr is exact."""
+    if isinstance(value, float):
+        return repr(value)
+    return json.dumps(value)
+
 
 class StepOutcome(enum.Enum):
     """Result of a doStep: ``ERROR`` for a bad call or bad inputs (nothing was changed),
@@ -56,15 +83,17 @@ class TableValues:
         self.values[0] = float(self.config["start_time"])
 
         self._real_vrs = frozenset(v.vr for v in self.table.variables if v.is_real)
-        self._string_vrs = frozenset(v.vr for v in self.table.variables if not v.is_real)
+        #: Value references of the Integer, Boolean and String variables, by type.
+        self._typed_vrs = {
+            kind: frozenset(v.vr for v in self.table.variables if v.type == kind)
+            for kind in _CONVERT
+        }
         self._input_vrs = frozenset(v.vr for v in self.table.variables if v.causality == "input")
         self._parameter_vrs = frozenset(
             v.vr for v in self.table.variables if v.causality == "parameter"
         )
         self._names = {v.vr: v.name for v in self.table.variables}
-        self._parameters = [
-            (v.vr, v.owner, float(v.start)) for v in self.table.by_kind("parameter")
-        ]
+        self._parameters = [(v.vr, v.owner, v.start) for v in self.table.by_kind("parameter")]
         # 3-vectors of the scenario (initial states) by key: (value reference, default) each.
         self._vector_parameters: dict[str, list[tuple[int, float]]] = {}
         for v in self.table.by_kind("vector_parameter"):
@@ -82,10 +111,11 @@ class TableValues:
         return self.values[0]
 
     def parameter_overrides(self) -> dict[str, str]:
-        """Scenario overrides ``{key: value}`` for the parameters set away from their default;
-        a 3-vector (``KEY[1]`` .. ``KEY[3]``) with any component changed as ``[x, y, z]``."""
+        """Scenario overrides ``{key: TOML literal}`` for the parameters set away from their
+        default (``--set KEY=VALUE`` gives the same scenario); a 3-vector (``KEY[1]`` ..
+        ``KEY[3]``) with any component changed as ``[x, y, z]``."""
         overrides = {
-            key: repr(float(self.values[vr]))
+            key: toml_literal(self.values[vr])
             for vr, key, default in self._parameters
             if self.values[vr] != default
         }
@@ -99,13 +129,26 @@ class TableValues:
         """The scenario keys an override may name."""
         return {key for _, key, _ in self._parameters} | set(self._vector_parameters)
 
-    def get_strings(self, vrs: list[int]) -> list[str]:
-        self._require(vrs, self._string_vrs, "String variables")
+    def get_typed(self, kind: str, vrs: list[int]) -> list[int | bool | str]:
+        """Values of Integer, Boolean or String (``kind``) variables; ValueError naming the
+        references of another type."""
+        self._require(vrs, self._typed_vrs[kind], f"{kind} variables")
         return [self.values[vr] for vr in vrs]
 
-    def set_strings(self, vrs: list[int], values: list[str]) -> None:
-        self._settable(vrs, values, self._string_vrs)
+    def set_typed(self, kind: str, vrs: list[int], values: list[Any]) -> None:
+        """Store Integer, Boolean or String (``kind``) parameters (before initialization ends)
+        or inputs; a reference of another type, or a value that is not of the type, refuses
+        the whole call (ValueError, nothing stored). Their ranges and choices are checked when
+        the model is built (the scenario format's checks, naming the key)."""
+        self._settable(vrs, values, self._typed_vrs[kind], kind)
+        converted = []
         for vr, value in zip(vrs, values):
+            try:
+                converted.append(_CONVERT[kind](value))
+            except (TypeError, ValueError):
+                raise ValueError(f"{self._names[vr]}: expected a {kind} value, got "
+                                 f"{value!r}") from None
+        for vr, value in zip(vrs, converted):
             self.values[vr] = value
 
     def _require(self, vrs: list[int], allowed: frozenset[int], what: str) -> None:
@@ -114,15 +157,17 @@ class TableValues:
             named = ", ".join(f"{vr} ({self._names.get(vr, 'unknown')})" for vr in bad[:10])
             raise ValueError(f"value references not among the {what}: {named}")
 
-    def _settable(self, vrs: list[int], values: list[Any], kinds: frozenset[int]) -> None:
+    def _settable(self, vrs: list[int], values: list[Any], kinds: frozenset[int],
+                  kind: str = "Real") -> None:
         """ValueError, before anything is stored, unless every reference can be set now:
-        inputs of the type at any time, parameters of the type until initialization ends."""
+        inputs of the type (``kinds``, named ``kind``) at any time, parameters of the type
+        until initialization ends."""
         if len(vrs) != len(values):
             raise ValueError(f"{len(vrs)} value references but {len(values)} values")
         writable = self._input_vrs if self.side is not None else self._input_vrs | self._parameter_vrs
-        self._require(vrs, kinds & writable, "inputs" + (
+        self._require(vrs, kinds & writable, f"{kind} inputs" + (
             " (parameters are fixed once initialization has ended)" if self.side is not None
-            else " and parameters"
+            else f" and {kind} parameters"
         ))
 
     def non_finite_inputs(self) -> list[str]:
