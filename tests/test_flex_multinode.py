@@ -12,6 +12,7 @@ import pytest
 import scipy.linalg
 
 from rbcosim.cosim.master import CosimMaster, build_endpoints
+from rbcosim.distributed.flex_solver import check_distributed
 from rbcosim.errors import ScenarioError
 from rbcosim.scenario import build_scenario
 
@@ -248,11 +249,14 @@ def test_bad_couplings_name_file_and_key(couplings, kwargs, message):
 
 
 def test_separate_process_drivers_refuse_a_multi_node_body_by_name():
-    """`rbcosim flex` and the FMU export take one-coupling bodies (build_endpoints)."""
+    """`rbcosim cosim` / `rbcosim flex` (check_distributed) and the FMU export
+    (build_endpoints) take one-coupling bodies."""
     sc = _scenario(TWO_CLAMPS)
-    with pytest.raises(ScenarioError, match=r"multi.toml: flex_bodies.beam: coupled by 2 "
-                                            r"couplings \(left, right\)"):
+    expected = r"multi.toml: flex_bodies.beam: coupled by 2 couplings \(left, right\)"
+    with pytest.raises(ScenarioError, match=expected):
         build_endpoints(sc, sc.cosim.macro_step)
+    with pytest.raises(ScenarioError, match=expected):
+        check_distributed(sc)
 
 
 def _imported_beam(path):
@@ -310,8 +314,8 @@ node = 1{axis}
 
 
 @pytest.mark.parametrize(("change", "node", "message"), [
-    ({}, 2, "multi.toml: couplings.right.node: imported matrices: expected an interface index "
-            "0..1 (the file's boundary_nodes), got 2"),
+    ({}, 2, ("multi.toml: couplings.right.node: imported matrices: expected an interface "
+             "index 0..1 (the file's boundary_nodes), got 2")),
     ({"boundary_nodes": np.array([0, 1, 0, 1, 0, 1])}, 1,
      "beam.npz: boundary_nodes: expected 6 integers (n_boundary), non-decreasing from 0"),
     ({"interface_positions": np.zeros((3, 3))}, 1,
