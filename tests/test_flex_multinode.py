@@ -329,3 +329,17 @@ def test_bad_imported_interfaces_name_file_and_key(tmp_path, change, node, messa
     with pytest.raises(ScenarioError) as err:
         CosimMaster(build_scenario(raw, source="multi.toml", base_dir=tmp_path))
     assert message in str(err.value)
+
+
+def test_grounded_reference_of_one_joint_prestresses_the_beam():
+    """Body b sits 1 mm below where the clamped–clamped beam is unstressed (`grounded_reference`
+    of its coupling), no gravity: at rest the beam's end is displaced by δ = 1 mm with both
+    ends clamped, so it pushes b up by 12 EI δ / L³ and loads both ends with 6 EI δ / L²."""
+    delta = 1e-3
+    couplings = TWO_CLAMPS.replace('node = "end"',
+                                   f'node = "end"\ngrounded_reference = [{L}, 0.0, {delta}]')
+    sc = _scenario(couplings, gravity=0.0, extra="damping = { modal_ratio = 0.7 }")
+    wr = _settle(CosimMaster(sc)).wrenches()
+    ei = E * INERTIA
+    assert wr[:, 2] == pytest.approx([-12 * ei * delta / L**3, 12 * ei * delta / L**3], rel=1e-8)
+    assert wr[:, 4] == pytest.approx([6 * ei * delta / L**2] * 2, rel=1e-8)
