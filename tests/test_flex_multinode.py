@@ -343,3 +343,23 @@ def test_grounded_reference_of_one_joint_prestresses_the_beam():
     ei = E * INERTIA
     assert wr[:, 2] == pytest.approx([-12 * ei * delta / L**3, 12 * ei * delta / L**3], rel=1e-8)
     assert wr[:, 4] == pytest.approx([6 * ei * delta / L**2] * 2, rel=1e-8)
+
+
+def test_imported_structure_held_at_its_second_node_only(tmp_path):
+    """One coupling at interface node 1 (x = L) of the two-node file: node 0's boundary
+    coordinates become interior, the one-node body is a cantilever from x = L. Mid-span
+    (0.5 m from the clamp) sags by 17 w L⁴/(384 EI), positioned from node 1's point."""
+    _imported_beam(tmp_path / "beam.npz")
+    sc = _scenario('[couplings.right]\npoint = "pb"\nflex_body = "beam"\nnode = 1\n')
+    raw = dict(sc.raw)
+    raw["flex_bodies"] = {"beam": {"kind": "matrices", "file": "beam.npz",
+                                   "damping": {"modal_ratio": 0.7}}}
+    master = CosimMaster(build_scenario(raw, source="multi.toml", base_dir=tmp_path))
+    for _ in range(8000):  # 0.8 s: its first mode (8 Hz, 70 % damped) decays by e^-29
+        master.step()
+    body = master.endpoints["right"].body
+    assert body.model.n_boundary == 3
+    mid = body.output_nodes()["mid"]
+    assert mid[0] == pytest.approx(0.5, abs=1e-12)
+    assert mid[2] == pytest.approx(-17 * W * L**4 / (384 * E * INERTIA), rel=1e-7)
+    assert body.wrench()[[2, 4]] == pytest.approx([-W * L, -W * L**2 / 2], rel=1e-7)
