@@ -363,3 +363,31 @@ def test_imported_structure_held_at_its_second_node_only(tmp_path):
     assert mid[0] == pytest.approx(0.5, abs=1e-12)
     assert mid[2] == pytest.approx(-17 * W * L**4 / (384 * E * INERTIA), rel=1e-7)
     assert body.wrench()[[2, 4]] == pytest.approx([-W * L, -W * L**2 / 2], rel=1e-7)
+
+
+def test_one_pin_on_a_structure_with_its_own_ground_spring(tmp_path):
+    """One-coupling body with a pin (the one-node FlexBody path): the imported beam with a
+    ground spring k in the file at x = 0, pinned about y at node 1 (x = L). Statics: the spring
+    and the pin each carry w L / 2, the pin no moment; mid-span sags by the simply supported
+    5 w L⁴/(384 EI) plus half the spring's compression w L/(2k)."""
+    k = 2.0e3
+    _imported_beam(tmp_path / "beam.npz")
+    with np.load(tmp_path / "beam.npz") as data:
+        content = {name: data[name] for name in data.files}
+    content["K"][1, 1] += k  # coordinate 1: z at interface node 0
+    np.savez(tmp_path / "beam.npz", **content)
+    sc = _scenario('[couplings.right]\npoint = "pb"\nflex_body = "beam"\nnode = 1\n'
+                   'type = "pin"\naxis = "y"\n')
+    raw = dict(sc.raw)
+    raw["flex_bodies"] = {"beam": {"kind": "matrices", "file": "beam.npz",
+                                   "damping": {"modal_ratio": 0.7}}}
+    master = CosimMaster(build_scenario(raw, source="multi.toml", base_dir=tmp_path))
+    for _ in range(8000):
+        master.step()
+    body = master.endpoints["right"].body
+    assert body.model.boundary_components == (0, 2)
+    expected = 5 * W * L**4 / (384 * E * INERTIA) + W * L / (4 * k)
+    assert body.output_nodes()["mid"][2] == pytest.approx(-expected, rel=1e-7)
+    wrench = body.wrench()
+    assert wrench[2] == pytest.approx(-W * L / 2, rel=1e-7)
+    assert wrench[4] == 0.0
