@@ -71,6 +71,20 @@ class SingleJoint:
         return self.endpoint.row()
 
 
+def refuse_multi_node(scenario: Scenario) -> None:
+    """ScenarioError naming the first flexible body with several couplings: the drivers that
+    take one coupling per FMU (the FMU export) need one-node bodies."""
+    joints: dict[str, list[str]] = {}
+    for c in scenario.couplings:
+        joints.setdefault(c.flex_body, []).append(c.name)
+    for body, names in joints.items():
+        if len(names) > 1:
+            raise ScenarioError(
+                f"{scenario.source}: flex_bodies.{body}: coupled by {len(names)} couplings "
+                f"({', '.join(names)}); a multi-node flexible body runs in process (rbcosim run) "
+                "or in its own process (rbcosim cosim, rbcosim flex --body), not in an FMU")
+
+
 def build_groups(scenario: Scenario, H: float) -> dict[str, SingleJoint | MultiFlexEndpoint]:
     """{key: group}: per flexible body (in the order of its first coupling) its couplings;
     the key is the joint name for a one-coupling body, the body's name otherwise."""

@@ -65,6 +65,7 @@ from rbcosim.flex.floating import floating_step, floating_wrench
 from rbcosim.flex.frame import set_frame
 from rbcosim.flex.grounded import (
     boundary,
+    grounded_matrices,
     grounded_step,
     grounded_wrench,
     propagator,
@@ -112,23 +113,11 @@ class FlexBody:
         self._comps = np.array(model.boundary_components, dtype=np.int64)
         m, c, kk = model.mass, model.damping, model.stiffness
         if self._grounded:
-            m_ee = m[nb:, nb:]
-            minv = np.linalg.inv(m_ee) if k else np.zeros((0, 0))
-            # eta'' = W @ [eta, eta', u_b, u_b', u_b'']
-            self._w = -minv @ np.hstack(
-                [kk[nb:, nb:], c[nb:, nb:], kk[nb:, :nb], c[nb:, :nb], m[nb:, :nb]]
-            )
-            # f_b = B @ [u_b, u_b', u_b'', eta, eta', eta'']
-            self._fb = np.hstack(
-                [kk[:nb, :nb], c[:nb, :nb], m[:nb, :nb], kk[:nb, nb:], c[:nb, nb:], m[:nb, nb:]]
-            )
+            g = grounded_matrices(m, c, kk, nb)
+            self._w, self._fb, self._minv = g.w, g.fb, g.minv
             # Boundary motion at a frozen interior (mass-weighted projection on the kept modes):
             # d[u_b; eta] = Z du_b, Z = [I; -M_ee^-1 M_eb].
-            self._interior_shift = minv @ m[nb:, :nb]
-            self._minv = minv
-            z = np.vstack([np.eye(nb), -self._interior_shift])
-            self._jac_k = z.T @ kk @ z
-            self._jac_c = z.T @ c @ z
+            self._interior_shift, self._jac_k, self._jac_c = g.shift, g.jac_k, g.jac_c
             self._propagators: dict[float, np.ndarray] = {}
         else:
             self._w = np.ascontiguousarray(model.floating.ode_matrix)

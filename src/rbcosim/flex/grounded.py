@@ -20,6 +20,7 @@ per step size H.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg
@@ -31,6 +32,36 @@ from rbcosim.flex.linalg import matvec
 from rbcosim.kernels import jit_alloc
 
 _DEGREE = 4  # of u_b(tau): position through twice-integrated quadratic accelerations
+
+
+@dataclass(frozen=True)
+class GroundedMatrices:
+    """The grounded body's constant matrices, from the reduced M, C, K on [u_b; eta]:
+
+    w: W (k, 2k + 3 n_b), eta'' = W @ [eta, eta', u_b, u_b', u_b''] (+ gravity);
+    fb: (n_b, 3 n_b + 3k), f_b = fb @ [u_b, u_b', u_b'', eta, eta', eta''];
+    minv: M_ee^-1 (k, k); shift: M_ee^-1 M_eb (k, n_b), the interior's shift when the boundary
+    moves at a frozen physical interior; jac_k, jac_c: Z^T K Z, Z^T C Z with Z = [I; -shift].
+    """
+
+    w: np.ndarray
+    fb: np.ndarray
+    minv: np.ndarray
+    shift: np.ndarray
+    jac_k: np.ndarray
+    jac_c: np.ndarray
+
+
+def grounded_matrices(m: np.ndarray, c: np.ndarray, kk: np.ndarray, nb: int) -> GroundedMatrices:
+    """:class:`GroundedMatrices` of reduced mass m, damping c, stiffness kk with n_b = nb."""
+    k = m.shape[0] - nb
+    minv = np.linalg.inv(m[nb:, nb:]) if k else np.zeros((0, 0))
+    w = -minv @ np.hstack([kk[nb:, nb:], c[nb:, nb:], kk[nb:, :nb], c[nb:, :nb], m[nb:, :nb]])
+    fb = np.hstack([kk[:nb, :nb], c[:nb, :nb], m[:nb, :nb], kk[:nb, nb:], c[:nb, nb:],
+                    m[:nb, nb:]])
+    shift = minv @ m[nb:, :nb]
+    z = np.vstack([np.eye(nb), -shift])
+    return GroundedMatrices(w, fb, minv, shift, z.T @ kk @ z, z.T @ c @ z)
 
 
 def _input_maps(nb: int) -> list[np.ndarray]:
@@ -78,7 +109,7 @@ def propagator(ode_matrix: np.ndarray, nb: int, H: float) -> np.ndarray:
 
 
 @jit_alloc
-def _structure(r0: np.ndarray, x: np.ndarray, rx: np.ndarray, comps: np.ndarray,
+def to_structure(r0: np.ndarray, x: np.ndarray, rx: np.ndarray, comps: np.ndarray,
                out: np.ndarray) -> None:
     """out (n_b,) = (r0^T [x; rx])[comps]: a translation-rotation pair (3 + 3) in the selected
     structure-frame components."""
@@ -94,9 +125,9 @@ def boundary(s: np.ndarray, r0: np.ndarray, comps: np.ndarray) -> np.ndarray:
     """Rows (u_b, u_b', u_b''), shape (3, n_b), at the state's frame."""
     theta = relative_rotation_vector(s[Q:Q + 4], s[QREF:QREF + 4])
     out = np.empty((3, comps.size))
-    _structure(r0, s[R:R + 3] - s[PREF:PREF + 3], theta, comps, out[0])
-    _structure(r0, s[V:V + 3], s[W:W + 3], comps, out[1])
-    _structure(r0, s[A:A + 3], s[AL:AL + 3], comps, out[2])
+    to_structure(r0, s[R:R + 3] - s[PREF:PREF + 3], theta, comps, out[0])
+    to_structure(r0, s[V:V + 3], s[W:W + 3], comps, out[1])
+    to_structure(r0, s[A:A + 3], s[AL:AL + 3], comps, out[2])
     return out
 
 
@@ -138,7 +169,7 @@ def grounded_step(s: np.ndarray, motion: np.ndarray, past_taus: np.ndarray, past
         x[2 * k:2 * k + 2 * nb] = boundary(s, r0, comps)[:2].ravel()
         for j in range(coeff.shape[0]):
             o = 2 * k + (2 + j) * nb
-            _structure(r0, coeff[j, :3], coeff[j, 3:], comps, x[o:o + nb])
+            to_structure(r0, coeff[j, :3], coeff[j, 3:], comps, x[o:o + nb])
         y = matvec(p, x)
     if not (np.all(np.isfinite(q)) and np.all(np.isfinite(y))):
         return False

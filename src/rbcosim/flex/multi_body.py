@@ -31,7 +31,7 @@ import numpy as np
 
 from rbcosim.errors import SimulationError
 from rbcosim.flex.frame import acceleration_polynomial, end_of_step, set_frame, write_end_frame
-from rbcosim.flex.grounded import _structure, boundary, propagator
+from rbcosim.flex.grounded import boundary, grounded_matrices, propagator, to_structure
 from rbcosim.flex.kinematics import InterfaceMotion, rotation_matrix
 from rbcosim.flex.layout import AL, ETA, INIT, PREF, QREF, A, Q, R, T
 from rbcosim.flex.model import FlexModel
@@ -61,16 +61,9 @@ class MultiNodeBody:
         comps = np.asarray(model.boundary_components, dtype=np.int64)
         self._dofs = [model.interface_dofs(i) for i in range(n)]
         self._comps = [np.ascontiguousarray(comps[d]) for d in self._dofs]
-        m, c, kk = model.mass, model.damping, model.stiffness
-        minv = np.linalg.inv(m[nb:, nb:]) if k else np.zeros((0, 0))
-        self._minv = minv
-        self._w = -minv @ np.hstack([kk[nb:, nb:], c[nb:, nb:], kk[nb:, :nb], c[nb:, :nb],
-                                     m[nb:, :nb]])
-        self._fb = np.hstack([kk[:nb, :nb], c[:nb, :nb], m[:nb, :nb], kk[:nb, nb:],
-                              c[:nb, nb:], m[:nb, nb:]])
-        self._shift = minv @ m[nb:, :nb]
-        z = np.vstack([np.eye(nb), -self._shift])
-        self._jac_k, self._jac_c = z.T @ kk @ z, z.T @ c @ z
+        g = grounded_matrices(model.mass, model.damping, model.stiffness, nb)
+        self._w, self._fb, self._minv, self._shift = g.w, g.fb, g.minv, g.shift
+        self._jac_k, self._jac_c = g.jac_k, g.jac_c
         self._propagators: dict[float, np.ndarray] = {}
         self._frames = np.zeros((n, ETA))  # layout of rbcosim.flex.layout, frame part only
         self._y = np.zeros(2 * k)
@@ -196,7 +189,7 @@ class MultiNodeBody:
             for j in range(coeff.shape[0]):
                 o = 2 * k + (2 + j) * nb
                 out = np.empty(d.size)
-                _structure(self._r0, coeff[j, :3], coeff[j, 3:], self._comps[i], out)
+                to_structure(self._r0, coeff[j, :3], coeff[j, 3:], self._comps[i], out)
                 x[o + d] = out
         y = self._propagator(H) @ x if k else self._y
         self._changed()
@@ -265,7 +258,7 @@ class MultiNodeBody:
                 acc[j] = 1.0
                 probe = rows.copy()
                 out = np.empty(self._dofs[i].size)
-                _structure(self._r0, acc[:3], acc[3:], self._comps[i], out)
+                to_structure(self._r0, acc[:3], acc[3:], self._comps[i], out)
                 probe[2, self._dofs[i]] = out
                 cols.append(base - self._wrenches_at(probe).ravel())
         m = np.column_stack(cols)
