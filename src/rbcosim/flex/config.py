@@ -69,6 +69,7 @@ _BEAM_KEYS = {
     "output_nodes",
     "axis_in_point_frame",
     "geometric_stiffening",
+    "frame",
 }
 _MATRIX_KEYS = {
     "kind",
@@ -256,6 +257,10 @@ def _section(cfg, where) -> dict[str, float | None]:
 
 def _beam(cfg: dict, where: str) -> FlexModel:
     _check_keys(cfg, _BEAM_KEYS, where)
+    if cfg.get("frame", "node") != "node":  # "chord": rbcosim.flex.chord_config
+        raise ScenarioError(f"{where}.frame: expected 'node' for a one-node beam, got "
+                            f"{cfg.get('frame')!r} (frame = 'chord' runs in process with two "
+                            "pin couplings)")
     attachment = _attachment(cfg, where, "floating")
     length = _number(cfg, "length", where)
     e = _number(cfg, "youngs_modulus", where)
