@@ -34,6 +34,7 @@ from rbcosim.model import (
 )
 from rbcosim.scenario_bodies import read_bodies
 from rbcosim.scenario_contact import CONTACT_KINDS, check_planar, contact_joint, planar_normal
+from rbcosim.scenario_couplings import read_interface
 from rbcosim.scenario_frames import read_axes
 from rbcosim.scenario_parameters import Parameters
 from rbcosim.scenario_particles import check_point_masses
@@ -456,7 +457,8 @@ class _Builder:
             out.append(Coupling(name, point, flex, frozen_array(tol),
                                 r.string("on_violation", "record", choices=VIOLATION_ACTIONS),
                                 r.string("wrench_frame", "inertial", choices=("inertial", "body")),
-                                None if reference is None else frozen_array(reference)))
+                                None if reference is None else frozen_array(reference),
+                                *read_interface(r)))
             r.finish()
         return out
 

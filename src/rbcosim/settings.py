@@ -42,6 +42,8 @@ class Coupling:
     tolerances: (position m, rotation rad, velocity m/s, angular velocity rad/s).
     grounded_reference: for a grounded structure, the inertial position (3,) m of the
     interface point at which the structure is unstressed (default: its initial position).
+    type: "clamp", "pin" or "ball"; axis: a pin's released structure axis (0, 1, 2); node:
+    the flexible body's node ("end", index, coordinate m), see rbcosim.scenario_couplings.
     """
 
     name: str
@@ -51,6 +53,9 @@ class Coupling:
     on_violation: str = "record"
     wrench_frame: str = "inertial"
     grounded_reference: np.ndarray | None = None
+    type: str = "clamp"
+    axis: int | None = None
+    node: int | float | str = 0
 
 
 @dataclass(frozen=True)

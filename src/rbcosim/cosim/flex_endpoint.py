@@ -86,7 +86,7 @@ class FlexEndpoint:
         if c.grounded_reference is not None:
             body.initialize(t, InterfaceMotion.at_rest(c.grounded_reference, motion.quaternion))
             body.set_motion(motion)
-            _start_unstressed_interior(body)
+            start_unstressed_interior(body)
         else:
             body.initialize(t, motion)
         handover = None
@@ -323,7 +323,7 @@ class FlexEndpoint:
         self._input = (-1, self._input[1])
 
 
-def _start_unstressed_interior(body: FlexBody) -> None:
+def start_unstressed_interior(body: FlexBody) -> None:
     """Choose η so that a grounded structure's output nodes start at their reference
     positions, at rest, although the boundary starts displaced (a prescribed initial offset of
     the interface, as in the two-mass benchmark: x1(0) ≠ 0, x2(0) = 0)."""

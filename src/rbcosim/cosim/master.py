@@ -33,11 +33,10 @@ from rbcosim.cosim.codec import (
     write_atomically,
 )
 from rbcosim.cosim.flex_endpoint import FlexEndpoint, motion_of
+from rbcosim.cosim.flex_groups import SingleJoint, build_groups
 from rbcosim.cosim.rigid_side import RigidSide
 from rbcosim.cosim.signals import evaluate
 from rbcosim.errors import ScenarioError, SimulationError
-from rbcosim.flex.body import FlexBody
-from rbcosim.flex.config import flex_model_from_config
 from rbcosim.flex.kinematics import InterfaceMotion
 from rbcosim.progress import Progress
 from rbcosim.results import Results, failure
@@ -46,26 +45,17 @@ from rbcosim.settings import whole_steps
 
 
 def build_endpoints(scenario: Scenario, H: float) -> dict[str, FlexEndpoint]:
-    """One FlexEndpoint per coupling, each with its [flex_bodies.NAME] body."""
-    used: dict[str, str] = {}
-    for c in scenario.couplings:
-        if c.flex_body in used:
-            raise ScenarioError(f"{scenario.source}: couplings.{c.name}.flex_body: "
-                                f"{c.flex_body!r} is already coupled by {used[c.flex_body]!r}; "
-                                "a flexible body has one interface node")
-        used[c.flex_body] = c.name
-    unused = sorted(set(scenario.flex_bodies) - set(used))
-    if unused:
-        raise ScenarioError(f"{scenario.source}: flex_bodies.{unused[0]}: no coupling uses it; "
-                            f"add a [couplings.NAME] with flex_body = {unused[0]!r}")
+    """One FlexEndpoint per coupling, each with its [flex_bodies.NAME] body (bodies with one
+    coupling: the distributed and FMU drivers; ScenarioError naming a body with several)."""
     endpoints = {}
-    for c in scenario.couplings:
-        cfg = scenario.flex_bodies[c.flex_body]
-        model = flex_model_from_config(cfg, scenario.base_dir,
-                                       f"{scenario.source}: flex_bodies.{c.flex_body}")
-        body = FlexBody(model, gravity=scenario.model.gravity,
-                        micro_steps=scenario.cosim.micro_steps)
-        endpoints[c.name] = FlexEndpoint(c, body, scenario.cosim, H)
+    for group in build_groups(scenario, H).values():
+        if not isinstance(group, SingleJoint):
+            raise ScenarioError(
+                f"{scenario.source}: flex_bodies.{group.flex_body}: coupled by "
+                f"{len(group.joints)} couplings ({', '.join(group.joints)}); a multi-node "
+                "flexible body runs in process only (rbcosim run / rbcosim cosim without "
+                "--serve-external), not in its own process or FMU")
+        endpoints[group.joint] = group.endpoint
     return endpoints
 
 
@@ -77,14 +67,18 @@ class CosimMaster:
         self.settings = scenario.cosim
         self.H = macro_step or scenario.cosim.macro_step
         self.rigid = RigidSide(scenario)
-        self.endpoints = build_endpoints(scenario, self.H)
+        # Groups: one per flexible body with its couplings, keyed by joint (one coupling) or
+        # by body (several); see rbcosim.cosim.flex_groups.
+        self.endpoints = build_groups(scenario, self.H)
+        self._points = {c.name: c.point for g in self.endpoints.values() for c in g.couplings}
         self.iterations: list[int] = []
         self.step_index = 0
         motions = self.motions()
-        for joint, ep in self.endpoints.items():
-            handover = ep.initialize(self.rigid.time, motions[joint])
-            if handover is not None:
-                self.rigid.set_added_mass(ep.coupling.point, handover[0], frame=handover[1])
+        for group in self.endpoints.values():
+            for joint, handover in group.initialize(self.rigid.time, motions).items():
+                if handover is not None:
+                    self.rigid.set_added_mass(self._points[joint], handover[0],
+                                              frame=handover[1])
         # Hold the initial wrenches so that the interface accelerations the first step hands to
         # the flexible side include them (else that step drives it with the rigid side's
         # acceleration without the flexible body: an O(1) error over one step, O(H) globally).
@@ -95,23 +89,21 @@ class CosimMaster:
         """Each joint's rigid point motion at the current time."""
         table = self.rigid.motions_array()
         t = self.rigid.time
-        return {j: motion_of(table[self.rigid.points.index(ep.coupling.point)], t)
-                for j, ep in self.endpoints.items()}
+        return {j: motion_of(table[self.rigid.points.index(p)], t)
+                for j, p in self._points.items()}
 
     def exchange_reports(self) -> None:
         """Flexible side -> rigid side at the current time: node kinematics and energy, then
         the continuity gaps."""
-        for joint, ep in self.endpoints.items():
-            self.rigid.set_flex_report(joint, *ep.report())
+        for group in self.endpoints.values():
+            for joint, report in group.report().items():
+                self.rigid.set_flex_report(joint, *report)
         self.rigid.gaps()
 
-    def _set_polynomials(self, t: float, ends: dict | None = None) -> dict[str, np.ndarray]:
-        coefficients = {}
-        for joint, ep in self.endpoints.items():
-            c = ep.polynomial(t, None if ends is None else ends[joint])
-            self.rigid.set_wrench_polynomial(ep.coupling.point, c)
-            coefficients[joint] = c
-        return coefficients
+    def _set_polynomials(self, t: float) -> None:
+        for group in self.endpoints.values():
+            for joint, c in group.polynomials(t).items():
+                self.rigid.set_wrench_polynomial(self._points[joint], c)
 
     # --- one macro step -----------------------------------------------------------------------
     def step(self) -> None:
@@ -122,18 +114,19 @@ class CosimMaster:
         iterations = 1
         if scheme == "iterative":
             iterations = self._iterate(t, motions)
-            for joint, ep in self.endpoints.items():
-                ep.commit(motions[joint])
+            for group in self.endpoints.values():
+                group.commit(motions)
         else:
-            for joint, ep in self.endpoints.items():
-                polynomial, jacobian = ep.inputs_for_rigid(t, motions[joint])
-                self.rigid.set_wrench_polynomial(ep.coupling.point, polynomial)
-                if jacobian is not None:
-                    self.rigid.set_interface_jacobian(ep.coupling.point, *jacobian)
+            for group in self.endpoints.values():
+                for joint, (polynomial, jacobian) in group.inputs_for_rigid(t, motions).items():
+                    point = self._points[joint]
+                    self.rigid.set_wrench_polynomial(point, polynomial)
+                    if jacobian is not None:
+                        self.rigid.set_interface_jacobian(point, *jacobian)
             self.rigid.step(self.H)
-            ends = self.motions() if any(ep.needs_end_motion for ep in self.endpoints.values()) else {}
-            for joint, ep in self.endpoints.items():
-                ep.finish(t, motions[joint], ends.get(joint))
+            ends = self.motions() if any(g.needs_end_motion for g in self.endpoints.values()) else {}
+            for group in self.endpoints.values():
+                group.finish(t, motions, ends)
         self.iterations.append(iterations)
         self.step_index += 1
         self.exchange_reports()
@@ -146,28 +139,31 @@ class CosimMaster:
         side's interface accelerations are quadratic through the rigid motion at t, mid-step
         and end. Fourth order in H, like the RK4 inside."""
         saved_rigid = self.rigid.get_state()
-        saved_flex = {j: ep.get_state() for j, ep in self.endpoints.items()}
+        saved_flex = {key: g.get_state() for key, g in self.endpoints.items()}
         half = 0.5 * self.H
         guess = {}
-        for j, ep in self.endpoints.items():
-            c = ep.polynomial(t)
-            guess[j] = (evaluate(c, half), evaluate(c, self.H))
+        for group in self.endpoints.values():
+            for j, c in group.polynomials(t).items():
+                guess[j] = (evaluate(c, half), evaluate(c, self.H))
         change = np.inf
         for iteration in range(1, self.settings.max_iterations + 1):
-            for j, ep in self.endpoints.items():
-                self.rigid.set_wrench_polynomial(ep.coupling.point,
-                                                 ep.iteration_polynomial(t, *guess[j]))
+            for group in self.endpoints.values():
+                for j, c in group.iteration_polynomials(t, guess).items():
+                    self.rigid.set_wrench_polynomial(self._points[j], c)
             self.rigid.step(half, max(1, self.settings.micro_steps // 2))
             mids = self.motions()
             self.rigid.step(half, max(1, self.settings.micro_steps - self.settings.micro_steps // 2))
             ends = self.motions()
             change = 0.0
-            for j, ep in self.endpoints.items():
-                mid_wrench = ep.advance_in_halves(t, motions[j], mids[j], ends[j])
-                new = (mid_wrench, ep.rigid_input())
-                for old_w, new_w in zip(guess[j], new):
-                    change = max(change, np.linalg.norm(new_w - old_w) / (1.0 + np.linalg.norm(new_w)))
-                guess[j] = new
+            for group in self.endpoints.values():
+                mid_wrenches = group.advance_in_halves(t, motions, mids, ends)
+                end_wrenches = group.rigid_inputs()
+                for i, j in enumerate(group.joints):
+                    new = (mid_wrenches[j], end_wrenches[i])
+                    for old_w, new_w in zip(guess[j], new):
+                        change = max(change, np.linalg.norm(new_w - old_w)
+                                     / (1.0 + np.linalg.norm(new_w)))
+                    guess[j] = new
             if change <= self.settings.tolerance:
                 return iteration
             if iteration < self.settings.max_iterations:
@@ -180,12 +176,13 @@ class CosimMaster:
     # --- results ------------------------------------------------------------------------------
     def columns(self) -> list[str]:
         cols = self.rigid.results_columns()
-        for ep in self.endpoints.values():
-            cols += ep.columns(ep.coupling.flex_body)
+        for group in self.endpoints.values():
+            cols += group.columns()
         return cols
 
     def row(self) -> np.ndarray:
-        return np.concatenate([self.rigid.results_row(), *(ep.row() for ep in self.endpoints.values())])
+        return np.concatenate([self.rigid.results_row(),
+                               *(g.row() for g in self.endpoints.values())])
 
     def diagnostics(self) -> dict:
         d = self.rigid.sim.diagnostics.as_dict()

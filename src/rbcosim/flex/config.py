@@ -33,12 +33,13 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from rbcosim.errors import ScenarioError
 from rbcosim.flex.beam import COMPONENT_NAMES
+from rbcosim.flex.interfaces import Interface, InterfaceError
 from rbcosim.flex.matrices_io import load_mtx, load_npz
 from rbcosim.flex.model import FlexModel
 from rbcosim.scenario_reader import MAX_MAGNITUDE
@@ -115,15 +116,20 @@ def resolve_numbers(cfg: Any, number: Callable[[str, str], float]) -> Any:
     return out
 
 
-def flex_model_from_config(cfg: dict, base_dir: Path, where: str) -> FlexModel:
-    """FlexModel from ``cfg``; file paths are relative to ``base_dir``; ``where`` prefixes errors."""
+def flex_model_from_config(cfg: dict, base_dir: Path, where: str,
+                           interfaces: Sequence[Interface] = (Interface(),)) -> FlexModel:
+    """FlexModel from ``cfg`` coupled at ``interfaces`` (one per coupling, in order; default one
+    clamp at node 0); file paths are relative to ``base_dir``; ``where`` prefixes errors."""
     if not isinstance(cfg, dict):
         raise ScenarioError(f"{where}: expected a table, got {type(cfg).__name__}")
     kind = cfg.get("kind")
-    if kind == "beam":
-        return _beam(cfg, where)
-    if kind == "matrices":
-        return _matrices(cfg, Path(base_dir), where)
+    try:
+        if kind == "beam":
+            return _beam(cfg, where, interfaces)
+        if kind == "matrices":
+            return _matrices(cfg, Path(base_dir), where, interfaces)
+    except InterfaceError as exc:
+        raise ScenarioError(str(exc)) from None
     raise ScenarioError(f"{where}.kind: expected 'beam' or 'matrices', got {kind!r}")
 
 
@@ -255,7 +261,7 @@ def _section(cfg, where) -> dict[str, float | None]:
     }
 
 
-def _beam(cfg: dict, where: str) -> FlexModel:
+def _beam(cfg: dict, where: str, interfaces: Sequence[Interface]) -> FlexModel:
     _check_keys(cfg, _BEAM_KEYS, where)
     if cfg.get("frame", "node") != "node":  # "chord": rbcosim.flex.chord_config
         raise ScenarioError(f"{where}.frame: expected 'node' for a one-node beam, got "
@@ -337,15 +343,17 @@ def _beam(cfg: dict, where: str) -> FlexModel:
             output_nodes=outputs,
             axis_in_point_frame=[float(x) for x in axis],
             geometric_stiffening=stiffening,
+            interfaces=interfaces,
             **damping,
         )
-    except ScenarioError:
+    except (ScenarioError, InterfaceError):
         raise
     except ValueError as exc:
         raise ScenarioError(f"{where}.{exc}") from exc
 
 
-def _matrices(cfg: dict, base_dir: Path, where: str) -> FlexModel:
+def _matrices(cfg: dict, base_dir: Path, where: str,
+              interfaces: Sequence[Interface]) -> FlexModel:
     _check_keys(cfg, _MATRIX_KEYS, where)
     attachment = _attachment(cfg, where, "grounded")
     if attachment != "grounded":
@@ -407,6 +415,7 @@ def _matrices(cfg: dict, base_dir: Path, where: str) -> FlexModel:
         )
     damping = _damping(cfg, where)
     try:
-        return FlexModel.from_matrices(structure, n_modes=modes, **damping)
+        return FlexModel.from_matrices(structure, n_modes=modes, interfaces=interfaces,
+                                       **damping)
     except ValueError as exc:
         raise ScenarioError(f"{where}: {exc}") from exc

@@ -29,6 +29,7 @@ import numpy as np
 from rbcosim.flex.beam import COMPONENT_NAMES, BeamFE, euler_bernoulli_beam
 from rbcosim.flex.craig_bampton import CraigBampton, craig_bampton
 from rbcosim.flex.geometric import axial_load_matrices
+from rbcosim.flex.interfaces import Interface, InterfaceError, beam_node, boundary_of
 from rbcosim.flex.kinematics import shortest_arc, skew
 from rbcosim.flex.matrices_io import StructureMatrices
 
@@ -102,6 +103,10 @@ class FlexModel:
             structure frame = rows @ [u_b; eta]; output_positions: (n_out, 3) undeformed node
             positions relative to the interface point, structure frame, m.
         floating: inertia data, required for attachment "floating".
+        boundary_interfaces: the interface (0..n_i - 1) each boundary DOF belongs to, (n_b,),
+            ascending; empty: all at interface 0 (one interface node).
+        interface_positions: (n_i, 3) undeformed interface node positions relative to
+            interface 0, structure frame, m.
         gravity_load: grounded: G, shape (n, 3), N per m/s²: the reduced generalized force of
             gravity is ``G @ g_s`` (g_s the gravity acceleration in structure axes), i.e.
             ``T^T f`` with f the physical load per unit gravity (beams: ``M R``, R the unit
@@ -122,6 +127,8 @@ class FlexModel:
     output_positions: np.ndarray = field(default_factory=lambda: _readonly(np.zeros((0, 3))))
     floating: FloatingInertia | None = None
     gravity_load: np.ndarray = field(default_factory=lambda: _readonly(np.zeros((0, 3))))
+    boundary_interfaces: tuple[int, ...] = ()
+    interface_positions: np.ndarray = field(default_factory=lambda: _readonly(np.zeros((1, 3))))
 
     def __post_init__(self) -> None:
         if self.attachment not in ATTACHMENTS:
@@ -135,6 +142,17 @@ class FlexModel:
             raise ValueError(
                 f"structure_axes: expected 'inertial' or 'point', got {self.structure_axes!r}"
             )
+
+    @property
+    def n_interfaces(self) -> int:
+        """Number of interface nodes n_i (each coupled to one rigid interface point)."""
+        return self.interface_positions.shape[0]
+
+    def interface_dofs(self, i: int) -> np.ndarray:
+        """Indices (into u_b) of interface i's boundary DOFs, ascending."""
+        if not self.boundary_interfaces:
+            return np.arange(self.n_boundary) if i == 0 else np.zeros(0, dtype=np.int64)
+        return np.flatnonzero(np.asarray(self.boundary_interfaces) == i)
 
     @property
     def n_modes(self) -> int:
@@ -163,8 +181,11 @@ class FlexModel:
         output_nodes: Mapping[str, int | float | str] | None = None,
         axis_in_point_frame: Sequence[float] = (1.0, 0.0, 0.0),
         geometric_stiffening: bool = False,
+        interfaces: Sequence[Interface] = (Interface(),),
     ) -> FlexModel:
-        """Beam clamped at node 0 (the interface node); see :func:`euler_bernoulli_beam`.
+        """Beam coupled at its ``interfaces`` (default: clamped at node 0); see
+        :func:`euler_bernoulli_beam` and :mod:`rbcosim.flex.interfaces`. Floating beams take
+        one clamped interface.
 
         ``output_nodes`` maps a name to ``"end"``, a node index (int) or a coordinate along the
         beam (float, m; Hermite-interpolated between nodes). Damping: ``modal_damping_ratio``
@@ -183,11 +204,19 @@ class FlexModel:
             "shear_modulus": shear_modulus,
         }
         beam = euler_bernoulli_beam(**beam_args, planar=planar)
-        boundary = beam.dofs_of_node(0)
+        nodes = [beam_node(f, beam.nodes[:, 0]) for f in interfaces]
+        if attachment == "floating" and (len(interfaces) != 1 or interfaces[0].released
+                                         or nodes[0] != 0):
+            raise InterfaceError(f"{interfaces[-1].where}: a floating beam takes one coupling, "
+                                 "a clamp at node 0 (attachment = 'grounded' takes several "
+                                 "interface nodes, pins and balls)")
+        boundary, owner = boundary_of(beam.dof_map[:, 0], beam.dof_map[:, 1], nodes, interfaces)
+        origin = beam.nodes[nodes[0]]
         cb = craig_bampton(beam.mass, beam.stiffness, boundary, n_modes)
         damping = _damping(cb.mass, cb.stiffness, len(boundary), modal_damping_ratio, rayleigh)
         axis_rotation = shortest_arc(axis_in_point_frame)
         names, rows, positions = _beam_outputs(beam, cb, output_nodes or {})
+        positions = positions - origin
         floating = None
         if attachment == "floating":
             beam3 = beam if not planar else euler_bernoulli_beam(**beam_args, planar=False)
@@ -209,6 +238,8 @@ class FlexModel:
             floating=floating,
             gravity_load=_readonly(
                 cb.transformation.T @ beam.mass @ _translation_columns(beam.dof_map[:, 1])),
+            boundary_interfaces=tuple(int(i) for i in owner),
+            interface_positions=_readonly(beam.nodes[nodes] - origin),
         )
 
     @staticmethod
@@ -218,6 +249,7 @@ class FlexModel:
         n_modes: int | None = None,
         modal_damping_ratio: float | Sequence[float] = 0.0,
         rayleigh: tuple[float, float] | None = None,
+        interfaces: Sequence[Interface] = (Interface(),),
     ) -> FlexModel:
         """Grounded body from imported matrices (first ``n_boundary`` coordinates = boundary).
 
@@ -229,6 +261,8 @@ class FlexModel:
         The file's damping C (if any) is projected with the Craig–Bampton transformation and
         added to the scenario damping (modal ratio or Rayleigh).
         """
+        if len(interfaces) != 1 or interfaces[0].node != 0 or interfaces[0].released:
+            raise InterfaceError(f"{interfaces[-1].where}: imported matrices take one clamp")
         n_b = structure.n_boundary
         cb = craig_bampton(structure.mass, structure.stiffness, np.arange(n_b), n_modes)
         damping = _damping(cb.mass, cb.stiffness, n_b, modal_damping_ratio, rayleigh)
