@@ -12,6 +12,8 @@ from rbcosim.cosim.flex_endpoint import FlexEndpoint
 from rbcosim.cosim.multi_endpoint import MultiFlexEndpoint
 from rbcosim.errors import ScenarioError
 from rbcosim.flex.body import FlexBody
+from rbcosim.flex.chord_body import ChordBody
+from rbcosim.flex.chord_config import chord_model_from_config, frame_of
 from rbcosim.flex.config import flex_model_from_config
 from rbcosim.flex.interfaces import Interface, released_components
 from rbcosim.flex.multi_body import MultiNodeBody
@@ -82,11 +84,17 @@ def build_groups(scenario: Scenario, H: float) -> dict[str, SingleJoint | MultiF
                             f"add a [couplings.NAME] with flex_body = {unused[0]!r}")
     groups: dict[str, SingleJoint | MultiFlexEndpoint] = {}
     for name, couplings in by_body.items():
+        where = f"{scenario.source}: flex_bodies.{name}"
+        cfg = scenario.flex_bodies[name]
+        options = {"gravity": scenario.model.gravity, "micro_steps": scenario.cosim.micro_steps}
+        if frame_of(cfg, where) == "chord":  # its couplings: checked by rbcosim.scenario_chord
+            groups[name] = MultiFlexEndpoint(
+                couplings, ChordBody(chord_model_from_config(cfg, where), **options),
+                scenario.cosim, H)
+            continue
         interfaces = [Interface(c.node, released_components(c.type, c.axis),
                                 f"{scenario.source}: couplings.{c.name}") for c in couplings]
-        model = flex_model_from_config(scenario.flex_bodies[name], scenario.base_dir,
-                                       f"{scenario.source}: flex_bodies.{name}", interfaces)
-        options = {"gravity": scenario.model.gravity, "micro_steps": scenario.cosim.micro_steps}
+        model = flex_model_from_config(cfg, scenario.base_dir, where, interfaces)
         if len(couplings) == 1:
             ep = FlexEndpoint(couplings[0], FlexBody(model, **options), scenario.cosim, H)
             groups[couplings[0].name] = SingleJoint(ep)
