@@ -45,28 +45,22 @@ _GAUSS_X, _GAUSS_W = np.polynomial.legendre.leggauss(4)
 _E = np.array([[0.0, 1.0], [-1.0, 0.0]])  # e_y × (x, z) in (x, z) components
 
 
-def _field_rows(n_nodes: int, ell: float, e: int, xi: float) -> np.ndarray:
-    """N (2, 3 n_nodes) at xi in [0, 1] of element e: rows u_x, u_z of the planar DOFs
-    (u_x, u_z, theta_y) per node, theta_y = -w'."""
-    n = np.zeros((2, 3 * n_nodes))
-    o = 3 * e
-    n[0, o], n[0, o + 3] = 1.0 - xi, xi
-    n[1, o + 1] = 1.0 - 3 * xi**2 + 2 * xi**3
-    n[1, o + 2] = -ell * (xi - 2 * xi**2 + xi**3)
-    n[1, o + 4] = 3 * xi**2 - 2 * xi**3
-    n[1, o + 5] = -ell * (-(xi**2) + xi**3)
+def _field_rows(ell: float, xi: float) -> np.ndarray:
+    """N (2, 6) at xi in [0, 1] of an element on its DOFs (u_x, u_z, theta_y) x 2 nodes:
+    rows u_x (linear) and u_z (Hermite, theta_y = -w')."""
+    n = np.zeros((2, 6))
+    n[0, 0], n[0, 3] = 1.0 - xi, xi
+    n[1, 1] = 1.0 - 3 * xi**2 + 2 * xi**3
+    n[1, 2] = -ell * (xi - 2 * xi**2 + xi**3)
+    n[1, 4] = 3 * xi**2 - 2 * xi**3
+    n[1, 5] = -ell * (-(xi**2) + xi**3)
     return n
 
 
-def _slope_row(n_nodes: int, ell: float, e: int, xi: float) -> np.ndarray:
-    """dw/dx (3 n_nodes,) at xi in [0, 1] of element e (the transverse row of N, derived)."""
-    n = np.zeros(3 * n_nodes)
-    o = 3 * e
-    n[o + 1] = (-6 * xi + 6 * xi**2) / ell
-    n[o + 2] = -(1 - 4 * xi + 3 * xi**2)
-    n[o + 4] = (6 * xi - 6 * xi**2) / ell
-    n[o + 5] = -(-2 * xi + 3 * xi**2)
-    return n
+def _slope_row(ell: float, xi: float) -> np.ndarray:
+    """dw/dx (6,) at xi of an element (the derivative of the u_z row of :func:`_field_rows`)."""
+    return np.array([0.0, (-6 * xi + 6 * xi**2) / ell, -(1 - 4 * xi + 3 * xi**2), 0.0,
+                     (6 * xi - 6 * xi**2) / ell, -(-2 * xi + 3 * xi**2)])
 
 
 @dataclass(frozen=True)
@@ -133,7 +127,7 @@ class ChordModel:
                   geometric_stiffening: bool = False) -> ChordModel:
         """Uniform Euler–Bernoulli beam (SI) pinned at both ends; ``output_nodes`` maps a name
         to a coordinate along the chord (m, 0..L; "end" = L); ``geometric_stiffening``: the
-        bending modes stiffen by the axial force (:func:`axial_force_coefficients`)."""
+        bending modes stiffen by the axial force (:func:`rbcosim.flex.chord_kernels.residual`)."""
         beam = euler_bernoulli_beam(length, youngs_modulus, density, area, second_moment_y,
                                     n_elements=n_elements, planar=True)
         nn = n_elements + 1
@@ -148,17 +142,18 @@ class ChordModel:
         load_b, load_alpha, load_w2 = np.zeros((n_dof, 2)), np.zeros(n_dof), np.zeros(n_dof)
         geo = np.zeros((3, n_dof, n_dof))  # ∫ f(x) w'ᵀw' dx, f = 1, x - L/2, x²/2 - L²/6
         for e in range(n_elements):
+            o = slice(3 * e, 3 * e + 6)
             for xg, wg in zip(0.5 * (_GAUSS_X + 1.0), 0.5 * _GAUSS_W * ell, strict=True):
-                n = _field_rows(nn, ell, e, xg)
+                n = _field_rows(ell, xg)
                 x = (e + xg) * ell
-                mass += rho_a * wg * n.T @ n
-                gyro += rho_a * wg * n.T @ _E @ n
-                load_b += rho_a * wg * n.T
-                load_alpha += rho_a * wg * n.T @ (_E @ np.array([x, 0.0]))
-                load_w2 += rho_a * wg * x * n[0]
-                slope = _slope_row(nn, ell, e, xg)
+                mass[o, o] += rho_a * wg * n.T @ n
+                gyro[o, o] += rho_a * wg * n.T @ _E @ n
+                load_b[o] += rho_a * wg * n.T
+                load_alpha[o] += rho_a * wg * n.T @ (_E @ np.array([x, 0.0]))
+                load_w2[o] += rho_a * wg * x * n[0]
+                slope = _slope_row(ell, xg)
                 for j, f in enumerate((1.0, x - length / 2, x * x / 2 - length**2 / 6)):
-                    geo[j] += wg * f * np.outer(slope, slope)
+                    geo[j, o, o] += wg * f * np.outer(slope, slope)
         if not geometric_stiffening:
             geo[:] = 0.0
         phi = t[:, 1:]
@@ -173,7 +168,7 @@ class ChordModel:
                                  f"got {where!r}")
             e = min(int(x / ell), n_elements - 1)
             names.append(name)
-            rows.append(_field_rows(nn, ell, e, x / ell - e) @ t)
+            rows.append(_field_rows(ell, x / ell - e) @ t[3 * e:3 * e + 6])
             xs.append(x)
 
         def ro(a):
