@@ -168,3 +168,20 @@ def test_config_errors_name_the_key():
                                 ("output_nodes", {"mid": 0.5}, "output_nodes.mid")):
         with pytest.raises(ScenarioError, match=message):
             chord_model_from_config({**cfg, key: value}, "s.toml: flex_bodies.rod")
+
+
+def test_scenario_refuses_a_chord_body_without_its_two_pins():
+    from pathlib import Path
+
+    from rbcosim.scenario import load_scenario_text
+
+    text = (Path(__file__).resolve().parent.parent / "scenarios"
+            / "flexible_slider_crank.toml").read_text()
+    with pytest.raises(ScenarioError, match=r"^s\.toml: couplings\.pin_wrist: a chord-frame"):
+        load_scenario_text(text.replace('node = "end"', "node = 4"), source="s.toml")
+    with pytest.raises(ScenarioError, match=r"^s\.toml: flex_bodies\.rod\.frame: expected one"):
+        load_scenario_text(text.replace('frame = "chord"', 'frame = "mean"'), source="s.toml")
+    scenario = load_scenario_text(text, source="s.toml", base_dir=".")
+    spring = next(s for s in scenario.model.springs if s.name == "rod.stretch")
+    assert spring.stiffness == pytest.approx(E * AREA / L, rel=1e-12)
+    assert spring.free_length == L

@@ -21,10 +21,10 @@ def chord_springs(flex: dict, couplings: list[Coupling], points: list[InterfaceP
     springs = []
     for name, cfg in flex.items():
         where = f"{source}: flex_bodies.{name}"
-        if frame_of(cfg, where) != "chord":
-            continue
+        if cfg.get("kind") != "beam" or frame_of(cfg, where) != "chord":
+            continue  # (imported matrices refuse a frame key when they are read)
         mine = [c for c in couplings if c.flex_body == name]
-        check_couplings(mine, where)
+        check_couplings(mine, source, name)
         stiffness, length = stretch_spring(cfg, where)
         a, b = (at[c.point] for c in mine)
         springs.append(SpringDamper(f"{name}.stretch", Marker(a.body, a.position, a.axes),

@@ -38,16 +38,18 @@ def stretch_spring(cfg: dict, where: str) -> tuple[float, float]:
     return _number(cfg, "youngs_modulus", where) * _section(cfg, where)["area"] / length, length
 
 
-def check_couplings(couplings, where: str) -> None:
-    """Two pins about y, at node 0 then at the end (ScenarioError naming the coupling)."""
+def check_couplings(couplings, source: str, body: str) -> None:
+    """Two pins about y, at node 0 then at the end (ScenarioError naming the file and the
+    coupling)."""
     if len(couplings) != 2:
         names = ", ".join(c.name for c in couplings)
-        raise ScenarioError(f"{where}.frame: 'chord' needs exactly two couplings (pins at node 0 "
-                            f"and at the end), got {len(couplings)} ({names})")
+        raise ScenarioError(f"{source}: flex_bodies.{body}.frame: 'chord' needs exactly two "
+                            f"couplings (pins at node 0 and at the end), got {len(couplings)} "
+                            f"({names})")
     for c, node in zip(couplings, (0, "end"), strict=True):
         if c.type != "pin" or c.axis != 1 or c.node != node:
             raise ScenarioError(
-                f"couplings.{c.name}: a chord-frame body takes type = 'pin', axis = 'y', "
+                f"{source}: couplings.{c.name}: a chord-frame body takes type = 'pin', axis = 'y', "
                 f"node = {node!r} here (got type = {c.type!r}, axis = {c.axis!r}, node = "
                 f"{c.node!r}); the first coupling is the chord's origin")
 
