@@ -13,7 +13,7 @@ import numpy as np
 from rbcosim.errors import SimulationError
 from rbcosim.flex.chord import ChordModel
 from rbcosim.flex.chord_kernels import chord_step, frame_inputs, modal_acceleration, residual
-from rbcosim.flex.frame import acceleration_polynomial, frame_at, set_frame
+from rbcosim.flex.frame import acceleration_polynomial, end_of_step, frame_at, set_frame
 from rbcosim.flex.layout import ETA
 
 _NO_TAUS = np.zeros(0)
@@ -120,7 +120,9 @@ class ChordBody:
         for i in range(2):  # the points' motion at t + H as the body assumes it
             frame_at(pins[i], coeffs[i], H, out)
             self._motions[i, 0:3], self._motions[i, 7:10] = out[0:3], out[3:6]
-            self._motions[i, 13:16] = out[6:9]
+            self._motions[i, 3:7] = end_of_step(pins[i], coeffs[i], H, self.micro_steps)
+            self._motions[i, 10:13], self._motions[i, 13:16] = out[12:15], out[6:9]
+            self._motions[i, 16:19] = out[15:18]
         self._modes = y
         self._time = t + H
         self._changed()
@@ -178,8 +180,9 @@ class ChordBody:
         return 0.5 * (out + out.T)
 
     def node_kinematics(self) -> np.ndarray:
-        """(2, 13): each pin's position, quaternion (the point's: the pin releases the
-        rotation), velocity, angular velocity (the point's)."""
+        """(2, 13): each pin's position, quaternion, velocity, angular velocity: the points'
+        motions as the body integrated them over the last step (the pin releases the rotation,
+        so its quaternion and angular velocity are the point's own, extrapolated)."""
         return self._motions[:, :13].copy()
 
     def output_displacements(self) -> dict[str, np.ndarray]:
