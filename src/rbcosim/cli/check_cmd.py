@@ -83,14 +83,16 @@ def run(args: argparse.Namespace) -> int:
         print(f"body {name}: mass {body.mass:g} kg, principal moments "
               f"{', '.join(f'{e:.6g}' for e in eig)} kg·m² (valid)")
     if scenario.couplings or scenario.flex_bodies:
-        from rbcosim.cosim.master import build_endpoints
+        from rbcosim.cosim.flex_groups import build_groups
 
-        for joint, ep in build_endpoints(scenario, scenario.cosim.macro_step).items():
-            fm = ep.body.model
+        for group in build_groups(scenario, scenario.cosim.macro_step).values():
+            fm = group.body.model
             freqs = ", ".join(f"{f:.6g}" for f in fm.frequencies_hz)
-            print(f"coupling {joint}: point {ep.coupling.point} <-> flexible body "
-                  f"{ep.coupling.flex_body} ({fm.attachment}, {fm.n_boundary} boundary DOFs, "
-                  f"{fm.n_modes} modes; fixed-interface frequencies {freqs} Hz)")
+            for c in group.couplings:
+                print(f"coupling {c.name}: point {c.point} <-> flexible body {c.flex_body} "
+                      f"({fm.attachment}, {c.type}, {fm.n_boundary} boundary DOFs over "
+                      f"{fm.n_interfaces} interface nodes, {fm.n_modes} modes; "
+                      f"fixed-interface frequencies {freqs} Hz)")
     if args.assemble:
         s = report.assembled
         print("\n# consistent initial state (centre of mass position, quaternion, velocities)")

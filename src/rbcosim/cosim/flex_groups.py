@@ -25,6 +25,7 @@ class SingleJoint:
 
     def __init__(self, endpoint: FlexEndpoint):
         self.endpoint = endpoint
+        self.body = endpoint.body
         self.joint = endpoint.joint
         self.joints = (self.joint,)
         self.couplings = (endpoint.coupling,)
@@ -70,6 +71,20 @@ class SingleJoint:
 
     def row(self):
         return self.endpoint.row()
+
+
+def refuse_multi_node(scenario: Scenario) -> None:
+    """ScenarioError naming the first flexible body with several couplings: the drivers that
+    run one coupling per process or FMU (``rbcosim flex``, the FMU export) take one-node bodies."""
+    joints: dict[str, list[str]] = {}
+    for c in scenario.couplings:
+        joints.setdefault(c.flex_body, []).append(c.name)
+    for body, names in joints.items():
+        if len(names) > 1:
+            raise ScenarioError(
+                f"{scenario.source}: flex_bodies.{body}: coupled by {len(names)} couplings "
+                f"({', '.join(names)}); a multi-node flexible body runs in process only "
+                "(rbcosim run), not in its own process (rbcosim cosim, rbcosim flex) or an FMU")
 
 
 def build_groups(scenario: Scenario, H: float) -> dict[str, SingleJoint | MultiFlexEndpoint]:

@@ -33,10 +33,10 @@ from rbcosim.cosim.codec import (
     write_atomically,
 )
 from rbcosim.cosim.flex_endpoint import FlexEndpoint, motion_of
-from rbcosim.cosim.flex_groups import SingleJoint, build_groups
+from rbcosim.cosim.flex_groups import build_groups, refuse_multi_node
 from rbcosim.cosim.rigid_side import RigidSide
 from rbcosim.cosim.signals import evaluate
-from rbcosim.errors import ScenarioError, SimulationError
+from rbcosim.errors import SimulationError
 from rbcosim.flex.kinematics import InterfaceMotion
 from rbcosim.progress import Progress
 from rbcosim.results import Results, failure
@@ -45,18 +45,10 @@ from rbcosim.settings import whole_steps
 
 
 def build_endpoints(scenario: Scenario, H: float) -> dict[str, FlexEndpoint]:
-    """One FlexEndpoint per coupling, each with its [flex_bodies.NAME] body (bodies with one
-    coupling: the distributed and FMU drivers; ScenarioError naming a body with several)."""
-    endpoints = {}
-    for group in build_groups(scenario, H).values():
-        if not isinstance(group, SingleJoint):
-            raise ScenarioError(
-                f"{scenario.source}: flex_bodies.{group.flex_body}: coupled by "
-                f"{len(group.joints)} couplings ({', '.join(group.joints)}); a multi-node "
-                "flexible body runs in process only (rbcosim run / rbcosim cosim without "
-                "--serve-external), not in its own process or FMU")
-        endpoints[group.joint] = group.endpoint
-    return endpoints
+    """One FlexEndpoint per coupling, each with its [flex_bodies.NAME] body: the one-node
+    bodies the distributed and FMU drivers run (ScenarioError naming a body with several)."""
+    refuse_multi_node(scenario)
+    return {g.joint: g.endpoint for g in build_groups(scenario, H).values()}
 
 
 class CosimMaster:

@@ -25,6 +25,7 @@ from rbcosim.client import Client
 from rbcosim.cosim import codec
 from rbcosim.cosim.codec import StateFormatError, pack_state, unpack_state, write_atomically
 from rbcosim.cosim.flex_endpoint import FlexEndpoint, motion_of
+from rbcosim.cosim.flex_groups import refuse_multi_node
 from rbcosim.cosim.master import build_endpoints
 from rbcosim.errors import RbcosimError, ScenarioError
 from rbcosim.scenario import Scenario
@@ -61,6 +62,7 @@ def check_distributed(scenario: Scenario) -> None:
             "each macro step and runs in process only (`rbcosim run`); the multi-process run "
             f"supports {list(DISTRIBUTED_SCHEMES)}"
         )
+    refuse_multi_node(scenario)
 
 
 def endpoint_for(scenario: Scenario, joint: str) -> FlexEndpoint:

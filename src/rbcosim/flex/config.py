@@ -415,7 +415,9 @@ def _matrices(cfg: dict, base_dir: Path, where: str,
         raise ScenarioError(msg if msg.startswith(where) else f"{where}: {msg}") from exc
     n_interior = structure.mass.shape[0] - structure.n_boundary
     modes = _integer(cfg, "modes", where, minimum=0, default=n_interior)
-    if modes > n_interior:
+    if "modes" not in cfg:
+        modes = None  # all interior coordinates, with released boundary coordinates among them
+    elif modes > n_interior:
         raise ScenarioError(
             f"{where}.modes: expected at most {n_interior} (interior coordinates), got {modes}"
         )

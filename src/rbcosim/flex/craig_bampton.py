@@ -17,6 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
+_MECHANISM = 1e-13  # lowest fixed-interface eigenvalue / largest diagonal K_ii / M_ii
+
 
 @dataclass(frozen=True)
 class CraigBampton:
@@ -90,6 +92,13 @@ def craig_bampton(
                     "mass: the interior block M_ii is not positive definite "
                     "(every interior DOF needs mass for fixed-interface modes)"
                 ) from exc
+            # A mechanism (e.g. a beam free to swing about a released rotation) passes the
+            # Cholesky test at round-off: its eigenvalue is ~1e-16 of the stiffest DOF's.
+            if lam[0] <= _MECHANISM * np.max(np.diag(k_ii) / np.maximum(np.diag(m_ii), 1e-300)):
+                raise ValueError(
+                    "stiffness: the interior block K_ii is not positive definite (the structure "
+                    "is not held by its boundary DOFs: a mechanism with eigenvalue "
+                    f"{lam[0]:.3g} 1/s²)")
         else:
             lam, phi = np.zeros(0), np.zeros((n_i, 0))
     else:

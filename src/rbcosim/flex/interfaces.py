@@ -75,6 +75,16 @@ def beam_node(interface: Interface, nodes_x: np.ndarray) -> int:
                      f"got {spec!r}")
 
 
+def imported_node(interface: Interface, n_nodes: int) -> int:
+    """The interface index ``interface.node`` of imported matrices with ``n_nodes`` interface
+    nodes (the file's ``boundary_nodes``)."""
+    spec, where = interface.node, f"{interface.where}.node"
+    if isinstance(spec, bool) or not isinstance(spec, (int, np.integer)) or not 0 <= spec < n_nodes:
+        raise InterfaceError(f"{where}: imported matrices: expected an interface index 0.."
+                             f"{n_nodes - 1} (the file's boundary_nodes), got {spec!r}")
+    return int(spec)
+
+
 def boundary_of(node_of_dof: np.ndarray, comp_of_dof: np.ndarray, nodes: Sequence[int],
                 interfaces: Sequence[Interface]) -> tuple[np.ndarray, np.ndarray]:
     """Boundary DOF indices, interface by interface (in the DOFs' order within each), and the

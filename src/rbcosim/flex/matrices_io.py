@@ -9,14 +9,19 @@ NumPy ``.npz`` keys (SI units):
 
 - ``M`` (n, n) mass, ``K`` (n, n) stiffness — required, symmetric, positive semi-definite;
 - ``C`` (n, n) viscous damping — optional, symmetric PSD;
-- ``n_boundary`` — required, integer scalar, 1..6 and < n;
+- ``n_boundary`` — required, integer scalar, 1..6 per interface node and < n;
 - ``boundary_dofs`` — optional, n_boundary strings out of ``x y z rx ry rz`` naming which
   interface-point component (translation along / small rotation about an inertial axis) each
   boundary coordinate follows; default ``["x", "y", "z", "rx", "ry", "rz"][:n_boundary]``;
+- ``boundary_nodes`` — optional, (n_boundary,) integers, non-decreasing from 0: the interface
+  node each boundary coordinate belongs to (a structure coupled at several nodes); default all
+  0 (one interface node); the names in ``boundary_dofs`` are distinct per node;
+- ``interface_positions`` — optional, (n_nodes, 3): each interface node's undeformed position
+  relative to interface node 0, inertial axes, m; default zeros;
 - ``output_names`` — optional, (n_out,) strings: named output nodes;
 - ``output_rows`` — with ``output_names``, (n_out, 3, n): node displacement (x, y, z, m) =
   ``output_rows[j] @ coordinates``;
-- ``output_positions`` — optional, (n_out, 3): node positions relative to the interface point
+- ``output_positions`` — optional, (n_out, 3): node positions relative to interface node 0
   in the undeformed state, m; default zeros;
 - ``gravity_load`` — optional, (n, 3), N per m/s²: column j is the structure's load vector for
   a unit gravity acceleration along inertial axis j (an FE code's gravity load case divided
@@ -57,6 +62,8 @@ _NPZ_KEYS = {
     "output_rows",
     "output_positions",
     "gravity_load",
+    "boundary_nodes",
+    "interface_positions",
 }
 
 
@@ -71,6 +78,8 @@ class StructureMatrices:
         output_names: names of output nodes; output_rows: (n_out, 3, n) recovery rows;
         output_positions: (n_out, 3) undeformed node positions relative to the interface point.
         gravity_load: (n, 3) load per unit gravity along inertial x, y, z, N/(m/s²), or None.
+        boundary_nodes: (n_boundary,) interface node of each boundary coordinate.
+        interface_positions: (n_nodes, 3) interface node positions relative to node 0, m.
     """
 
     mass: np.ndarray
@@ -82,6 +91,8 @@ class StructureMatrices:
     output_rows: np.ndarray = field(default_factory=lambda: np.zeros((0, 3, 0)))
     output_positions: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
     gravity_load: np.ndarray | None = None
+    boundary_nodes: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    interface_positions: np.ndarray = field(default_factory=lambda: np.zeros((1, 3)))
 
 
 #: What a damaged archive or array header raises inside zipfile, zlib and numpy's reader.
@@ -140,6 +151,8 @@ def load_npz(path: str | Path) -> StructureMatrices:
         content.get("output_rows"),
         content.get("output_positions"),
         content.get("gravity_load"),
+        content.get("boundary_nodes"),
+        content.get("interface_positions"),
     )
 
 
@@ -193,6 +206,9 @@ def save_npz(path: str | Path, structure: StructureMatrices) -> None:
         content["C"] = structure.damping
     if structure.gravity_load is not None:
         content["gravity_load"] = structure.gravity_load
+    if structure.interface_positions.shape[0] > 1:
+        content["boundary_nodes"] = structure.boundary_nodes
+        content["interface_positions"] = structure.interface_positions
     if structure.output_names:
         content["output_names"] = np.array(structure.output_names, dtype=str)
         content["output_rows"] = structure.output_rows
@@ -211,6 +227,8 @@ def validate_structure(
     output_rows,
     output_positions,
     gravity_load=None,
+    boundary_nodes=None,
+    interface_positions=None,
 ) -> StructureMatrices:
     """Check shapes, finiteness, symmetry, semi-definiteness and names; ScenarioError otherwise."""
     m = np.asarray(mass)
@@ -230,12 +248,17 @@ def validate_structure(
         _check_psd(label, "C", c)
     if isinstance(n_boundary, bool) or not isinstance(n_boundary, (int, np.integer)):
         raise ScenarioError(f"{label}: n_boundary: expected an integer, got {n_boundary!r}")
-    if not 1 <= n_boundary <= min(6, n - 1):
+    nodes, node_positions = _interface_nodes(label, n_boundary, boundary_nodes,
+                                             interface_positions)
+    most = min(6 * node_positions.shape[0], n - 1)
+    if not 1 <= n_boundary <= most:
         raise ScenarioError(
-            f"{label}: n_boundary: expected 1..{min(6, n - 1)} for {n} coordinates, "
-            f"got {n_boundary}"
+            f"{label}: n_boundary: expected 1..{most} for {n} coordinates, got {n_boundary}"
         )
     if boundary_dofs is None:
+        if node_positions.shape[0] > 1:
+            raise ScenarioError(f"{label}: boundary_dofs: required with several interface "
+                                "nodes (boundary_nodes)")
         names = COMPONENT_NAMES[:n_boundary]
     else:
         names = tuple(boundary_dofs)
@@ -245,10 +268,10 @@ def validate_structure(
                 f"got {len(names)}: {list(names)}"
             )
         bad = [s for s in names if s not in COMPONENT_NAMES]
-        if bad or len(set(names)) != len(names):
+        if bad or len(set(zip(nodes, names))) != len(names):
             raise ScenarioError(
                 f"{label}: boundary_dofs: expected distinct names out of "
-                f"{list(COMPONENT_NAMES)}, got {list(names)}"
+                f"{list(COMPONENT_NAMES)} (per interface node), got {list(names)}"
             )
     out_names: tuple[str, ...] = ()
     rows = np.zeros((0, 3, n))
@@ -295,7 +318,32 @@ def validate_structure(
         output_rows=rows,
         output_positions=positions,
         gravity_load=load,
+        boundary_nodes=nodes,
+        interface_positions=node_positions,
     )
+
+
+def _interface_nodes(label: str, n_b: int, boundary_nodes, interface_positions):
+    """(boundary_nodes (n_b,) int, interface_positions (n_nodes, 3)) checked, or the one-node
+    defaults."""
+    if boundary_nodes is None:
+        if interface_positions is not None:
+            raise ScenarioError(f"{label}: boundary_nodes: missing (required with "
+                                "interface_positions)")
+        return np.zeros(n_b, dtype=np.int64), np.zeros((1, 3))
+    nodes = np.asarray(boundary_nodes)
+    if (nodes.dtype.kind not in "iu" or nodes.shape != (n_b,) or nodes[0] != 0
+            or np.any(np.diff(nodes) < 0) or np.any(np.diff(nodes) > 1)):
+        raise ScenarioError(f"{label}: boundary_nodes: expected {n_b} integers (n_boundary), "
+                            f"non-decreasing from 0 in steps of 0 or 1, got {nodes.tolist()}")
+    count = int(nodes[-1]) + 1
+    if interface_positions is None:
+        return nodes.astype(np.int64), np.zeros((count, 3))
+    pos = np.asarray(interface_positions)
+    if pos.dtype.kind not in "iuf" or pos.shape != (count, 3) or not np.all(np.isfinite(pos)):
+        raise ScenarioError(f"{label}: interface_positions: expected finite numbers of shape "
+                            f"({count}, 3) (one row per interface node), got shape {pos.shape}")
+    return nodes.astype(np.int64), pos.astype(float)
 
 
 def _check_square(label: str, key: str, a: np.ndarray, n: int | None) -> None:

@@ -29,7 +29,13 @@ import numpy as np
 from rbcosim.flex.beam import COMPONENT_NAMES, BeamFE, euler_bernoulli_beam
 from rbcosim.flex.craig_bampton import CraigBampton, craig_bampton
 from rbcosim.flex.geometric import axial_load_matrices
-from rbcosim.flex.interfaces import Interface, InterfaceError, beam_node, boundary_of
+from rbcosim.flex.interfaces import (
+    Interface,
+    InterfaceError,
+    beam_node,
+    boundary_of,
+    imported_node,
+)
 from rbcosim.flex.kinematics import shortest_arc, skew
 from rbcosim.flex.matrices_io import StructureMatrices
 
@@ -251,7 +257,12 @@ class FlexModel:
         rayleigh: tuple[float, float] | None = None,
         interfaces: Sequence[Interface] = (Interface(),),
     ) -> FlexModel:
-        """Grounded body from imported matrices (first ``n_boundary`` coordinates = boundary).
+        """Grounded body from imported matrices (first ``n_boundary`` coordinates = boundary,
+        at the file's interface nodes ``boundary_nodes``).
+
+        ``interfaces`` pick the coupled interface nodes (their ``node`` an index of the file's
+        interface nodes) and the released rotations; the boundary coordinates of released
+        components and of interface nodes no coupling uses become interior coordinates.
 
         Gravity loads the structure with the file's ``gravity_load`` (physical load per unit
         gravity along x, y, z); without it, through the constraint modes of the boundary
@@ -261,16 +272,21 @@ class FlexModel:
         The file's damping C (if any) is projected with the Craig–Bampton transformation and
         added to the scenario damping (modal ratio or Rayleigh).
         """
-        if len(interfaces) != 1 or interfaces[0].node != 0 or interfaces[0].released:
-            raise InterfaceError(f"{interfaces[-1].where}: imported matrices take one clamp")
-        n_b = structure.n_boundary
-        cb = craig_bampton(structure.mass, structure.stiffness, np.arange(n_b), n_modes)
+        n = structure.mass.shape[0]
+        nodes = [imported_node(f, structure.interface_positions.shape[0]) for f in interfaces]
+        pad = np.full(n - structure.n_boundary, -1)
+        comps_file = [COMPONENT_NAMES.index(c) for c in structure.boundary_dofs]
+        boundary, owner = boundary_of(np.concatenate([structure.boundary_nodes, pad]),
+                                      np.concatenate([comps_file, pad]), nodes, interfaces)
+        n_b = boundary.size
+        origin = structure.interface_positions[nodes[0]]
+        cb = craig_bampton(structure.mass, structure.stiffness, boundary, n_modes)
         damping = _damping(cb.mass, cb.stiffness, n_b, modal_damping_ratio, rayleigh)
         if structure.damping is not None:
             damping = damping + cb.reduce(structure.damping)
         load = structure.gravity_load
+        comps = [comps_file[j] for j in boundary]
         if load is None:  # support acceleration: the boundary alone holds the structure
-            comps = [COMPONENT_NAMES.index(c) for c in structure.boundary_dofs]
             load = structure.mass @ cb.transformation[:, :n_b] @ _translation_columns(comps)
         rows = (
             structure.output_rows @ cb.transformation
@@ -283,13 +299,15 @@ class FlexModel:
             stiffness=_readonly(cb.stiffness),
             damping=_readonly(0.5 * (damping + damping.T)),
             n_boundary=n_b,
-            boundary_components=tuple(COMPONENT_NAMES.index(s) for s in structure.boundary_dofs),
+            boundary_components=tuple(comps),
             frequencies_hz=_readonly(cb.frequencies_hz),
             structure_axes="inertial",
             output_names=tuple(structure.output_names),
             output_rows=_readonly(rows),
-            output_positions=_readonly(structure.output_positions),
+            output_positions=_readonly(structure.output_positions - origin),
             gravity_load=_readonly(cb.transformation.T @ load),
+            boundary_interfaces=tuple(int(i) for i in owner),
+            interface_positions=_readonly(structure.interface_positions[nodes] - origin),
         )
 
 
