@@ -185,3 +185,19 @@ def test_scenario_refuses_a_chord_body_without_its_two_pins():
     spring = next(s for s in scenario.model.springs if s.name == "rod.stretch")
     assert spring.stiffness == pytest.approx(E * AREA / L, rel=1e-12)
     assert spring.free_length == L
+
+
+def test_check_lists_the_chord_body(capsys):
+    """`rbcosim check` names both pins and the rod's first frequency, π √(EI/ρA) / (2 L²)."""
+    from pathlib import Path
+
+    from rbcosim.cli.main import main
+
+    path = Path(__file__).resolve().parent.parent / "scenarios" / "flexible_slider_crank.toml"
+    main(["check", str(path)])
+    out = capsys.readouterr().out
+    lines = [ln for ln in out.splitlines() if ln.startswith("coupling pin_")]
+    assert len(lines) == 2 and "over 2 interface nodes, 4 modes" in lines[1]
+    first = float(lines[0].split("frequencies ")[1].split(",")[0])
+    f1 = math.pi * math.sqrt(E * I_SEC / (RHO * AREA)) / (2 * L**2)
+    assert first == pytest.approx(f1, rel=1e-4)

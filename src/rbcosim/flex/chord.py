@@ -99,6 +99,10 @@ class ChordModel:
     geometric: np.ndarray = field(default_factory=lambda: np.zeros((3, 0, 0)))
     pin_geometric: np.ndarray = field(default_factory=lambda: np.zeros((3, 4, 0)))
 
+    attachment = "floating"
+    n_boundary = 1  # the stretch s
+    n_interfaces = 2  # the pins A and B
+
     @property
     def n_modes(self) -> int:
         return self.mass.shape[0] - 1
