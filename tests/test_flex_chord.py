@@ -179,6 +179,9 @@ def test_scenario_refuses_a_chord_body_without_its_two_pins():
             / "flexible_slider_crank.toml").read_text()
     with pytest.raises(ScenarioError, match=r"^s\.toml: couplings\.pin_wrist: a chord-frame"):
         load_scenario_text(text.replace('node = "end"', "node = 4"), source="s.toml")
+    with pytest.raises(ScenarioError, match=r"^s\.toml: couplings\.pin_crank\.wrench_frame: not"):
+        load_scenario_text(text.replace("node = 0\n", 'node = 0\nwrench_frame = "body"\n'),
+                           source="s.toml")
     with pytest.raises(ScenarioError, match=r"^s\.toml: flex_bodies\.rod\.frame: expected one"):
         load_scenario_text(text.replace('frame = "chord"', 'frame = "mean"'), source="s.toml")
     scenario = load_scenario_text(text, source="s.toml", base_dir=".")

@@ -52,6 +52,10 @@ def check_couplings(couplings, source: str, body: str) -> None:
                 f"{source}: couplings.{c.name}: a chord-frame body takes type = 'pin', axis = 'y', "
                 f"node = {node!r} here (got type = {c.type!r}, axis = {c.axis!r}, node = "
                 f"{c.node!r}); the first coupling is the chord's origin")
+        if c.grounded_reference is not None or c.wrench_frame != "inertial":
+            key = "grounded_reference" if c.grounded_reference is not None else "wrench_frame"
+            raise ScenarioError(f"{source}: couplings.{c.name}.{key}: not for a chord-frame "
+                                "body (floating; its forces are inertial)")
 
 
 def chord_model_from_config(cfg: dict, where: str) -> ChordModel:
