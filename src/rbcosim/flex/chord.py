@@ -23,9 +23,13 @@ with ``p = (X, 0) + u``, ``b`` the frame components of ``a_A - g`` and ``E (x, z
 Nᵀ(X, 0)`` (4-point Gauss: exact), and ``f`` nonzero only on the four pinned translations: the
 pins' forces on the beam. Projected on the kept modes it is the modal ODE; projected on the
 pins' Craig–Bampton constraint modes (the linear fields 1 - X/L and X/L along and across the
-chord) it gives the pin forces, so the total force is exactly the rate of linear momentum. This is the linear floating frame of reference, exact in the frame's
-(large) motion; the elastic field is linear (no geometric stiffening by the axial force).
-No rotary inertia of the sections (Euler–Bernoulli, like :mod:`rbcosim.flex.beam`).
+chord) it gives the pin forces, so the total force is exactly the rate of linear momentum.
+The pin forces leave out the stretch's stiffness EA/L: the rigid side carries it as a spring
+between the two points (:mod:`rbcosim.scenario_chord`). This is the linear floating frame of
+reference, exact in the frame's (large) motion, with a linear elastic field; optionally the
+bending modes gain the geometric stiffness of the chord's quasi-static axial force
+(:func:`rbcosim.flex.chord_kernels.residual`). No rotary inertia of the sections
+(Euler–Bernoulli, like :mod:`rbcosim.flex.beam`).
 
 Limits: planar only (the pins must move in an x–z plane; out-of-plane components of their
 motion are ignored). A 3D chord frame needs a rotation about the chord, taken e.g. from one
@@ -69,9 +73,12 @@ class ChordModel:
 
     Reduced coordinates ``y = [s; eta]`` (1 + k). Matrices on y: ``mass``, ``stiffness``,
     ``gyro`` (G), ``load_b`` (P, (1 + k, 2), per m/s² of b), ``load_alpha`` (e), ``load_w2``
-    (c); the same on the four pinned DOFs (rows A_x, A_z, B_x, B_z) for the pin forces:
-    ``pin_mass``, ``pin_stiffness``, ``pin_gyro`` (4, 1 + k), ``pin_b`` (4, 2), ``pin_alpha``,
-    ``pin_w2`` (4,). ``frequencies_hz``: the pinned–pinned modes' (k,). ``output_names`` /
+    (c), ``geometric`` (3, k, k): ∫ f(x) w'ᵀw' dx on the modes for f = 1, x − L/2, x²/2 −
+    L²/6 (zero without stiffening); the same projected on the pins' constraint modes (rows
+    A_x, A_z, B_x, B_z) for the pin forces: ``pin_mass``, ``pin_stiffness`` (its stretch
+    column zero: that spring is on the rigid side), ``pin_gyro`` (4, 1 + k), ``pin_b`` (4, 2),
+    ``pin_alpha``, ``pin_w2`` (4,), ``pin_geometric`` (3, 4, k). ``axial_stiffness`` EA/L N/m,
+    ``line_density`` ρA kg/m. ``frequencies_hz``: the pinned–pinned modes' (k,). ``output_names`` /
     ``output_rows`` (n_out, 2, 1 + k): elastic (u_x, u_z) of output node j in the frame =
     ``output_rows[j] @ y``; ``output_x`` (n_out,) their undeformed positions along the chord, m.
     """
