@@ -33,6 +33,7 @@ from rbcosim.model import (
     frozen_array,
 )
 from rbcosim.scenario_bodies import read_bodies
+from rbcosim.scenario_chord import chord_springs
 from rbcosim.scenario_contact import CONTACT_KINDS, check_planar, contact_joint, planar_normal
 from rbcosim.scenario_couplings import read_interface
 from rbcosim.scenario_frames import read_axes
@@ -495,6 +496,7 @@ def build_scenario(raw: dict, *, source: str = "<inline>", base_dir: Path = Path
     flex = {name: resolve_numbers(cfg, functools.partial(_flex_number, b.parameters, name))
             for name, cfg in flex.items()}
     couplings = b.read_couplings(points, list(flex))
+    springs += chord_springs(flex, couplings, points, source)  # rbcosim.scenario_chord
     bodies = assemble(b.bodies, joints, b.starts, frozenset(b.particles))
     model = Model(tuple(bodies), tuple(joints), tuple(loads), tuple(springs), tuple(torsion),
                   tuple(points), frozen_array(gravity), planar_normal=planar,

@@ -12,6 +12,8 @@ from rbcosim.cosim.flex_endpoint import FlexEndpoint
 from rbcosim.cosim.multi_endpoint import MultiFlexEndpoint
 from rbcosim.errors import ScenarioError
 from rbcosim.flex.body import FlexBody
+from rbcosim.flex.chord import ChordModel
+from rbcosim.flex.chord_body import ChordBody
 from rbcosim.flex.config import flex_model_from_config
 from rbcosim.flex.interfaces import Interface, released_components
 from rbcosim.flex.multi_body import MultiNodeBody
@@ -97,10 +99,11 @@ def build_groups(scenario: Scenario, H: float) -> dict[str, SingleJoint | MultiF
                             f"add a [couplings.NAME] with flex_body = {unused[0]!r}")
     groups: dict[str, SingleJoint | MultiFlexEndpoint] = {}
     for name, couplings in by_body.items():
+        where = f"{scenario.source}: flex_bodies.{name}"
         interfaces = [Interface(c.node, released_components(c.type, c.axis),
                                 f"{scenario.source}: couplings.{c.name}") for c in couplings]
-        model = flex_model_from_config(scenario.flex_bodies[name], scenario.base_dir,
-                                       f"{scenario.source}: flex_bodies.{name}", interfaces)
+        model = flex_model_from_config(scenario.flex_bodies[name], scenario.base_dir, where,
+                                       interfaces)
         options = {"gravity": scenario.model.gravity, "micro_steps": scenario.cosim.micro_steps}
         if len(couplings) == 1:
             ep = FlexEndpoint(couplings[0], FlexBody(model, **options), scenario.cosim, H)
@@ -115,6 +118,8 @@ def build_groups(scenario: Scenario, H: float) -> dict[str, SingleJoint | MultiF
         if name in {c.name for c in scenario.couplings}:
             raise ScenarioError(f"{scenario.source}: flex_bodies.{name}: a body with several "
                                 "couplings needs a name no coupling has (it keys its state)")
-        groups[name] = MultiFlexEndpoint(couplings, MultiNodeBody(model, **options),
+        # a chord-frame rod (its two pins checked by rbcosim.scenario_chord) or a grounded body
+        kind = ChordBody if isinstance(model, ChordModel) else MultiNodeBody
+        groups[name] = MultiFlexEndpoint(couplings, kind(model, **options),
                                          scenario.cosim, H)
     return groups

@@ -25,6 +25,7 @@ import numpy as np
 
 from rbcosim.cosim.codec import StateFormatError, array, field, pack_state, unpack_state
 from rbcosim.cosim.flex_endpoint import motion_of, start_unstressed_interior
+from rbcosim.flex.chord_body import ChordBody
 from rbcosim.flex.kinematics import InterfaceMotion
 from rbcosim.flex.multi_body import MultiNodeBody
 from rbcosim.flex.polynomial import exchange_polynomial
@@ -38,12 +39,13 @@ _NO_VALUES = np.zeros((0, 6))
 class MultiFlexEndpoint:
     """One MultiNodeBody coupled through ``couplings`` (interface i <-> couplings[i])."""
 
-    def __init__(self, couplings: list[Coupling], body: MultiNodeBody, settings: CosimSettings,
-                 H: float):
+    def __init__(self, couplings: list[Coupling], body: MultiNodeBody | ChordBody,
+                 settings: CosimSettings, H: float):
         self.couplings = tuple(couplings)
         self.joints = tuple(c.name for c in couplings)
         self.flex_body = couplings[0].flex_body
         self.body, self.settings, self.H = body, settings, H
+        self._chord = isinstance(body, ChordBody)
         n = len(couplings)
         self._times = np.zeros(_HISTORY)
         self._wrenches = np.zeros((_HISTORY, n, 6))
@@ -185,15 +187,22 @@ class MultiFlexEndpoint:
 
     # --- results ----------------------------------------------------------------------------
     def columns(self) -> list[str]:
-        """<body>.eta1.. and each output node's inertial x y z."""
+        """<body>.eta1.., each output node's inertial x y z and, for a chord-frame body, its
+        elastic displacement ux uy uz in the chord frame (uz: the deflection from the chord)."""
         name = self.flex_body
         cols = [f"{name}.eta{k + 1}" for k in range(self.body.modal_coordinates.size)]
         for node in self.body.output_nodes():
             cols += [f"{name}.{node}.{axis}" for axis in "xyz"]
+        if self._chord:
+            for node in self.body.output_nodes():
+                cols += [f"{name}.{node}.u{axis}" for axis in "xyz"]
         return cols
 
     def row(self) -> np.ndarray:
-        return np.concatenate([self.body.modal_coordinates, *self.body.output_nodes().values()])
+        values = [self.body.modal_coordinates, *self.body.output_nodes().values()]
+        if self._chord:
+            values += list(self.body.output_displacements().values())
+        return np.concatenate(values)
 
     # --- save / restore ---------------------------------------------------------------------
     def get_state(self) -> bytes:

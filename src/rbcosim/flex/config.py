@@ -71,6 +71,7 @@ _BEAM_KEYS = {
     "output_nodes",
     "axis_in_point_frame",
     "geometric_stiffening",
+    "frame",
 }
 _MATRIX_KEYS = {
     "kind",
@@ -119,10 +120,17 @@ def resolve_numbers(cfg: Any, number: Callable[[str, str], float]) -> Any:
 def flex_model_from_config(cfg: dict, base_dir: Path, where: str,
                            interfaces: Sequence[Interface] = (Interface(),)) -> FlexModel:
     """FlexModel from ``cfg`` coupled at ``interfaces`` (one per coupling, in order; default one
-    clamp at node 0); file paths are relative to ``base_dir``; ``where`` prefixes errors."""
+    clamp at node 0); file paths are relative to ``base_dir``; ``where`` prefixes errors. A
+    beam with ``frame = "chord"`` gives a :class:`~rbcosim.flex.chord.ChordModel` (its two
+    pins are checked with the scenario's couplings, :mod:`rbcosim.scenario_chord`)."""
     if not isinstance(cfg, dict):
         raise ScenarioError(f"{where}: expected a table, got {type(cfg).__name__}")
     kind = cfg.get("kind")
+    if kind == "beam" and cfg.get("frame") == "chord":
+        # imported here: chord_config builds on this module's readers
+        from rbcosim.flex.chord_config import chord_model_from_config
+
+        return chord_model_from_config(cfg, where)
     try:
         if kind == "beam":
             return _beam(cfg, where, interfaces)
@@ -263,6 +271,9 @@ def _section(cfg, where) -> dict[str, float | None]:
 
 def _beam(cfg: dict, where: str, interfaces: Sequence[Interface]) -> FlexModel:
     _check_keys(cfg, _BEAM_KEYS, where)
+    if cfg.get("frame", "node") != "node":  # "chord": rbcosim.flex.chord_config
+        raise ScenarioError(f"{where}.frame: expected 'node' or 'chord', got "
+                            f"{cfg.get('frame')!r}")
     attachment = _attachment(cfg, where, "floating")
     length = _number(cfg, "length", where)
     e = _number(cfg, "youngs_modulus", where)
