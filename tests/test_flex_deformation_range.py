@@ -49,7 +49,7 @@ def _warnings(omega_s: float) -> list[str]:
 
 def test_spin_up_warns_once_where_the_linear_field_stops_holding():
     """ωs = 4 rad/s stays below the limit (tip slope 0.21 rad at the −1.58 m peak); ωs = 10
-    passes it (peak −2.83 m, 28 % of L, where the model is 2.1 % off the nonlinear chain)."""
+    passes it (peak −2.83 m, 28 % of L, where the linear field's uz is 2.1 % off the nonlinear chain)."""
     assert _warnings(4.0) == []
     (message,) = _warnings(10.0)
     assert "flexible body beam" in message and f"{ROTATION_LIMIT} rad" in message

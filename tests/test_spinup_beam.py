@@ -96,13 +96,13 @@ def chain_tip_deflection(n: int, omega_s: float, times: np.ndarray) -> np.ndarra
 
 
 def _rbcosim(omega_s: float, overrides: dict[str, str] | None = None):
-    """(t, beam.tip.uz, messages of the SpinWarnings raised) of the scenario at ωs."""
+    """(results, messages of the SpinWarnings raised) of the scenario at ωs."""
     scenario = load_scenario(SCENARIO, {"parameters.omega_s": repr(omega_s), **(overrides or {})})
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", SpinWarning)
         r = run_cosimulation(scenario, progress=False)
     spins = [str(w.message) for w in caught if issubclass(w.category, SpinWarning)]
-    return r["t"], r["beam.tip.uz"], spins
+    return r, spins
 
 
 def _beam(stiffening: bool, elements: int = 10, modes: int = 4) -> FlexModel:
@@ -206,37 +206,42 @@ def _reference(omega_s: float, times: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return (4 * fine - coarse) / 3, fine
 
 
-@pytest.mark.parametrize(("omega_s", "tolerance", "history"),
-                         [(4.0, 0.02, True), (10.0, 0.03, False)])
-def test_spin_up_with_geometric_stiffening_follows_the_nonlinear_chain(omega_s, tolerance,
-                                                                       history):
-    """Tip deflection in the hub frame, relative to the peak deflection.
+@pytest.mark.parametrize(("omega_s", "history"), [(4.0, True), (10.0, False)])
+def test_spin_up_with_geometric_stiffening_follows_the_nonlinear_chain(omega_s, history):
+    """Tip deflection in the hub frame, relative to the peak deflection, within 2 %.
 
-    ωs = 4: peak −1.577 m against the chain's −1.565 m (0.8 %), whole history within 0.8 %
-    (a 40-link chain, checked once, is within 0.13 % of the extrapolation). ωs = 10: peak −2.833
-    m against −2.775 m (2.1 %), at 28 % of L the limit of the linear deformation field (no
-    foreshortening: the transverse tip coordinate of a bent beam falls short of its arc by
-    ~ψ²/6 at slope ψ); its residual vibration's phase is not converged in the chain's N, so
-    only the peak is compared."""
-    t, uz, spins = _rbcosim(omega_s)
+    On the inextensible axis (``beam.tip.arc_uz``, rbcosim.flex.arc_shape): peak −1.568 m
+    against the chain's −1.565 m (0.20 %) at ωs = 4, the whole history within 0.20 % (a 40-link
+    chain, checked once, is within 0.13 % of the extrapolation); −2.784 m against −2.775 m
+    (0.30 %) at ωs = 10. The linear field's transverse coordinate ``beam.tip.uz`` overstates
+    the bent beam's deflection by about ψ²/6 (no foreshortening): 0.8 % and 2.1 %. At ωs = 10
+    the residual vibration's phase is not converged in the chain's N, so only the peak is
+    compared."""
+    tolerance = 0.02
+    r, spins = _rbcosim(omega_s)
+    t, arc, uz = r["t"], r["beam.tip.arc_uz"], r["beam.tip.uz"]
     assert not spins  # the stiffened model is stable at any spin
     ref, fine = _reference(omega_s, t)
     peak = np.min(ref)
     # the chain is converged in N well below the tolerance (measured 0.3 % and 0.45 %)
     assert abs(np.min(fine) - peak) < tolerance / 4 * abs(peak)
-    assert np.min(uz) == pytest.approx(peak, rel=tolerance)
-    assert t[np.argmin(uz)] == pytest.approx(t[np.argmin(ref)], abs=0.15)
+    assert np.min(arc) == pytest.approx(peak, rel=tolerance / 4)
+    assert t[np.argmin(arc)] == pytest.approx(t[np.argmin(ref)], abs=0.15)
     if history:
         assert np.max(np.abs(fine - ref)) < tolerance / 4 * abs(peak)
-        assert np.max(np.abs(uz - ref)) < tolerance * abs(peak)
-    assert np.max(np.abs(uz[t > 15.0])) < 0.1  # after the spin-up: a few centimetres
+        assert np.max(np.abs(arc - ref)) < tolerance / 4 * abs(peak)
+    assert np.max(np.abs(arc[t > 15.0])) < 0.1  # after the spin-up: a few centimetres
+    # the linear field's coordinate overstates the deflection: more than the arc's error
+    assert np.min(uz) < np.min(arc) < 0.0
+    assert abs(np.min(uz) / peak - 1) > 2 * abs(np.min(arc) / peak - 1)
 
 
 def test_spin_up_without_stiffening_warns_and_diverges():
     """The linear floating frame (ωs = 4 > ω1): one SpinWarning at the macro step where the
     hub's rate passes ω1 (θ'(t) = ω1 at t = 7.2 s, solved here), then the tip passes L/2."""
-    _, uz, spins = _rbcosim(4.0, {"flex_bodies.beam.geometric_stiffening": "false",
-                                  "solver.t_end": "9.0"})
+    r, spins = _rbcosim(4.0, {"flex_bodies.beam.geometric_stiffening": "false",
+                              "solver.t_end": "9.0"})
+    uz = r["beam.tip.uz"]
     assert np.max(np.abs(uz)) > L / 2
     assert len(spins) == 1 and "flex_bodies.beam.geometric_stiffening = true" in spins[0]
     crossing = brentq(lambda x: _hub(x, 4.0)[1] - OMEGA_1, 1.0, TS)

@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 
 from rbcosim.cosim.codec import StateFormatError, array, field, pack_state, unpack_state
+from rbcosim.flex.arc_shape import ArcShape, is_beam_line
 from rbcosim.flex.body import FlexBody
 from rbcosim.flex.deformation_range import ROTATION_LIMIT, DeformationRange, DeformationWarning
 from rbcosim.flex.kinematics import InterfaceMotion, rotation_matrix_of
@@ -73,6 +74,8 @@ class FlexEndpoint:
         self._spin_limit = SpinLimit(model) if linear_floating else None
         self._deformation = (DeformationRange(model) if self._floating and model.n_modes
                              else None)
+        self._arc = (ArcShape(model) if self._floating and model.output_names
+                     and is_beam_line(model) else None)
 
     @property
     def joint(self) -> str:
@@ -269,19 +272,25 @@ class FlexEndpoint:
     # --- results ----------------------------------------------------------------------------
     def columns(self, name: str) -> list[str]:
         """eta1.., each output node's inertial x y z and, floating, its elastic displacement
-        ux uy uz in the body's floating frame (structure axes)."""
+        ux uy uz in the body's floating frame (structure axes); a floating beam's also on the
+        inextensible axis, arc_ux arc_uy arc_uz (rbcosim.flex.arc_shape)."""
         cols = [f"{name}.eta{k + 1}" for k in range(self.body.modal_coordinates.size)]
         for node in self.body.output_nodes():
             cols += [f"{name}.{node}.{axis}" for axis in "xyz"]
         if self._floating:
             for node in self.body.output_nodes():
                 cols += [f"{name}.{node}.u{axis}" for axis in "xyz"]
+        if self._arc is not None:
+            for node in self.body.output_nodes():
+                cols += [f"{name}.{node}.arc_u{axis}" for axis in "xyz"]
         return cols
 
     def row(self) -> np.ndarray:
         values = [self.body.modal_coordinates, *self.body.output_nodes().values()]
         if self._floating:
             values += list(self.body.output_displacements().values())
+        if self._arc is not None:
+            values.append(self._arc.displacements(self.body.modal_coordinates).ravel())
         return np.concatenate(values)
 
     # --- save / restore ---------------------------------------------------------------------
