@@ -292,3 +292,19 @@ def test_a_multi_node_body_is_never_split_between_solvers(tmp_path):
         select_joints(scenario, ["right", "arm_clamp"])
     assert all(w in str(info.value) for w in ("--joint right", "'beam'", "['left', 'right']",
                                                "--body beam")), str(info.value)
+
+
+def test_cosim_runs_the_flexible_slider_crank_with_the_rod_in_its_own_process(tmp_path):
+    """The slider-crank's chord-frame rod (two pins, one body) as one client in its own process:
+    `rbcosim run`'s numbers bit for bit (the in-process run is the one checked against the
+    nonlinear chain in tests/test_flexible_slider_crank.py)."""
+    path = Path(__file__).resolve().parent.parent / "scenarios" / "flexible_slider_crank.toml"
+    sets = ['solver.t_end="6*pi/Omega/32"']  # 200 of the 6400 macro steps
+    out = tmp_path / "crank.csv"
+    assert main(["run", str(path), "--out", str(out), "--quiet", "--set", sets[0]]) == 0
+    reference = Results.read_csv(out)
+    assert np.abs(reference.data[:, reference.columns.index("rod.mid.uz")]).max() > 1e-5
+    run = run_distributed(path, sets, CosimOptions(progress=False, log=lambda _: None))
+    pids = run.processes
+    assert len(pids) == 2 and len(set(pids.values())) == 1  # both pins: one rod, one process
+    assert_bitwise(run.results.columns, run.results.data, reference)
