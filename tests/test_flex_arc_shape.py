@@ -83,3 +83,14 @@ def test_refuses_a_grounded_body():
     assert not is_beam_line(grounded)
     with pytest.raises(ValueError, match="floating beam"):
         ArcShape(grounded)
+
+
+def test_rigid_beam_and_root_node_stay_at_rest():
+    """No modes, or an output node at the clamp: the displacement is zero."""
+    rigid = FlexModel.from_beam(L, E, RHO, AREA, I_SEC, n_elements=4, n_modes=0,
+                                attachment="floating", output_nodes={"root": 0, "tip": "end"})
+    assert np.array_equal(ArcShape(rigid).displacements(np.zeros(0)), np.zeros((2, 3)))
+    root = FlexModel.from_beam(L, E, RHO, AREA, I_SEC, n_elements=8, n_modes=24,
+                               attachment="floating", planar=True, output_nodes={"root": 0})
+    eta = np.ones(root.floating.modes.shape[1])
+    assert np.array_equal(ArcShape(root).displacements(eta), np.zeros((1, 3)))

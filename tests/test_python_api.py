@@ -1,5 +1,5 @@
-"""The Python API (`rbcosim.build`) against the TOML form: the README's TOML blocks read as the
-shipped scenario files, its Python blocks build field-by-field equal models and bitwise equal
+"""The Python API (`rbcosim.build`) against the TOML form: docs/python-api.md's TOML blocks
+read as the shipped scenario files, its Python blocks build field-by-field equal models and bitwise equal
 runs; the two models' physics against the test's own derivations (the four-bar's loop-closure
 equation, the arm's forward kinematics and hand statics, the work–energy theorem)."""
 
@@ -20,23 +20,22 @@ from rbcosim.runner import run_scenario
 from rbcosim.scenario import build_scenario, load_scenario, load_scenario_text
 from rbcosim.toml_writer import to_toml
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+GUIDE = Path(__file__).resolve().parents[1] / "docs" / "python-api.md"
 G = 9.81
 
 
-def _readme_blocks(lang: str) -> list[str]:
-    section = README.read_text(encoding="utf-8").split("\n## Python API\n", 1)[1]
-    section = section.split("\n## ", 1)[0]
-    return re.findall(rf"```{lang}\n(.*?)```", section, flags=re.DOTALL)
+def _guide_blocks(lang: str) -> list[str]:
+    return re.findall(rf"```{lang}\n(.*?)```", GUIDE.read_text(encoding="utf-8"),
+                      flags=re.DOTALL)
 
 
 @pytest.fixture(scope="module")
 def built():
-    """The README's Python blocks, run in one namespace: {"four_bar": ..., "arm": ...}."""
+    """The guide's Python blocks, run in one namespace: {"four_bar": ..., "arm": ...}."""
     namespace: dict = {}
-    for code in _readme_blocks("python"):
+    for code in _guide_blocks("python"):
         if "ModelBuilder(" in code:
-            exec(code, namespace)  # noqa: S102 (the README's own example)
+            exec(code, namespace)  # noqa: S102 (the guide's own example)
     return {"four_bar": namespace["four_bar"], "three_link_arm": namespace["arm"],
             "builders": (namespace["m"], namespace["a"])}
 
@@ -80,8 +79,8 @@ def runs(built, scenarios_dir):
     return out
 
 
-def test_readme_toml_blocks_are_the_shipped_files(scenarios_dir):
-    blocks = _readme_blocks("toml")
+def test_guide_toml_blocks_are_the_shipped_files(scenarios_dir):
+    blocks = _guide_blocks("toml")
     for name in ("four_bar", "three_link_arm"):
         shipped = tomllib.loads((scenarios_dir / f"{name}.toml").read_text(encoding="utf-8"))
         assert shipped in [tomllib.loads(b) for b in blocks], name

@@ -70,8 +70,10 @@ class ArcShape:
                                   + dn[2] * dofs[e + 1, 2] - dn[3] * dofs[e + 1, 4])
                     weights.append(0.5 * (b - a) * wg)
             k = dofs.shape[2]
-            self._slopes.append((np.array(v_rows).reshape(-1, k), np.array(w_rows).reshape(-1, k),
-                                 np.array(weights)))
+            g = len(weights)
+            self._slopes.append((np.array(v_rows, dtype=float).reshape(g, k),
+                                 np.array(w_rows, dtype=float).reshape(g, k),
+                                 np.array(weights, dtype=float)))
 
     def displacements(self, eta: np.ndarray) -> np.ndarray:
         """(n_out, 3) displacement of each output node on the inextensible axis, m."""
