@@ -20,6 +20,7 @@ from rbcosim.cosim.flex_endpoint import motion_of
 from rbcosim.errors import ScenarioError
 from rbcosim.fmu_export.core import CONFIG_FILE, RESOURCE_DIR, SCENARIO_DIR, TABLE_FILE
 from rbcosim.fmu_export.flex_table import build_flex_table
+from rbcosim.fmu_export.joint_outputs import JointCoordinates, coordinate_info
 from rbcosim.fmu_export.parameter_info import describe_parameter, fmu_parameters, initial_states
 from rbcosim.fmu_export.shim import install_shim
 from rbcosim.fmu_export.table import VariableTable, build_table
@@ -186,6 +187,7 @@ def describe(scenario: Path, options: ExportOptions, side=None) -> tuple[Variabl
             ),
             # The body states need the solver in the FMU too.
             bodies=side.body_outputs() if options.mode == "embedded" else None,
+            joint_coordinates=_joint_coordinates(side) if options.mode == "embedded" else None,
         )
     except ValueError as exc:
         raise ScenarioError(f"{scenario}: cannot export as FMU: {exc}") from exc
@@ -200,6 +202,12 @@ def describe(scenario: Path, options: ExportOptions, side=None) -> tuple[Variabl
         "rbcosim_version": __version__,
     }
     return table, config
+
+
+def _joint_coordinates(side) -> dict[str, tuple[float, str, str]]:
+    """The joints' coordinates at the start (JointCoordinates), with units and descriptions."""
+    values, _ = JointCoordinates(side.scenario.model).advance(None, side.time, side.body_row())
+    return {column: (value, *coordinate_info(column)) for column, value in values.items()}
 
 
 def describe_flex(scenario: Path, body: str) -> tuple[VariableTable, dict]:
