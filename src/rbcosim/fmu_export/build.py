@@ -49,7 +49,8 @@ class ExportOptions:
     the FMU's modelIdentifier (default: the scenario file's stem, see model_identifier),
     ``flex``: export that flexible body of the scenario instead of the rigid side, and
     ``derivatives``: provide directional derivatives (embedded rigid side only; needs a C
-    compiler, and the FMU then runs on Linux x86-64 only, see shim.py)."""
+    compiler, and the FMU then runs on Linux x86-64 only, see shim.py), ``outputs``: fnmatch
+    patterns of the body and joint outputs to keep (embedded rigid side; default all)."""
 
     fmi_version: int = 2
     mode: str = "embedded"
@@ -58,6 +59,7 @@ class ExportOptions:
     name: str | None = None
     flex: str | None = None
     derivatives: bool = False
+    outputs: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.fmi_version not in _SLAVE_SOURCES:
@@ -69,6 +71,9 @@ class ExportOptions:
         if self.derivatives and (self.flex is not None or self.mode != "embedded"):
             raise ValueError("directional derivatives re-run the rigid side's step inside the "
                              "FMU: embedded mode and the rigid side only (not remote, not --flex)")
+        if self.outputs is not None and (self.flex is not None or self.mode != "embedded"):
+            raise ValueError("--outputs selects body and joint outputs, which embedded rigid-side "
+                             "FMUs have only (not remote, not --flex)")
 
 
 def export_fmu(
@@ -188,6 +193,7 @@ def describe(scenario: Path, options: ExportOptions, side=None) -> tuple[Variabl
             # The body states need the solver in the FMU too.
             bodies=side.body_outputs() if options.mode == "embedded" else None,
             joint_coordinates=_joint_coordinates(side) if options.mode == "embedded" else None,
+            outputs=options.outputs,
         )
     except ValueError as exc:
         raise ScenarioError(f"{scenario}: cannot export as FMU: {exc}") from exc

@@ -108,7 +108,8 @@ class FmuCore(TableValues):
         self._wrench_rate3_slots = dict(self._slots("wrench_rate3", 6))
         self._flex_slots = self._slots("flex", 13)
         self._point_slots = self._slots("point", 13)
-        self._body_slots = self._slots("body", 13)
+        # (body, component index, value reference) of the body outputs kept (--outputs)
+        self._body_outputs = [(v.owner, v.index, v.vr) for v in self.table.by_kind("body")]
         self._coordinate_vrs = {v.owner: v.vr for v in self.table.by_kind("joint_coordinate")}
         self._coordinates: JointCoordinates | None = None  # built with the model
         self._angle_memory: Memory | None = None
@@ -251,11 +252,10 @@ class FmuCore(TableValues):
         for point, vrs in self._point_slots:
             for vr, x in zip(vrs, outputs[point].tolist()):
                 values[vr] = x
-        if self._body_slots:  # embedded mode only (RigidSide.body_outputs)
+        if self._body_outputs:  # embedded mode only (RigidSide.body_outputs)
             bodies = side.body_outputs()
-            for body, vrs in self._body_slots:
-                for vr, x in zip(vrs, bodies[body].tolist()):
-                    values[vr] = x
+            for body, index, vr in self._body_outputs:
+                values[vr] = float(bodies[body][index])
         if self._coordinate_vrs:
             coordinates, self._angle_memory = self._coordinates.advance(
                 self._angle_memory, side.time, side.body_row())
