@@ -218,7 +218,7 @@ def test_file_fuzz_corpus(tmp_path, rigid_checkpoint, cosim_master):
     # byte must be refused by its digest before anything is restored.
     fmu_blob = encode_state({"values": [0.0, 1.5, float("nan")], "overrides": {"a.b": 2.0},
                              "flex_reported": [True], "wrench_pending": False, "mode": "STEP",
-                             "solver": saved})
+                             "solver": saved, "joint_angles": [[0.0, 3.0, -1.0]]})
 
     def decode_fuzzed_fmu_state(case: Case) -> None:
         assert decode_state(case.data)["solver"] == saved, f"{case.label}: changed state accepted"

@@ -78,10 +78,12 @@ def test_state_codec_round_trips_and_rejects_foreign_bytes():
         "wrench_pending": False,
         "mode": "STEP",
         "solver": b"\x00\x01raw",
+        "joint_angles": [[0.5, 4.0, -2.0]],
     }
     back = decode_state(encode_state(state))
     assert back["solver"] == state["solver"] and back["overrides"] == state["overrides"]
     assert bits(back["values"][:3]) == bits(state["values"][:3])
+    assert back["joint_angles"] == state["joint_angles"]
     with pytest.raises(ValueError, match="does not come from an rbcosim FMU"):
         decode_state(b'{"json": 1}' + bytes(60))
     with pytest.raises(ValueError, match="truncated"):

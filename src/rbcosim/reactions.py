@@ -27,7 +27,7 @@ from rbcosim.dynamics import MaximalSystem
 from rbcosim.kinematics import Kinematics
 from rbcosim.linalg3 import cross
 from rbcosim.model import Model
-from rbcosim.results import Results
+from rbcosim.results import Results, body_columns
 from rbcosim.state import State
 
 WRENCH_FIELDS = ("fx", "fy", "fz", "mx", "my", "mz")
@@ -157,12 +157,16 @@ def _minimal_driver_columns(model: Model, row: list[float], system, t: float,
 
 def state_of_row(model: Model, results: Results, i: int) -> State:
     """The State of results row i (body columns)."""
-    parts = [np.array([[results[f"{b}.{f}"][i] for f in fields] for b in model.body_names])
-             .reshape(model.n_bodies, len(fields))
-             for fields in (("x", "y", "z"), ("q0", "q1", "q2", "q3"), ("vx", "vy", "vz"),
-                            ("wx", "wy", "wz"))]
-    parts[1] = quat.normalize(parts[1])
-    return State(results.t[i], *parts)
+    columns = [results.columns.index(c) for c in body_columns(model)]
+    return state_of_body_row(results.t[i], results.data[i, columns])
+
+
+def state_of_body_row(t: float, row: np.ndarray) -> State:
+    """The State at time t (s) of a body row [x y z q0..q3 vx vy vz wx wy wz] per body (the
+    results file's body columns, RigidSide.body_row), its quaternions normalized."""
+    bodies = np.asarray(row, dtype=float).reshape(-1, 13)
+    return State(t, bodies[:, :3], quat.normalize(bodies[:, 3:7]), bodies[:, 7:10],
+                 bodies[:, 10:])
 
 
 def with_reactions(model: Model, results: Results, minimal_system=None) -> Results:

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from rbcosim.fmu_export.build import DEFAULT_ADDRESS, ExportOptions, export_fmu, model_identifier
+from rbcosim.fmu_export.output_selection import parse_patterns
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
@@ -18,7 +19,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
         "FMI 2.0, pythonfmu3 for FMI 3.0). Inputs: each interface point's force and moment and "
         "each joint's flexible-node kinematics; outputs: the points' kinematics and the "
         "joints' continuity gaps, and in embedded mode every rigid body's pose and velocities "
-        "named as the results file's columns (rod1.x .. rod1.q0..q3 .. rod1.wz); the "
+        "named as the results file's columns (rod1.x .. rod1.q0..q3 .. rod1.wz) and every "
+        "joint's coordinates as `rbcosim run --joint-coordinates` writes them (shoulder.angle, "
+        "shoulder.rate, angles continued over the run); the "
         "scenario's numeric settings as FMU parameters, except those of the flexible bodies, "
         "which are not in the FMU. The modelIdentifier is the scenario file's name made a C "
         "identifier (double_pendulum), or --name. Embedded FMUs also "
@@ -77,6 +80,14 @@ def add_parser(sub) -> argparse.ArgumentParser:
         "inputs held over it, for interface-Jacobian masters; embedded rigid side only, needs "
         "a C compiler, and the FMU then runs on Linux x86-64 only (see fmu/README.md)",
     )
+    p.add_argument(
+        "--outputs",
+        metavar="PATTERN[,PATTERN...]",
+        help="expose only the body and joint-coordinate outputs whose names match a pattern "
+        "(fnmatch: rod1.*,elbow.angle; default all); a pattern matching none is an error. The "
+        "interface points' outputs, the joints' gaps and the exchange variables, which the "
+        "coupling needs, always stay; embedded rigid side only",
+    )
     p.set_defaults(handler=run)
     return p
 
@@ -123,8 +134,19 @@ def run(args: argparse.Namespace) -> int:
               "the FMU: embedded mode and the rigid side only (not with --mode remote or --flex)",
               file=sys.stderr)
         return 2
+    if args.outputs is not None and (args.flex is not None or mode != "embedded"):
+        print("rbcosim export-fmu: error: --outputs selects body and joint outputs, which "
+              "embedded rigid-side FMUs have only (not with --mode remote or --flex)",
+              file=sys.stderr)
+        return 2
+    try:
+        outputs = None if args.outputs is None else parse_patterns(args.outputs)
+    except ValueError as exc:
+        print(f"rbcosim export-fmu: error: {exc}", file=sys.stderr)
+        return 2
     options = ExportOptions(fmi_version=args.fmi, mode=mode, address=args.address or DEFAULT_ADDRESS,
-                            name=name, flex=args.flex, derivatives=args.derivatives)
+                            name=name, flex=args.flex, derivatives=args.derivatives,
+                            outputs=outputs)
     written = export_fmu(scenario, output, options)
     what = mode if args.flex is None else f"flexible body {args.flex}"
     print(f"wrote {written} ({name}, FMI {args.fmi}.0 co-simulation, {what})")
@@ -136,7 +158,8 @@ def run_native(args: argparse.Namespace, scenario: Path, output: Path) -> int:
     from rbcosim.fmu_export.native import export_native_fmu
 
     refused = [flag for flag, given in (("--flex", args.flex),
-                                        ("--mode embedded", args.mode == "embedded")) if given]
+                                        ("--mode embedded", args.mode == "embedded"),
+                                        ("--outputs", args.outputs is not None)) if given]
     if refused:
         print(f"rbcosim export-fmu: error: --native builds a client of `rbcosim serve`; "
               f"{refused[0]} is not available with it", file=sys.stderr)

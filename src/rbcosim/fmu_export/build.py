@@ -20,6 +20,7 @@ from rbcosim.cosim.flex_endpoint import motion_of
 from rbcosim.errors import ScenarioError
 from rbcosim.fmu_export.core import CONFIG_FILE, RESOURCE_DIR, SCENARIO_DIR, TABLE_FILE
 from rbcosim.fmu_export.flex_table import build_flex_table
+from rbcosim.fmu_export.joint_outputs import JointCoordinates, coordinate_info
 from rbcosim.fmu_export.parameter_info import describe_parameter, fmu_parameters, initial_states
 from rbcosim.fmu_export.shim import install_shim
 from rbcosim.fmu_export.table import VariableTable, build_table
@@ -48,7 +49,8 @@ class ExportOptions:
     the FMU's modelIdentifier (default: the scenario file's stem, see model_identifier),
     ``flex``: export that flexible body of the scenario instead of the rigid side, and
     ``derivatives``: provide directional derivatives (embedded rigid side only; needs a C
-    compiler, and the FMU then runs on Linux x86-64 only, see shim.py)."""
+    compiler, and the FMU then runs on Linux x86-64 only, see shim.py), ``outputs``: fnmatch
+    patterns of the body and joint outputs to keep (embedded rigid side; default all)."""
 
     fmi_version: int = 2
     mode: str = "embedded"
@@ -57,6 +59,7 @@ class ExportOptions:
     name: str | None = None
     flex: str | None = None
     derivatives: bool = False
+    outputs: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.fmi_version not in _SLAVE_SOURCES:
@@ -68,6 +71,9 @@ class ExportOptions:
         if self.derivatives and (self.flex is not None or self.mode != "embedded"):
             raise ValueError("directional derivatives re-run the rigid side's step inside the "
                              "FMU: embedded mode and the rigid side only (not remote, not --flex)")
+        if self.outputs is not None and (self.flex is not None or self.mode != "embedded"):
+            raise ValueError("--outputs selects body and joint outputs, which embedded rigid-side "
+                             "FMUs have only (not remote, not --flex)")
 
 
 def export_fmu(
@@ -186,6 +192,8 @@ def describe(scenario: Path, options: ExportOptions, side=None) -> tuple[Variabl
             ),
             # The body states need the solver in the FMU too.
             bodies=side.body_outputs() if options.mode == "embedded" else None,
+            joint_coordinates=_joint_coordinates(side) if options.mode == "embedded" else None,
+            outputs=options.outputs,
         )
     except ValueError as exc:
         raise ScenarioError(f"{scenario}: cannot export as FMU: {exc}") from exc
@@ -200,6 +208,12 @@ def describe(scenario: Path, options: ExportOptions, side=None) -> tuple[Variabl
         "rbcosim_version": __version__,
     }
     return table, config
+
+
+def _joint_coordinates(side) -> dict[str, tuple[float, str, str]]:
+    """The joints' coordinates at the start (JointCoordinates), with units and descriptions."""
+    values, _ = JointCoordinates(side.scenario.model).advance(None, side.time, side.body_row())
+    return {column: (value, *coordinate_info(column)) for column, value in values.items()}
 
 
 def describe_flex(scenario: Path, body: str) -> tuple[VariableTable, dict]:

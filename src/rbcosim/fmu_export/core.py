@@ -39,6 +39,7 @@ import numpy as np
 from rbcosim.cosim.continuity import MAX_WARNINGS
 from rbcosim.fmu_export.derivatives import RESULT_VR0, StepRecord, jacobian, parse_request
 from rbcosim.fmu_export.fmustate import check_state
+from rbcosim.fmu_export.joint_outputs import JointCoordinates, Memory
 from rbcosim.fmu_export.table import ADDED_MASS_FRAMES
 from rbcosim.fmu_export.values import (  # noqa: F401 - the resources' layout, re-exported
     CONFIG_FILE,
@@ -107,7 +108,11 @@ class FmuCore(TableValues):
         self._wrench_rate3_slots = dict(self._slots("wrench_rate3", 6))
         self._flex_slots = self._slots("flex", 13)
         self._point_slots = self._slots("point", 13)
-        self._body_slots = self._slots("body", 13)
+        # (body, component index, value reference) of the body outputs kept (--outputs)
+        self._body_outputs = [(v.owner, v.index, v.vr) for v in self.table.by_kind("body")]
+        self._coordinate_vrs = {v.owner: v.vr for v in self.table.by_kind("joint_coordinate")}
+        self._coordinates: JointCoordinates | None = None  # built with the model
+        self._angle_memory: Memory | None = None
         self._acceleration_slots = self._slots("acceleration", 6)
         self._gap_slots = self._slots("gap", 4)
         self._added_mass_slots = self._slots("added_mass", 36)
@@ -199,6 +204,9 @@ class FmuCore(TableValues):
             self._wrench_pending = True  # the inputs' values (set in initialization or not) at t0
         self.side = side
         self.overrides = overrides
+        if self._coordinate_vrs:  # embedded mode only (RigidSide's model)
+            self._coordinates = JointCoordinates(side.scenario.model)
+        self._angle_memory = None
         self._publish()
 
     def _make_side(self, overrides: dict[str, str]) -> Backend:
@@ -244,11 +252,15 @@ class FmuCore(TableValues):
         for point, vrs in self._point_slots:
             for vr, x in zip(vrs, outputs[point].tolist()):
                 values[vr] = x
-        if self._body_slots:  # embedded mode only (RigidSide.body_outputs)
+        if self._body_outputs:  # embedded mode only (RigidSide.body_outputs)
             bodies = side.body_outputs()
-            for body, vrs in self._body_slots:
-                for vr, x in zip(vrs, bodies[body].tolist()):
-                    values[vr] = x
+            for body, index, vr in self._body_outputs:
+                values[vr] = float(bodies[body][index])
+        if self._coordinate_vrs:
+            coordinates, self._angle_memory = self._coordinates.advance(
+                self._angle_memory, side.time, side.body_row())
+            for column, vr in self._coordinate_vrs.items():
+                values[vr] = coordinates[column]
         self._stale_accelerations = bool(self._acceleration_slots)
         self._stale_joints = bool(self._joint_output_vrs)
 
@@ -408,12 +420,15 @@ class FmuCore(TableValues):
             "wrench_pending": self._wrench_pending,
             "mode": mode,
             "solver": self.side.get_state() if self.side is not None else None,
+            "joint_angles": self._angle_memory,
         }
 
     def set_state(self, state: dict[str, Any]) -> None:
         """Restore a state of :meth:`get_state`, all or nothing: ValueError (or the solver's
         error) leaves this instance as it was."""
         check_state(state, self.table, self.parameter_keys)
+        if self._coordinates is not None:
+            self._coordinates.check_memory(state["joint_angles"])
         side = self._restored_side(state)
         if side is not self.side:
             self.terminate()
@@ -421,6 +436,9 @@ class FmuCore(TableValues):
         self.overrides = dict(state["overrides"]) if side is not None else {}
         self.values = list(state["values"])
         self.flex_reported = set(state["flex_reported"])
+        self._angle_memory = state["joint_angles"] if side is not None else None
+        if side is not None and self._coordinate_vrs and self._coordinates is None:
+            self._coordinates = JointCoordinates(side.scenario.model)
         self._step_record = None
         # The solver holds the wrench polynomial as handed over; inputs set after that are
         # handed over anew, anchored at the restored time.

@@ -137,7 +137,8 @@ class FlexFmuCore(TableValues):
         if self.side is not None:
             solver = pack_state({j: ep.get_state() for j, ep in self.side.items()})
         return {"values": list(self.values), "overrides": dict(self.overrides),
-                "flex_reported": [], "wrench_pending": False, "mode": mode, "solver": solver}
+                "flex_reported": [], "wrench_pending": False, "mode": mode, "solver": solver,
+                "joint_angles": None}
 
     def set_state(self, state: dict[str, Any]) -> None:
         """Restore a state of :meth:`get_state`, all or nothing."""

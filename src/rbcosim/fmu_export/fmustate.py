@@ -18,7 +18,7 @@ from typing import Any
 from rbcosim.fmu_export.table import VariableTable, value_type
 
 STATE_MAGIC = b"RBCFMUS2"
-STATE_VERSION = 2
+STATE_VERSION = 3  # 3: joint_angles
 _HEAD = struct.Struct("<8sIQQ")  # magic, version, header size, solver size
 _DIGEST_SIZE = 32
 #: Header keys and their JSON types; "solver" is the size of the solver bytes or None.
@@ -29,6 +29,8 @@ _FIELDS = {
     "wrench_pending": bool,
     "mode": str,
     "solver": (int, type(None)),
+    #: the joint angles' memory (joint_outputs.Memory) or None
+    "joint_angles": (list, type(None)),
 }
 #: Modes whose states hold no solver (the model is built at exitInitializationMode).
 UNBUILT_MODES = frozenset({"INSTANTIATED", "INITIALIZATION"})

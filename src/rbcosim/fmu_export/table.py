@@ -24,6 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from rbcosim.fmu_export.output_selection import SELECTABLE_KINDS, select_outputs
+
 #: Version of the table layout inside the FMU's resources; 2 added the exchange variables, 3
 #: typed parameters (int and bool start values: Integer and Boolean variables).
 TABLE_FORMAT = 3
@@ -140,7 +142,8 @@ class Variable:
     ``flex`` (inputs: ``owner`` is the point or joint, ``index`` the component), ``flex_energy``
     (input of a joint), ``point``, ``acceleration`` and ``gap`` (outputs, same),
     ``energy_residual`` (output of a joint), ``body`` (output: ``owner`` is the rigid body,
-    ``index`` the component of its pose and velocities), ``added_mass`` (parameter of a point, ``index``
+    ``index`` the component of its pose and velocities), ``joint_coordinate`` (output: ``owner``
+    is the results column ``JOINT.<field>``), ``added_mass`` (parameter of a point, ``index``
     6 i + j, row-major) and ``added_mass_frame`` (String parameter of a point), ``parameter``
     (``owner`` is the scenario key), ``server`` (remote-mode settings: ``owner`` is
     ``address``, ``session`` or ``timeout``) or ``time``.
@@ -257,6 +260,8 @@ def build_table(
     point_accelerations: Mapping[str, np.ndarray] | None = None,
     server: Mapping[str, str | float] | None = None,
     bodies: Mapping[str, np.ndarray] | None = None,
+    joint_coordinates: Mapping[str, tuple[float, str, str]] | None = None,
+    outputs: Iterable[str] | None = None,
     parameter_info: Mapping[str, tuple[str | None, str]] | None = None,
     initial_states: Mapping[str, tuple[Iterable[float], str, str]] | None = None,
 ) -> VariableTable:
@@ -270,7 +275,11 @@ def build_table(
     value (Boolean, Integer, String: ``parameter_info.fmu_parameters``).
     ``server`` (remote mode) adds the parameters ``server.<setting>`` with these defaults.
     ``bodies`` (body -> its (13,) state, the results file's ``<body>.x`` .. ``<body>.wz``) adds
-    each body's pose and velocities as outputs with these start values. ``parameter_info``
+    each body's pose and velocities as outputs with these start values; ``joint_coordinates``
+    (results column ``JOINT.<field>`` -> (start value, unit, description)) the joints'
+    coordinates as outputs (kind ``joint_coordinate``, ``owner`` the column); ``outputs``
+    (fnmatch patterns, default all) keeps only the body and joint outputs they match
+    (output_selection; ValueError for a pattern matching none). ``parameter_info``
     gives a parameter's (unit, description) by key (default: none, "scenario parameter KEY").
     ``initial_states`` (scenario key of a 3-vector -> (its values, unit, description)) adds the
     parameters ``KEY[1]`` .. ``KEY[3]`` (kind ``vector_parameter``, ``owner`` the key).
@@ -397,6 +406,12 @@ def build_table(
             )
     for body, state in (bodies or {}).items():
         add_kinematics(body, "body", "output", state, body, f"body {body}: ")
+    for column, (value, unit, description) in (joint_coordinates or {}).items():
+        add(column, "joint_coordinate", "output", float(value), unit, description, column)
+    if outputs is not None:
+        selectable = [r["name"] for r in rows if r["kind"] in SELECTABLE_KINDS]
+        kept = select_outputs(selectable, outputs)
+        rows = [r for r in rows if r["kind"] not in SELECTABLE_KINDS or r["name"] in kept]
     for key, value in parameters.items():
         value = parameter_start(key, value)
         unit, description = (parameter_info or {}).get(key, (None, f"scenario parameter {key}"))
