@@ -40,3 +40,19 @@ def test_pattern_matching_nothing_is_named(tmp_path):
         export_fmu(PENDULUM, tmp_path / "p.fmu", ExportOptions(outputs=("rod1.x", "rod3.*")))
     with pytest.raises(ValueError, match="empty pattern"):
         parse_patterns("rod1.x,,")
+
+
+def test_cli_refuses_outputs_it_cannot_select(tmp_path, capsys):
+    """`rbcosim export-fmu --outputs`: a pattern matching nothing exits 1, --outputs with
+    --native or remote mode (no body outputs there) is a usage error (2); each names the problem
+    and writes nothing."""
+    from rbcosim.cli.main import main
+
+    out = tmp_path / "x.fmu"
+    assert main(["export-fmu", str(PENDULUM), "-o", str(out), "--outputs", "nobody.*"]) == 1
+    assert "nobody.*" in capsys.readouterr().err
+    for extra in (["--native"], ["--mode", "remote"]):
+        assert main(["export-fmu", str(PENDULUM), "-o", str(out), "--outputs", "rod1.*",
+                     *extra]) == 2
+        assert "--outputs" in capsys.readouterr().err
+    assert not out.exists()
