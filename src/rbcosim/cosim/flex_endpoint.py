@@ -271,27 +271,10 @@ class FlexEndpoint:
 
     # --- results ----------------------------------------------------------------------------
     def columns(self, name: str) -> list[str]:
-        """eta1.., each output node's inertial x y z and, floating, its elastic displacement
-        ux uy uz in the body's floating frame (structure axes); a floating beam's also on the
-        inextensible axis, arc_ux arc_uy arc_uz (rbcosim.flex.arc_shape)."""
-        cols = [f"{name}.eta{k + 1}" for k in range(self.body.modal_coordinates.size)]
-        for node in self.body.output_nodes():
-            cols += [f"{name}.{node}.{axis}" for axis in "xyz"]
-        if self._floating:
-            for node in self.body.output_nodes():
-                cols += [f"{name}.{node}.u{axis}" for axis in "xyz"]
-        if self._arc is not None:
-            for node in self.body.output_nodes():
-                cols += [f"{name}.{node}.arc_u{axis}" for axis in "xyz"]
-        return cols
+        return result_columns(name, self.body, self._floating, self._arc is not None)
 
     def row(self) -> np.ndarray:
-        values = [self.body.modal_coordinates, *self.body.output_nodes().values()]
-        if self._floating:
-            values += list(self.body.output_displacements().values())
-        if self._arc is not None:
-            values.append(self._arc.displacements(self.body.modal_coordinates).ravel())
-        return np.concatenate(values)
+        return result_row(self.body, self._floating, self._arc)
 
     # --- save / restore ---------------------------------------------------------------------
     def get_state(self) -> bytes:
@@ -330,6 +313,29 @@ class FlexEndpoint:
         self.implicit_mass = bool(d["implicit_mass"])
         self._handed_mass = d["handed_mass"]
         self._input = (-1, self._input[1])
+
+
+def result_columns(name: str, body, displacements: bool, arc: bool) -> list[str]:
+    """A flexible body's results columns: eta1.., each output node's inertial x y z; with
+    `displacements` its elastic displacement ux uy uz in the body's floating (or chord) frame;
+    with `arc` also on the inextensible axis, arc_ux arc_uy arc_uz (rbcosim.flex.arc_shape)."""
+    cols = [f"{name}.eta{k + 1}" for k in range(body.modal_coordinates.size)]
+    nodes = list(body.output_nodes())
+    suffixes = [""] + (["u"] if displacements else []) + (["arc_u"] if arc else [])
+    for suffix in suffixes:
+        for node in nodes:
+            cols += [f"{name}.{node}.{suffix}{axis}" for axis in "xyz"]
+    return cols
+
+
+def result_row(body, displacements: bool, arc: ArcShape | None) -> np.ndarray:
+    """The values of :func:`result_columns` now (``arc``: the body's ArcShape, or None)."""
+    values = [body.modal_coordinates, *body.output_nodes().values()]
+    if displacements:
+        values += list(body.output_displacements().values())
+    if arc is not None:
+        values.append(arc.displacements(body.modal_coordinates).ravel())
+    return np.concatenate(values)
 
 
 def start_unstressed_interior(body: FlexBody) -> None:

@@ -24,7 +24,12 @@ from __future__ import annotations
 import numpy as np
 
 from rbcosim.cosim.codec import StateFormatError, array, field, pack_state, unpack_state
-from rbcosim.cosim.flex_endpoint import motion_of, start_unstressed_interior
+from rbcosim.cosim.flex_endpoint import (
+    motion_of,
+    result_columns,
+    result_row,
+    start_unstressed_interior,
+)
 from rbcosim.flex.chord_body import ChordBody
 from rbcosim.flex.kinematics import InterfaceMotion
 from rbcosim.flex.multi_body import MultiNodeBody
@@ -189,20 +194,10 @@ class MultiFlexEndpoint:
     def columns(self) -> list[str]:
         """<body>.eta1.., each output node's inertial x y z and, for a chord-frame body, its
         elastic displacement ux uy uz in the chord frame (uz: the deflection from the chord)."""
-        name = self.flex_body
-        cols = [f"{name}.eta{k + 1}" for k in range(self.body.modal_coordinates.size)]
-        for node in self.body.output_nodes():
-            cols += [f"{name}.{node}.{axis}" for axis in "xyz"]
-        if self._chord:
-            for node in self.body.output_nodes():
-                cols += [f"{name}.{node}.u{axis}" for axis in "xyz"]
-        return cols
+        return result_columns(self.flex_body, self.body, self._chord, False)
 
     def row(self) -> np.ndarray:
-        values = [self.body.modal_coordinates, *self.body.output_nodes().values()]
-        if self._chord:
-            values += list(self.body.output_displacements().values())
-        return np.concatenate(values)
+        return result_row(self.body, self._chord, None)
 
     # --- save / restore ---------------------------------------------------------------------
     def get_state(self) -> bytes:
