@@ -86,9 +86,11 @@ class MinimalSimulation:
         self.t = 0.0
         name = solver.integrator if solver.integrator in FIXED_STEP else "rk4"
         #: advance(t, y, h): y in place, returns max |‖e‖ − 1| before renormalising (NaN: not
-        #: finite); trees: one compiled call; closed loops and drivers: RK4 / SDIRK2 on their
-        #: derivative
+        #: finite); trees: one call of the C core; closed loops and drivers: RK4 / SDIRK2 on
+        #: their derivative
         self.advance = self.system.step_function(name)
+        #: trees: a run of steps in one call of the C core (`run`)
+        self._steps = None if self.system.has_loops else self.system.steps_function(name)
         #: trees integrate the work of loads and dampers; closed loops do not
         self.diagnostics = Diagnostics(conservative=model.is_conservative,
                                        balanced=not self.system.has_loops)
@@ -108,6 +110,23 @@ class MinimalSimulation:
             self.y = self.system.settle(self.t, self.y)
             self.system.maybe_repartition(self.t, self.y)
         d.steps += 1
+
+    def run(self, k0: int, n: int, h: float) -> None:
+        """Steps k0 + 1 .. k0 + n of h s from t = k0 h (trees: in one call of the C core);
+        afterwards t = (k0 + n) h."""
+        if self._steps is None:
+            for k in range(k0 + 1, k0 + n + 1):
+                self.step(h)
+                self.t = k * h
+            return
+        err, done = self._steps(self.y, 0.0, h, k0, n)
+        d = self.diagnostics
+        d.steps += done
+        if math.isnan(err):
+            self.t = (k0 + done) * h + h
+            raise SimulationError(f"non-finite joint coordinates at t = {self.t:.6g} s")
+        d.quaternion_error = max(d.quaternion_error, err)
+        self.t = (k0 + n) * h
 
     def observe(self, t: float | None = None, y: np.ndarray | None = None,
                 work: float | None = None) -> np.ndarray:
@@ -149,12 +168,13 @@ def simulate_minimal(model: Model, solver: SolverSettings, *, progress: bool = T
     rows = [sim.observe()]
     start = time.perf_counter()
     with Progress(n_steps, enabled=progress, label="run (minimal)") as bar:
-        for k in range(1, n_steps + 1):
+        k = 0
+        while k < n_steps:  # the steps up to the next output row in one call
+            n = min(solver.output_every - k % solver.output_every, n_steps - k)
             try:
-                sim.step(solver.dt)
-                sim.t = k * solver.dt
-                if k % solver.output_every == 0 or k == n_steps:
-                    rows.append(sim.observe())
+                sim.run(k, n, solver.dt)
+                k += n
+                rows.append(sim.observe())
             except SimulationError as exc:
                 sim.diagnostics.wall_time = time.perf_counter() - start
                 raise failure(sim.columns, rows, sim.diagnostics_dict(), exc) from None
@@ -170,9 +190,7 @@ def _probe_run(model: Model, solver: SolverSettings):
     """run(h, n) for the accuracy probe: a fresh simulation, n steps of h s from t = 0."""
     def run(h: float, n: int) -> State:
         sim = MinimalSimulation(model, replace(solver, dt=h))
-        for k in range(1, n + 1):
-            sim.step(h)
-            sim.t = k * h
+        sim.run(0, n, h)
         return sim.system.body_state(sim.t, sim.system.kinematics(sim.y))
     return run
 

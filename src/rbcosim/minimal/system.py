@@ -1,26 +1,27 @@
 """Equations of motion of a tree in joint coordinates: y = [q (nq), v (nv)] -> ẏ.
 
 The state is the pair (q, v) of joint coordinates and rates laid out joint by joint (see
-`rbcosim.minimal.tree`). The right-hand side and whole fixed steps are compiled
-(`rbcosim.minimal.stepper`). Body poses and velocities are reconstructed from q, v for output
+`rbcosim.minimal.tree`). The right-hand side and runs of fixed steps are computed in the C
+core (`rbcosim.minimal.stepper`: one call per batch of steps). Body poses and velocities are reconstructed from q, v for output
 and for the energy and constraint checks, which are those of the maximal route.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
 
+from rbcosim import _core
 from rbcosim.dynamics import MaximalSystem
 from rbcosim.errors import SimulationError
 from rbcosim.kernels.forces import force_table, has_applied_forces
 from rbcosim.linalg3 import cross
 from rbcosim.minimal import stepper
 from rbcosim.minimal.algorithms import TreeDynamics
-from rbcosim.minimal.motion import BodyKinematics, coordinate_rates
+from rbcosim.minimal.motion import BodyKinematics
 from rbcosim.minimal.tree import Tree, build_tree, initial_positions
+from rbcosim.core import make_handle
 from rbcosim.model import Model
 from rbcosim.state import State
 
@@ -51,7 +52,10 @@ class TreeSystem:
         #: is the only force
         self.forces = force_table(model, gravity=False) if has_applied_forces(model) else None
         self.work = stepper.tree_work(self.tables, self.nq + self.nv)
-        self.handle = stepper.make_handle(self.tables, self.forces, self.work)
+        #: the core's "minimal_system" handle (tables, forces, work)
+        self.handle = stepper.system_handle(
+            self.tables, self.forces if self.forces is not None
+            else force_table(model, gravity=False), self.forces is not None, self.work)
         self._q0 = initial_positions(self.tree)
         kin = self.dyn.kinematics(self._q0, np.zeros(self.nv))
         quaternions = np.array([b.quaternion for b in model.bodies]).reshape(-1, 4)
@@ -78,7 +82,7 @@ class TreeSystem:
     def normalize(self, y: np.ndarray) -> float:
         """Renormalise quaternion coordinates in place; returns the largest |‖q‖ − 1| before
         (NaN when y is not finite)."""
-        return stepper.normalize(self.tables, y)
+        return self.dyn.normalize(y)
 
     def kinematics(self, y) -> BodyKinematics:
         y = np.asarray(y, dtype=float)
@@ -95,21 +99,44 @@ class TreeSystem:
 
     # --- dynamics ---------------------------------------------------------------------------
     def step_function(self, integrator: str):
-        """step(t, y, h) of a fixed-step integrator ("rk4" or "sdirk2"), one compiled call:
-        advances y in place and returns the largest |‖e‖ − 1| of its joint quaternions
-        before renormalising (NaN when y is not finite)."""
+        """step(t, y, h) of a fixed-step integrator ("rk4" or "sdirk2"), one call of the core:
+        advances y (C-contiguous float64) in place and returns the largest |‖e‖ − 1| of its
+        joint quaternions before renormalising (NaN when y is not finite)."""
+        steps = self.steps_function(integrator)
+
+        def step(t: float, y: np.ndarray, h: float) -> float:
+            return steps(y, t, h, 0, 1)[0]
+
+        return step
+
+    def steps_function(self, integrator: str):
+        """steps(y, t0, h, k0, n) -> (largest quaternion error, steps done): n fixed steps
+        ("rk4" or "sdirk2") of h s in one call of the core, step i from t0 + (k0 + i) h, y
+        (C-contiguous float64) advanced and renormalised in place. A step whose state is not
+        finite stops the run (NaN, its index); a Newton failure of SDIRK2 raises
+        SimulationError."""
+        handle = self.handle
         if integrator == "rk4":
-            return functools.partial(stepper.rk4_step, self.handle)
-        ny = self.nq + self.nv
-        newton = (np.zeros((ny, ny)), np.zeros(1, dtype=np.int64), SDIRK_TOL, SDIRK_MAX_NEWTON)
-        return functools.partial(_sdirk2_step, self.handle, newton)
+            def rk4(y, t0, h, k0, n):
+                return _core.minimal_rk4(handle, y, t0, h, k0, n)
+            return rk4
+        newton = stepper.newton_data(self.nq + self.nv, SDIRK_TOL, SDIRK_MAX_NEWTON)
+
+        def sdirk2(y, t0, h, k0, n):
+            err, done, failed_at = _core.minimal_sdirk2(handle, *newton, y, t0, h, k0, n)
+            if not math.isnan(failed_at):
+                raise SimulationError(f"sdirk2: Newton iteration did not converge at "
+                                      f"t = {failed_at:.6g} s")
+            return err, done
+
+        return sdirk2
 
     def body_forces(self, t: float, kin: BodyKinematics) -> np.ndarray | None:
         """Spatial forces at O (n+1, 6) on every body from loads and springs (gravity is the
         recursions' base acceleration), or None when the model has none."""
         if self.forces is None:
             return None
-        stepper.body_forces(self.handle, t, kin)
+        _core.minimal_body_forces(self.handle, make_handle("minimal_kin", kin), t)
         return self.work.f_ext.copy()
 
     def accelerations(self, t: float, kin: BodyKinematics) -> np.ndarray:
@@ -131,16 +158,14 @@ class TreeSystem:
 
     def qdot(self, y: np.ndarray) -> np.ndarray:
         """q̇ from the rates: equal to v except for quaternion blocks (½ q ⊗ ω)."""
-        out = np.empty(self.nq)
-        coordinate_rates(self.tables, y[: self.nq], y[self.nq :], out)
-        return out
+        return self.dyn.coordinate_rates(y[: self.nq], y[self.nq :])
 
     def derivative(self, t: float, y: np.ndarray) -> np.ndarray:
         """ẏ = [q̇, v̇] for y = [q, v]."""
-        y = np.asarray(y, dtype=float)
+        y = np.ascontiguousarray(y, dtype=float)
         if self.solver == "aba":
             out = np.empty_like(y)
-            self.dyn.ops += stepper.evaluate(self.handle, t, y, out)
+            self.dyn.ops += _core.minimal_evaluate(self.handle, t, y, out)
             return out
         return np.concatenate([self.qdot(y), self.accelerations(t, self.kinematics(y))])
 
@@ -153,17 +178,10 @@ class TreeSystem:
 
     def power(self, t: float, y: np.ndarray) -> float:
         """dW/dt (W): the power of the loads and dampers at y = [q, v], time t."""
-        return float(stepper.power(self.handle, t, np.ascontiguousarray(y, dtype=float)))
+        return _core.minimal_power(self.handle, t, np.ascontiguousarray(y, dtype=float))
 
     def energy(self, state: State) -> float:
         return self.maximal.energy(state)
 
     def kinetic_energy(self, state: State) -> float:
         return self.maximal.kinetic_energy(state)
-
-def _sdirk2_step(*args) -> float:
-    err, failed_at = stepper.sdirk2_step(*args)
-    if not math.isnan(failed_at):
-        raise SimulationError(f"sdirk2: Newton iteration did not converge at "
-                              f"t = {failed_at:.6g} s")
-    return err
