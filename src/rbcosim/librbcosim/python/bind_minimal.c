@@ -165,7 +165,7 @@ static PyObject *py_minimal_normalize(PyObject *self, PyObject *const *args, Py_
     rbc_arr y;
     if (!rbc_parse(args, nargs, "minimal_normalize", "HD", "minimal_tree", &h, &y)) return NULL;
     for (int64_t j = 0; j < h->tab.joint_quat.size; j++)
-        if (h->tab.joint_quat.i[j] + 4 > y.size) {
+        if (h->tab.joint_quat.i[j] >= 0 && h->tab.joint_quat.i[j] + 4 > y.size) {
             bad("minimal_normalize", "y shorter than the tree's coordinates");
             return NULL;
         }
