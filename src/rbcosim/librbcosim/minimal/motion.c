@@ -59,8 +59,10 @@ int64_t rbc_tree_kinematics(const rbc_tree_tables *tab, const double *q, const d
             }
             double x = v[k];
             for (int m = 0; m < 6; m++) S[6 * k + m] = s.x[m];
-            mn_s6 *side = parent_side ? &svp : &svc;
-            for (int m = 0; m < 6; m++) side->x[m] = side->x[m] + s.x[m] * x;
+            if (parent_side)
+                for (int m = 0; m < 6; m++) svp.x[m] = svp.x[m] + s.x[m] * x;
+            else
+                for (int m = 0; m < 6; m++) svc.x[m] = svc.x[m] + s.x[m] * x;
         }
         mn_s6 Vp = mn_s6_at(V + 6 * p), sv;
         for (int m = 0; m < 6; m++) sv.x[m] = svp.x[m] + svc.x[m];
