@@ -273,7 +273,7 @@ static PyObject *py_macro_start(PyObject *self, PyObject *const *args, Py_ssize_
 }
 
 static PyObject *steps_result(int status, int64_t done) {
-    if (done < 0) return PyErr_NoMemory();
+    if (status < 0) return PyErr_NoMemory();
     return Py_BuildValue("iL", status, (long long)done);
 }
 

@@ -194,7 +194,7 @@ double rbc_stage_power(rbc_maximal *h, double t);
 /* Classic RK4 from times[0] through each later entry of times (s), step h s, y in place.
  * stats = [largest | |q| - 1 |, work W J].  A failed step leaves y at the last good state and
  * its candidate in failed.  Returns the status; the steps done into *done.  Allocates its
- * stages once per call (returns RBC_NOT_FINITE with *done = -1 when it cannot). */
+ * stages once per call (returns -1 when it cannot). */
 int rbc_rk4_steps(rbc_maximal *h, double *y, const double *times, int64_t n_times, double step,
                   int do_project, double *stats, double *failed, int64_t *done);
 /* Alexander's two-stage L-stable SDIRK2 likewise; newton_matrix (13n, 13n) and valid (1,) keep

@@ -52,11 +52,11 @@ int rbc_rk4_steps(rbc_maximal *h, double *y, const double *times, int64_t n_time
                   int do_project, double *stats, double *failed, int64_t *done) {
     int64_t size = 13 * (h->sys.mass_blocks.shape[0] - 1);
     double *buf = malloc((size_t)(6 * size + 1) * sizeof(double));
-    if (!buf) { *done = -1; return RBC_NOT_FINITE; }
+    *done = n_times - 1;
+    if (!buf) return -1;
     double *k1 = buf, *k2 = k1 + size, *k3 = k2 + size, *k4 = k3 + size, *yt = k4 + size;
     double *cand = yt + size;
     int status = RBC_OK;
-    *done = n_times > 0 ? n_times - 1 : 0;
     for (int64_t s = 0; s + 1 < n_times; s++) {
         double t = times[s];
         status = rbc_derivative(h, t, y, k1);
@@ -196,7 +196,8 @@ int rbc_sdirk2_steps(rbc_maximal *h, double *y, const double *times, int64_t n_t
     int64_t size = 13 * (h->sys.mass_blocks.shape[0] - 1);
     double *buf = malloc((size_t)(10 * size + size * size + 1) * sizeof(double));
     int64_t *piv = malloc((size_t)(size + 1) * sizeof(int64_t));
-    if (!buf || !piv) { free(buf); free(piv); *done = -1; return RBC_NOT_FINITE; }
+    *done = n_times - 1;
+    if (!buf || !piv) { free(buf); free(piv); return -1; }
     double *k1 = buf, *k2 = k1 + size, *cand = k2 + size, *base = cand + size, *guess = base + size;
     newton_work nw;
     nw.matrix = newton_matrix;
@@ -206,7 +207,6 @@ int rbc_sdirk2_steps(rbc_maximal *h, double *y, const double *times, int64_t n_t
     nw.z = guess + size; nw.f0 = nw.z + size; nw.f1 = nw.f0 + size; nw.zp = nw.f1 + size;
     nw.dz = nw.zp + size; nw.lu = nw.dz + size;
     int status = RBC_OK;
-    *done = n_times > 0 ? n_times - 1 : 0;
     for (int64_t s = 0; s + 1 < n_times; s++) {
         double t = times[s];
         double work = 0.0;
