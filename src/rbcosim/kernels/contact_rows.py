@@ -1,4 +1,5 @@
-"""Contact rows on a ground plane (computed in C, librbcosim/rigid/rows.c): a disk rolling without slip and a knife edge.
+"""Contact rows on a ground plane (computed in C, librbcosim/rigid/rows.c): a disk rolling
+without slip and a knife edge.
 
 Body a is the ground, which carries the plane: its unit normal n (RowTable vectors slot 4)
 and a point on it (slot 2), inertial. Body b carries the disk or the blade (slot 1: disk axis
