@@ -1,24 +1,27 @@
 """Maximal-coordinate equations of motion: Newton–Euler per body, joints by Lagrange
-multipliers, Baumgarte stabilisation and projection (computed by `rbcosim.kernels`).
+multipliers, Baumgarte stabilisation and projection (computed by the C core,
+`librbcosim/rigid/`, through `rbcosim.kernels.handle`).
 
 Generalized velocities are ν = [v_i, ω^b_i] per body (centre-of-mass velocity, inertial;
 angular velocity, body frame). The multiplier system J M⁻¹ Jᵀ is solved by a banded Cholesky
 factorisation in reverse Cuthill–McKee order (`rbcosim.kernels.multipliers`), dense-like for a
 small mechanism and linear in size for a chain. Interface-point inputs of a co-simulation
 (wrench polynomials, interface Jacobians, added mass) live in `tables.points` and are read
-inside the compiled step.
+inside the C step.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from rbcosim import _core
 from rbcosim import quaternion as quat
 from rbcosim.constraints import Constraints, JacobianAssembler
+from rbcosim.core import make_handle
 from rbcosim.errors import SimulationError
 from rbcosim.kernels import equations as eq
 from rbcosim.kernels import handle as kernel
-from rbcosim.kernels.forces import applied_forces, force_table
+from rbcosim.kernels.forces import force_table
 from rbcosim.kernels.frames import Frames
 from rbcosim.kernels.interface import add_point_loads, point_inputs, point_wrenches
 from rbcosim.kernels.multipliers import schur_pattern
@@ -66,14 +69,14 @@ def _closes_a_loop(model: Model) -> bool:
 
 
 def frames_of(kin: Kinematics) -> Frames:
-    """The compiled kernels' view of a Kinematics (same arrays, ground at row 0)."""
+    """The C core's view of a Kinematics (same arrays, ground at row 0)."""
     return Frames(kin.q, kin.R, kin.r, kin.v, kin.w_inertial, kin.w_body)
 
 
 class MaximalSystem:
     """Equations of motion of a model in maximal coordinates; all methods are f(state).
 
-    `tables` holds everything the compiled kernels read; `tables.points` the interface-point
+    `tables` holds everything the C core reads; `tables.points` the interface-point
     inputs a co-simulation writes between steps (see `rbcosim.cosim.rigid_side`)."""
 
     def __init__(self, model: Model, *, baumgarte: tuple[float, float] = DEFAULT_BAUMGARTE,
@@ -99,6 +102,7 @@ class MaximalSystem:
             pattern=pattern, alpha=float(self.alpha), beta=float(self.beta), points=pts)
         self.work = eq.workspace(n, self.constraints.n_rows, pattern, len(model.points))
         self.handle = kernel.make_handle(self.tables, self.work)
+        self._forces = make_handle("forces", self.tables.forces)
 
     def _kept_rows(self, drop_redundant: bool) -> tuple[np.ndarray, list[str]]:
         """Indices of the constraint rows solved for, and the labels of the dropped ones:
@@ -131,12 +135,14 @@ class MaximalSystem:
     def applied(self, t: float, kin: Kinematics) -> tuple[np.ndarray, np.ndarray]:
         """Applied force (n,3) N at the centres of mass and torque (n,3) N·m, inertial:
         gravity, loads, springs, torsion springs and the interface-point inputs."""
-        loads = np.zeros((self.model.n_bodies, 6))
-        force, torque = loads[:, :3], loads[:, 3:]
-        applied_forces(self.tables.forces, t, kin.r, kin.R, kin.v, kin.w_inertial, force, torque)
+        n = self.model.n_bodies
+        force, torque = np.zeros((n, 3)), np.zeros((n, 3))
+        _core.applied_forces(self._forces, float(t), kin.r, kin.R, kin.v, kin.w_inertial, force,
+                             torque)
         if self.model.points:
-            add_point_loads(self.points, frames_of(kin), self.point_wrenches(t, kin), force,
-                            torque)
+            loads = np.hstack([force, torque])
+            add_point_loads(self.points, frames_of(kin), self.point_wrenches(t, kin), loads)
+            force, torque = loads[:, :3], loads[:, 3:]
         return force, torque
 
     def point_wrenches(self, t: float, kin: Kinematics) -> np.ndarray:

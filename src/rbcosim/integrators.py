@@ -24,7 +24,7 @@ from rbcosim.state import State
 
 
 class FixedStepIntegrator:
-    """Base class: the bookkeeping; `_run` calls the compiled loop (kernels.stepping)."""
+    """Base class: the bookkeeping; `_run` calls the C loop (librbcosim/rigid/stepping.c)."""
 
     name = "base"
 
@@ -45,7 +45,7 @@ class FixedStepIntegrator:
     @property
     def work(self) -> float:
         """Work W (J) of the non-conservative forces since the start, integrated with the
-        method's own stages (`rbcosim.kernels.power`)."""
+        method's own stages (`rbc_stage_power`, librbcosim/rigid/equations.c)."""
         return float(self._stats[1])
 
     @work.setter

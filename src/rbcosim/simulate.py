@@ -167,7 +167,7 @@ class RigidSimulation:
         self.diagnostics.quaternion_error = self.integrator.quaternion_error
 
     def advance(self, times: np.ndarray, h: float) -> None:
-        """Steps of h s through every entry of `times` (times[0] = now), one compiled call."""
+        """Steps of h s through every entry of `times` (times[0] = now), one call into the C core."""
         try:
             self.integrator.advance(self.state, times, h)
         finally:

@@ -4,7 +4,7 @@ Point outputs (inertial frame), 13 numbers: position (3) m, quaternion (4) point
 inertial, velocity (3) m/s, angular velocity (3) rad/s. Accelerations (6): linear m/s² and
 angular rad/s², inertial. Wrench inputs, 6 numbers: force (3) N and moment (3) N·m about the
 point; they enter the body as F and τ = M + (r_p − r_c) × F. The numbers are computed by the
-compiled core (`rbcosim.kernels.interface`).
+C core (`librbcosim/rigid/interface.c`).
 """
 
 from __future__ import annotations

@@ -47,7 +47,7 @@ class RigidSide:
         self.sim = RigidSimulation(scenario.model, scenario.solver)
         self.points = InterfacePoints(scenario.model)
         self.couplings = {c.name: c for c in scenario.couplings}
-        #: the compiled core's interface inputs: wrench polynomials, gains, added masses
+        #: the C core's interface inputs: wrench polynomials, gains, added masses
         self.inputs = self.sim.system.points
         self.inputs.flags[:, 0] = [
             any(c.point == n and c.wrench_frame == "body" for c in scenario.couplings)

@@ -1,4 +1,10 @@
-"""Applied forces of a model, compiled: gravity, body loads, spring–dampers, torsion springs.
+"""Applied forces of a model: gravity, body loads, spring–dampers, torsion springs.
+
+`ForceTable` is the Python description; the maximal route computes the forces in C
+(`librbcosim/rigid/forces.[ch]`: `rbc_applied_forces`, `rbc_potential_energy`,
+`rbc_force_power` over an `rbc_forces` struct mirroring ForceTable; from Python
+`_core.applied_forces(make_handle("forces", table), ...)`). The numba functions below serve
+only the minimal route's compiled trees (`rbcosim.minimal.stepper`) until they move to C.
 
 Arrays over bodies carry the ground at row 0: positions r, velocities v and angular velocities
 w (n+1, 3), inertial; rotation matrices R (n+1, 3, 3), body -> inertial. Forces act at the

@@ -1,13 +1,12 @@
-"""Per-evaluation kinematics of all bodies, ground at row 0, filled from a state vector."""
+"""Per-evaluation kinematics of all bodies, ground at row 0, filled from a state vector (in C:
+`rbc_fill_frames`, librbcosim/rigid/rows.c)."""
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 import numpy as np
 
-from rbcosim.kernels import jit
 
 
 class Frames(NamedTuple):
@@ -31,26 +30,3 @@ def empty_frames(n_bodies: int) -> Frames:
     frames.q[0, 0] = 1.0
     frames.R[0] = np.eye(3)
     return frames
-
-
-@jit
-def fill_frames(y, frames):
-    """Frames of y = [r (n,3), q (n,4), v (n,3), ω^b (n,3)] flat; quaternions normalised."""
-    n = frames.r.shape[0] - 1
-    q, R = frames.q, frames.R
-    for i in range(n):
-        b = i + 1
-        o = 3 * n + 4 * i
-        norm = math.sqrt(y[o] ** 2 + y[o + 1] ** 2 + y[o + 2] ** 2 + y[o + 3] ** 2)
-        w, x, yy, z = y[o] / norm, y[o + 1] / norm, y[o + 2] / norm, y[o + 3] / norm
-        q[b, 0], q[b, 1], q[b, 2], q[b, 3] = w, x, yy, z
-        R[b, 0, 0], R[b, 0, 1], R[b, 0, 2] = 1.0 - 2.0 * (yy * yy + z * z), 2.0 * (x * yy - w * z), 2.0 * (x * z + w * yy)
-        R[b, 1, 0], R[b, 1, 1], R[b, 1, 2] = 2.0 * (x * yy + w * z), 1.0 - 2.0 * (x * x + z * z), 2.0 * (yy * z - w * x)
-        R[b, 2, 0], R[b, 2, 1], R[b, 2, 2] = 2.0 * (x * z - w * yy), 2.0 * (yy * z + w * x), 1.0 - 2.0 * (x * x + yy * yy)
-        for k in range(3):
-            frames.r[b, k] = y[3 * i + k]
-            frames.v[b, k] = y[7 * n + 3 * i + k]
-            frames.wb[b, k] = y[10 * n + 3 * i + k]
-        for k in range(3):
-            frames.wi[b, k] = (R[b, k, 0] * frames.wb[b, 0] + R[b, k, 1] * frames.wb[b, 1]
-                               + R[b, k, 2] * frames.wb[b, 2])

@@ -1,4 +1,5 @@
-"""The multiplier system (J M⁻¹ Jᵀ) μ = rhs, compiled, as a banded LDLᵀ factorisation.
+"""The multiplier system (J M⁻¹ Jᵀ) μ = rhs as a banded LDLᵀ factorisation (in C:
+`librbcosim/rigid/multipliers.c`).
 
 Rows i and j of J M⁻¹ Jᵀ couple only when they share a moving body, so with the rows ordered
 by reverse Cuthill–McKee the matrix is banded: a chain's bandwidth stays about ten rows for
@@ -9,14 +10,14 @@ built; M⁻¹ is block diagonal, one (6, 6) block per body (row 0, the ground, i
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
-from rbcosim.kernels import jit, jit_alloc
+from rbcosim import _core
+from rbcosim.core import make_handle
 
 
 class SchurPattern(NamedTuple):
@@ -28,40 +29,21 @@ class SchurPattern(NamedTuple):
     width: int          # bandwidth w: J M⁻¹ Jᵀ[i, j] = 0 for |i − j| > w
 
 
-@jit_alloc
-def _pairs(a, b, n_bodies):
-    """All (i, side_i, j, side_j), i >= j, of rows sharing a moving body."""
-    m = a.size
-    count = np.zeros(n_bodies + 1, np.int64)
-    for i in range(m):
-        count[a[i]] += 1
-        count[b[i]] += 1
-    start = np.zeros(n_bodies + 2, np.int64)
-    for k in range(n_bodies + 1):
-        start[k + 1] = start[k] + count[k]
-    fill = start[:-1].copy()
-    entry_row = np.empty(2 * m, np.int64)
-    entry_side = np.empty(2 * m, np.int64)
-    for i in range(m):
-        for side, body in ((0, a[i]), (1, b[i])):
-            entry_row[fill[body]] = i
-            entry_side[fill[body]] = side
-            fill[body] += 1
-    total = 0
+def _pairs(a: np.ndarray, b: np.ndarray, n_bodies: int) -> np.ndarray:
+    """All (i, side_i, j, side_j), i >= j, of rows sharing a moving body: per body, its row
+    entries in row order, every pair (p, q) of them with q's row before p's (or q = p)."""
+    entries: list[list[tuple[int, int]]] = [[] for _ in range(n_bodies + 1)]
+    for i in range(a.size):
+        entries[int(a[i])].append((i, 0))
+        entries[int(b[i])].append((i, 1))
+    out = []
     for body in range(1, n_bodies + 1):
-        c = count[body]
-        total += c * (c + 1) // 2
-    out = np.empty((total, 4), np.int64)
-    k = 0
-    for body in range(1, n_bodies + 1):
-        for p in range(start[body], start[body + 1]):
-            for q in range(start[body], start[body + 1]):
-                rp, rq = entry_row[p], entry_row[q]
+        rows = entries[body]
+        for p, (rp, sidep) in enumerate(rows):
+            for q, (rq, sideq) in enumerate(rows):
                 if rq < rp or (rq == rp and q <= p):
-                    out[k, 0], out[k, 1] = rp, entry_side[p]
-                    out[k, 2], out[k, 3] = rq, entry_side[q]
-                    k += 1
-    return out[:k]
+                    out.append((rp, sidep, rq, sideq))
+    return np.array(out, dtype=np.int64).reshape(-1, 4)
 
 
 def schur_pattern(row_bodies: np.ndarray, kept: np.ndarray, n_bodies: int) -> SchurPattern:
@@ -84,81 +66,8 @@ def schur_pattern(row_bodies: np.ndarray, kept: np.ndarray, n_bodies: int) -> Sc
     return SchurPattern(np.column_stack([order, a, b]).astype(np.int64), pairs, width)
 
 
-@jit
-def factor(pattern, kept, minv, mj, band, scale):
-    """LDLᵀ factor of the Jacobi-scaled J M⁻¹ Jᵀ into `band` (m, w+1): band[i, 0] = D_i,
-    band[i, k] = L[i, i − k], from the rows' Jacobian blocks kept (2, m, 6) in band order;
-    scale (m,) receives 1/√diag; mj (m, 2, 6) receives M⁻¹ jaᵀ, M⁻¹ jbᵀ of each row. The scaling matters: a thin rod's axial inertia puts 1e10 next to 1 on
-    the diagonal. Returns False when a pivot vanishes (dependent rows: a singularity)."""
-    m = pattern.rows.shape[0]
-    w = pattern.width
-    for i in range(m):
-        for side in range(2):
-            body = pattern.rows[i, 1 + side]
-            for r in range(6):
-                s = 0.0
-                if body > 0:
-                    for c in range(6):
-                        s += minv[body, r, c] * kept[side, i, c]
-                mj[i, side, r] = s
-    for i in range(m):
-        for k in range(w + 1):
-            band[i, k] = 0.0
-    for p in range(pattern.pairs.shape[0]):
-        i, side_i, j, side_j = pattern.pairs[p, 0], pattern.pairs[p, 1], pattern.pairs[p, 2], \
-            pattern.pairs[p, 3]
-        s = 0.0
-        for c in range(6):
-            s += kept[side_i, i, c] * mj[j, side_j, c]
-        band[i, i - j] += s
-    for i in range(m):
-        if not band[i, 0] > 0.0:
-            return False
-        scale[i] = 1.0 / math.sqrt(band[i, 0])
-    for i in range(m):
-        for k in range(min(w, i) + 1):
-            band[i, k] *= scale[i] * scale[i - k]
-    for i in range(m):
-        for j in range(max(0, i - w), i + 1):
-            s = band[i, i - j]
-            for k in range(max(0, i - w), j):
-                s -= band[i, i - k] * band[k, 0] * band[j, j - k]
-            if i == j:
-                if s == 0.0 or not math.isfinite(s):
-                    return False
-                band[i, 0] = s
-            else:
-                band[i, i - j] = s / band[j, 0]
-    return True
-
-
-@jit
-def solve(pattern, band, scale, rhs, out):
-    """μ with (J M⁻¹ Jᵀ) μ = rhs from the factor of `factor` (rhs and out may be the same)."""
-    m = rhs.size
-    w = pattern.width
-    for i in range(m):
-        s = rhs[i] * scale[i]
-        for k in range(max(0, i - w), i):
-            s -= band[i, i - k] * out[k]
-        out[i] = s
-    for i in range(m):
-        out[i] /= band[i, 0]
-    for i in range(m - 1, -1, -1):
-        s = out[i]
-        for k in range(i + 1, min(m, i + w + 1)):
-            s -= band[k, k - i] * out[k]
-        out[i] = s
-    for i in range(m):
-        out[i] *= scale[i]
-
-
-@jit
-def apply_correction(pattern, mj, mu, acc):
-    """acc (n, 6) −= M⁻¹ Jᵀ μ, over the moving bodies."""
-    for i in range(mu.size):
-        for side in range(2):
-            body = pattern.rows[i, 1 + side]
-            if body > 0:
-                for r in range(6):
-                    acc[body - 1, r] -= mj[i, side, r] * mu[i]
+def solve(pattern: SchurPattern, band: np.ndarray, scale: np.ndarray, rhs: np.ndarray,
+          out: np.ndarray) -> None:
+    """μ with (J M⁻¹ Jᵀ) μ = rhs from the factor left in a workspace (band, scale = its
+    work.band, work.solve[2]); rhs and out may be the same."""
+    _core.band_solve(make_handle("pattern", pattern), band, scale, rhs, out)
