@@ -143,12 +143,28 @@ class ChordModel:
                                     n_elements=n_elements, planar=True)
         nn = n_elements + 1
         pins = np.array([0, 1, 3 * (nn - 1), 3 * (nn - 1) + 1])
-        cb = craig_bampton(beam.mass, beam.stiffness, pins, n_modes)
-        t = cb.transformation[:, [2, *range(4, 4 + n_modes)]]  # [s (B_x), eta]
-        tb = cb.transformation[:, :4]  # the pins' constraint modes (forces: virtual work)
         ell = length / n_elements
         rho_a = density * area
         n_dof = 3 * nn
+        names, physical, xs = [], [], []
+        for name, where in (output_nodes or {}).items():
+            x = length if where == "end" else float(where)
+            if not 0.0 <= x <= length:
+                raise ValueError(f"output_nodes.{name}: coordinate out of [0, {length}] m, "
+                                 f"got {where!r}")
+            e = min(int(x / ell), n_elements - 1)
+            row = np.zeros((2, n_dof))
+            row[:, 3 * e:3 * e + 6] = _field_rows(ell, x / ell - e)
+            names.append(name)
+            physical.append(row)
+            xs.append(x)
+        # Mode signs (craig_bampton.mode_signs): the outputs' (u_x, u_z), then u_x, u_z of
+        # every node; the pins' translations are boundary DOFs.
+        translations = np.eye(n_dof)[np.arange(n_dof) % 3 != 2]
+        cb = craig_bampton(beam.mass, beam.stiffness, pins, n_modes,
+                           sign_references=(np.reshape(physical, (-1, n_dof)), translations))
+        t = cb.transformation[:, [2, *range(4, 4 + n_modes)]]  # [s (B_x), eta]
+        tb = cb.transformation[:, :4]  # the pins' constraint modes (forces: virtual work)
         mass, gyro = np.zeros((n_dof, n_dof)), np.zeros((n_dof, n_dof))
         load_b, load_alpha, load_w2 = np.zeros((n_dof, 2)), np.zeros(n_dof), np.zeros(n_dof)
         geo = np.zeros((3, n_dof, n_dof))  # ∫ f(x) w'ᵀw' dx, f = 1, x - L/2, x²/2 - L²/6
@@ -171,16 +187,7 @@ class ChordModel:
         k = beam.stiffness
         pin_stiffness = tb.T @ k @ t
         pin_stiffness[:, 0] = 0.0  # the stretch's spring EA/L: on the rigid side
-        names, rows, xs = [], [], []
-        for name, where in (output_nodes or {}).items():
-            x = length if where == "end" else float(where)
-            if not 0.0 <= x <= length:
-                raise ValueError(f"output_nodes.{name}: coordinate out of [0, {length}] m, "
-                                 f"got {where!r}")
-            e = min(int(x / ell), n_elements - 1)
-            names.append(name)
-            rows.append(_field_rows(ell, x / ell - e) @ t[3 * e:3 * e + 6])
-            xs.append(x)
+        rows = [row @ t for row in physical]
 
         def ro(a):
             a = np.array(a, dtype=float)

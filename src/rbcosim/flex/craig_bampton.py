@@ -8,16 +8,33 @@ Reduced coordinates are ``q = [u_b; eta]``: the ``n_b`` boundary DOFs (in the or
 
 Fixed-interface modes are mass-normalised (``Phi.T M_ii Phi = I``) and ordered by frequency, so
 ``M_cb[eta, eta] = I`` and ``K_cb[eta, eta] = diag(omega²)``; ``K_cb[b, eta] = 0``.
+
+Sign convention (:func:`mode_signs`). An eigensolver returns ``phi`` or ``-phi`` depending on
+the mesh and the LAPACK build, so each mode's sign is fixed here: the mode's physical field
+``T[:, j]`` is read through reference blocks of rows, tried in order — the output nodes'
+displacements (x, y, z of each output node, in the outputs' order), then every translational DOF
+(in DOF order), then every DOF — and the first block in which the mode is not negligible (its
+largest value above ``1e-9`` of the mode's largest physical component) decides: the first entry
+of that block (in its order) whose magnitude is within ``1e-6`` (relative) of the block's
+largest is made positive (the tolerance breaks round-off ties, e.g. mirror-symmetric nodes, by
+the first index). A cantilever beam with a tip output: every mode's largest tip displacement is
+positive, on any mesh. The sign of a mode of a repeated frequency is fixed the same way, but
+which basis of its eigenspace the solver returns is not.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg
 
 _MECHANISM = 1e-13  # lowest fixed-interface eigenvalue / largest diagonal K_ii / M_ii
+#: A mode whose reference block is at most this fraction of its largest component skips it.
+SIGN_NEGLIGIBLE = 1e-9
+#: Entries within this fraction of a block's largest magnitude tie; the first of them decides.
+SIGN_TIE = 1e-6
 
 
 @dataclass(frozen=True)
@@ -46,8 +63,38 @@ class CraigBampton:
         return t.T @ np.asarray(matrix, dtype=float) @ t
 
 
+def mode_signs(modes: np.ndarray, references: Sequence[np.ndarray] = ()) -> np.ndarray:
+    """Signs (k,) of ±1 that put the modes ``modes`` (n, k; physical fields, columns) in the
+    sign convention of the module docstring: ``modes * mode_signs(modes, references)``.
+
+    ``references``: blocks of rows on the n physical coordinates, shape (r, n) each (or
+    (..., n), flattened in C order), tried in order before the fallback of every coordinate.
+    ``mode_signs(-modes, refs) == -mode_signs(modes, refs)``: either solver output gives the
+    same normalised basis.
+    """
+    modes = np.asarray(modes, dtype=float)
+    n, k = modes.shape
+    blocks = [np.asarray(r, dtype=float).reshape(-1, n) @ modes for r in references]
+    blocks.append(modes)
+    size = np.max(np.abs(modes), axis=0) if n else np.zeros(k)
+    signs = np.ones(k)
+    for j in range(k):
+        for values in blocks:
+            column = values[:, j]
+            if not column.size:
+                continue
+            largest = float(np.max(np.abs(column)))
+            if largest <= SIGN_NEGLIGIBLE * size[j]:
+                continue
+            pivot = int(np.flatnonzero(np.abs(column) >= (1.0 - SIGN_TIE) * largest)[0])
+            signs[j] = 1.0 if column[pivot] > 0.0 else -1.0
+            break
+    return signs
+
+
 def craig_bampton(
-    mass: np.ndarray, stiffness: np.ndarray, boundary_dofs, n_modes: int | None
+    mass: np.ndarray, stiffness: np.ndarray, boundary_dofs, n_modes: int | None,
+    sign_references: Sequence[np.ndarray] = (),
 ) -> CraigBampton:
     """Reduce (M, K) keeping ``boundary_dofs`` and the lowest ``n_modes`` fixed-interface modes.
 
@@ -57,6 +104,9 @@ def craig_bampton(
             (the structure clamped at the boundary is stable).
         boundary_dofs: indices of the boundary DOFs, any order, no repeats.
         n_modes: number of interior modes kept; None keeps all.
+        sign_references: blocks of rows on the physical DOFs, shape (r, n) each (the output
+            nodes' displacement rows, then the translational DOFs' unit rows): the reference
+            components of each mode's sign (:func:`mode_signs`; every DOF is the last resort).
 
     Raises:
         ValueError: bad indices, too many modes, or K_ii / M_ii not positive definite.
@@ -107,6 +157,7 @@ def craig_bampton(
     t[b, : b.size] = np.eye(b.size)
     t[np.ix_(interior, np.arange(b.size))] = psi
     t[np.ix_(interior, np.arange(b.size, b.size + n_modes))] = phi
+    t[:, b.size:] *= mode_signs(t[:, b.size:], sign_references)
     m_cb = t.T @ m @ t
     k_cb = t.T @ k @ t
     m_cb = 0.5 * (m_cb + m_cb.T)

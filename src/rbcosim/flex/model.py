@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rbcosim.flex.beam import COMPONENT_NAMES, BeamFE, euler_bernoulli_beam
-from rbcosim.flex.craig_bampton import CraigBampton, craig_bampton
+from rbcosim.flex.craig_bampton import craig_bampton
 from rbcosim.flex.geometric import axial_load_matrices
 from rbcosim.flex.interfaces import (
     Interface,
@@ -210,10 +210,12 @@ class FlexModel:
                                  "interface nodes, pins and balls)")
         boundary, owner = boundary_of(beam.dof_map[:, 0], beam.dof_map[:, 1], nodes, interfaces)
         origin = beam.nodes[nodes[0]]
-        cb = craig_bampton(beam.mass, beam.stiffness, boundary, n_modes)
+        names, rows, positions = _beam_outputs(beam, output_nodes or {})
+        cb = craig_bampton(beam.mass, beam.stiffness, boundary, n_modes,
+                           sign_references=(rows, _translation_rows(beam.dof_map[:, 1])))
+        rows = rows @ cb.transformation
         damping = _damping(cb.mass, cb.stiffness, len(boundary), modal_damping_ratio, rayleigh)
         axis_rotation = shortest_arc(axis_in_point_frame)
-        names, rows, positions = _beam_outputs(beam, cb, output_nodes or {})
         positions = positions - origin
         floating = None
         if attachment == "floating":
@@ -283,7 +285,11 @@ class FlexModel:
                                       np.concatenate([comps_file, pad]), nodes, interfaces)
         n_b = boundary.size
         origin = structure.interface_positions[nodes[0]]
-        cb = craig_bampton(structure.mass, structure.stiffness, boundary, n_modes)
+        labels = (np.asarray(structure.layout.dof_map)[:, 1] if structure.layout is not None
+                  else np.full(n, -1))  # without labels: the outputs, then every coordinate
+        cb = craig_bampton(structure.mass, structure.stiffness, boundary, n_modes,
+                           sign_references=(structure.output_rows if structure.output_names
+                                            else np.zeros((0, n)), _translation_rows(labels)))
         damping = _damping(cb.mass, cb.stiffness, n_b, modal_damping_ratio, rayleigh)
         if structure.damping is not None:
             damping = damping + cb.reduce(structure.damping)
@@ -335,6 +341,13 @@ def _translation_columns(components) -> np.ndarray:
     return (comps[:, None] == np.arange(3)[None, :]).astype(float)
 
 
+def _translation_rows(components) -> np.ndarray:
+    """(n_t, n): the unit rows of the coordinates that are translations (components 0..2),
+    in coordinate order: the second reference block of a mode's sign (craig_bampton)."""
+    comps = np.asarray(components, dtype=np.int64)
+    return np.eye(comps.size)[(comps >= 0) & (comps < 3)]
+
+
 def _damping(m_cb, k_cb, n_b, ratio, rayleigh) -> np.ndarray:
     n = m_cb.shape[0]
     k = n - n_b
@@ -353,7 +366,9 @@ def _damping(m_cb, k_cb, n_b, ratio, rayleigh) -> np.ndarray:
     return c
 
 
-def _beam_outputs(beam: BeamFE, cb: CraigBampton, spec: Mapping[str, int | float | str]):
+def _beam_outputs(beam: BeamFE, spec: Mapping[str, int | float | str]):
+    """Output names, their displacement rows on the beam's physical DOFs (n_out, 3, n_dof)
+    and undeformed positions (n_out, 3) from node 0, m."""
     n_nodes = beam.nodes.shape[0]
     length = float(beam.nodes[-1, 0])
     names, rows, positions = [], [], []
@@ -402,12 +417,11 @@ def _beam_outputs(beam: BeamFE, cb: CraigBampton, spec: Mapping[str, int | float
             put(2, node, 2, nv)
             put(2, node, 4, -ns)  # theta_y = -w'
         names.append(str(name))
-        rows.append(row @ cb.transformation)
+        rows.append(row)
         positions.append([x, 0.0, 0.0])
-    n_q = cb.transformation.shape[1]
     return (
         tuple(names),
-        np.array(rows).reshape(len(names), 3, n_q),
+        np.array(rows).reshape(len(names), 3, n_dof),
         np.array(positions, dtype=float).reshape(len(names), 3),
     )
 
