@@ -204,7 +204,7 @@ class MaximalSystem:
 
     def power(self, t: float, y: np.ndarray) -> float:
         """dE/dt (W) of the energy of `energy` at y (State.to_vector layout): the power of
-        loads, dampers and drivers (`rbcosim.kernels.power`)."""
+        loads, dampers and drivers (`librbcosim/rigid/equations.c`, `forces.c`)."""
         status, p = kernel.power(self.handle, t, np.ascontiguousarray(y, dtype=float))
         self._raise(status, t)
         return float(p)

@@ -41,7 +41,7 @@ class Diagnostics:
     """Running maxima over a run: constraint drift, energy balance, quaternion norm error.
 
     The energy balance is E − E0 − W, W the work of loads, dampers, drivers and interface
-    wrenches since t = 0 (`rbcosim.kernels.power`), as of the last observed state; `balanced`:
+    wrenches since t = 0 (`librbcosim/rigid/equations.c`, `forces.c`), as of the last observed state; `balanced`:
     W is integrated (False on the minimal route's closed loops, where only a conservative
     model's E − E0 is meaningful)."""
 
