@@ -14,14 +14,14 @@ import warnings
 
 import numpy as np
 
+from rbcosim import _core
 from rbcosim.cosim.codec import StateFormatError, array, field, pack_state, unpack_state
 from rbcosim.flex.arc_shape import ArcShape, is_beam_line
 from rbcosim.flex.body import FlexBody
 from rbcosim.flex.deformation_range import ROTATION_LIMIT, DeformationRange, DeformationWarning
-from rbcosim.flex.kinematics import InterfaceMotion, rotation_matrix_of
+from rbcosim.flex.kinematics import InterfaceMotion, rotation_matrix
 from rbcosim.flex.polynomial import exchange_polynomial
 from rbcosim.flex.spin_limit import SpinLimit, SpinWarning
-from rbcosim.kernels import jit_alloc
 from rbcosim.settings import CosimSettings, Coupling
 
 _HISTORY = 4  # exchanged wrenches kept (cubic iteration polynomial)
@@ -34,17 +34,13 @@ def motion_of(values: np.ndarray, t: float) -> InterfaceMotion:
     return InterfaceMotion.from_array(values, t)
 
 
-@jit_alloc
 def _point_frame_mass(mass: np.ndarray, q: np.ndarray, inverse: bool) -> np.ndarray:
     """T^T M T (inverse: T M T^T), T = diag(R(q), R(q)): a (6, 6) mass between inertial and
-    point-frame axes (R(q): point frame -> inertial)."""
-    rot = rotation_matrix_of(q)
-    t6 = np.zeros((6, 6))
-    t6[:3, :3] = rot
-    t6[3:, 3:] = rot
-    if inverse:
-        return t6 @ mass @ t6.T
-    return t6.T @ mass @ t6
+    point-frame axes (R(q): point frame -> inertial). C core: librbcosim/flex/continuity.c."""
+    out = np.empty((6, 6))
+    _core.point_frame_mass(np.ascontiguousarray(mass, dtype=np.float64),
+                           np.ascontiguousarray(q, dtype=np.float64), inverse, out)
+    return out
 
 
 class FlexEndpoint:
@@ -253,7 +249,7 @@ class FlexEndpoint:
         model has a negative modal stiffness (its deformation then grows without bound)."""
         body = self.body
         nk = body.node_kinematics()
-        rot = rotation_matrix_of(nk[3:7]) @ body.model.axis_rotation
+        rot = rotation_matrix(nk[3:7]) @ body.model.axis_rotation
         w = rot.T @ nk[10:13]
         if self._spin_limit.unstable(w):
             self._spin_limit = None

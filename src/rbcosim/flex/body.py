@@ -120,7 +120,15 @@ class FlexBody:
             self._interior_shift, self._jac_k, self._jac_c = g.shift, g.jac_k, g.jac_c
             self._propagators: dict[float, np.ndarray] = {}
         else:
-            self._w = np.ascontiguousarray(model.floating.ode_matrix)
+            fl = model.floating
+            self._w = np.ascontiguousarray(fl.ode_matrix, dtype=np.float64)
+            # The wrench kernel's arrays (C-contiguous float64) and its nodal scratch.
+            self._fl = tuple(np.ascontiguousarray(a, dtype=np.float64) for a in (
+                fl.nodes, fl.modes, fl.mass)) + (float(fl.total_mass),) + tuple(
+                np.ascontiguousarray(a, dtype=np.float64) for a in (
+                    fl.first_moment, fl.modal_first_moment, fl.spin_inertia))
+            self._work = np.empty(self._fl[2].shape[0])
+        self._axis = np.ascontiguousarray(model.axis_rotation, dtype=np.float64)
         self._state = np.zeros(ETA + 2 * k)
         self._r0 = np.eye(3)  # structure axes of a grounded body (derived from q_ref)
         self._gacc, self._gb = np.zeros(k), np.zeros(nb)  # grounded: gravity (_update_axes)
@@ -243,7 +251,7 @@ class FlexBody:
                                self._gacc)
         else:
             ok = floating_step(s, arr, past_taus, rows, H, self.micro_steps, self.gravity,
-                               self.model.axis_rotation, self._w)
+                               self._axis, self._w)
         self._changed()
         if not ok:
             raise SimulationError(
@@ -289,10 +297,7 @@ class FlexBody:
         if self._grounded:
             return grounded_wrench(s, self._r0, self._comps, self._w, self._fb, self._gacc,
                                    self._gb)
-        fl = self.model.floating
-        return floating_wrench(s, self.gravity, self.model.axis_rotation, self._w, fl.nodes,
-                               fl.modes, fl.mass, fl.total_mass, fl.first_moment,
-                               fl.modal_first_moment, fl.spin_inertia)
+        return floating_wrench(s, self.gravity, self._axis, self._w, *self._fl, self._work)
 
     def added_mass(self) -> np.ndarray:
         """Instantaneous added mass M_a (6, 6), inertial: ∂wrench/∂[a_p; α_p] = −M_a at the
