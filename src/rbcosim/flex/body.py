@@ -60,13 +60,14 @@ import math
 
 import numpy as np
 
+from rbcosim import _core
+from rbcosim.core import make_handle
 from rbcosim.errors import SimulationError
-from rbcosim.flex.floating import floating_step, floating_wrench
+from rbcosim.flex.floating import floating_wrench
 from rbcosim.flex.frame import set_frame
 from rbcosim.flex.grounded import (
     boundary,
     grounded_matrices,
-    grounded_step,
     grounded_wrench,
     propagator,
     regrounded_frame,
@@ -99,7 +100,7 @@ class FlexBody:
     def __init__(self, model: FlexModel, *, gravity=(0.0, 0.0, -9.81), micro_steps: int = 10):
         if isinstance(micro_steps, bool) or not isinstance(micro_steps, int) or micro_steps < 1:
             raise ValueError(f"micro_steps: expected an integer >= 1, got {micro_steps!r}")
-        g = np.asarray(gravity, dtype=float).reshape(-1)
+        g = np.array(gravity, dtype=float).reshape(-1)
         if g.shape != (3,) or not np.all(np.isfinite(g)):
             raise ValueError(f"gravity: expected 3 finite numbers, got {gravity!r}")
         self.model = model
@@ -132,7 +133,18 @@ class FlexBody:
         self._state = np.zeros(ETA + 2 * k)
         self._r0 = np.eye(3)  # structure axes of a grounded body (derived from q_ref)
         self._gacc, self._gb = np.zeros(k), np.zeros(nb)  # grounded: gravity (_update_axes)
-        self._wrench: np.ndarray | None = None  # at the current state, once asked for
+        # The wrench at the current state, computed once asked for (_wrench_ok).
+        self._wrench = np.zeros(6)
+        self._wrench_ok = False
+        # The C core's view of the body (librbcosim/flex/endpoint.h): these arrays are only
+        # ever written in place.
+        if self._grounded:
+            self._handle = make_handle("flex_grounded", self._state, self._r0, self._comps,
+                                       self._interior_shift, self._w, self._fb, self._gacc,
+                                       self._gb, self._wrench)
+        else:
+            self._handle = make_handle("flex_floating", self._state, self.gravity, self._axis,
+                                       self._w, *self._fl, self._work, self._wrench)
 
     # ------------------------------------------------------------------ state
 
@@ -162,24 +174,24 @@ class FlexBody:
             raise ValueError(
                 f"blob: expected {self._state.size} float64 values for this model, got {s.size}"
             )
-        self._state = s.astype(np.float64).copy()
+        self._state[:] = s
         self._update_axes()
         self._changed()
 
     def _changed(self) -> None:
         self.revision += 1
-        self._wrench = None
+        self._wrench_ok = False
 
     def _update_axes(self) -> None:
         if self.model.structure_axes == "point":
-            self._r0 = rotation_matrix(self._state[QREF : QREF + 4]) @ self.model.axis_rotation
+            self._r0[:] = rotation_matrix(self._state[QREF : QREF + 4]) @ self.model.axis_rotation
         else:
-            self._r0 = np.eye(3)
+            self._r0[:] = np.eye(3)
         if self._grounded:
             nb = self.model.n_boundary
             load = self.model.gravity_load @ (self._r0.T @ self.gravity)
-            self._gacc = self._minv @ load[nb:]
-            self._gb = load[:nb].copy()
+            self._gacc[:] = self._minv @ load[nb:]
+            self._gb[:] = load[:nb]
 
     # ------------------------------------------------------------------ driving
 
@@ -191,7 +203,7 @@ class FlexBody:
         s[PREF : PREF + 3] = s[R : R + 3]
         s[QREF : QREF + 4] = s[Q : Q + 4]
         s[INIT] = 1.0
-        self._state = s
+        self._state[:] = s
         self._update_axes()
         self._changed()
 
@@ -223,6 +235,43 @@ class FlexBody:
         ``extrapolation``: past motions (most recent first unless they carry ``time``), at most
         two; their accelerations give the order-1/2 polynomial for the accelerations.
         """
+        past_taus, rows = self._past(t, H, extrapolation)
+        s, arr = self._state, motion.as_array()
+        if self._grounded:
+            ok = _core.grounded_body_step(self._handle, arr, past_taus, rows, H,
+                                          self.micro_steps, self._propagator(H))
+        else:
+            ok = _core.floating_body_step(self._handle, arr, past_taus, rows, H,
+                                          self.micro_steps)
+        self._changed()
+        if not ok:
+            raise SimulationError(
+                f"flexible body: non-finite modal state after the step from t={t!r} (H={H!r})"
+            )
+        s[T] = t + H
+
+    def exchange_step(self, t: float, H: float, motion: InterfaceMotion,
+                      extrapolation: list[InterfaceMotion] | None, exchange, order: int,
+                      coef: np.ndarray) -> int:
+        """:meth:`step` and its endpoint's commit in one call of the C core
+        (``librbcosim/flex/endpoint.h``): ``exchange`` is the endpoint's handle (histories,
+        energy, added mass); with ``order`` >= 0 the Gauss–Seidel wrench polynomial (flexible
+        side first) is written to the first rows of ``coef`` (4, 6) and their count returned."""
+        past_taus, rows = self._past(t, H, extrapolation)
+        self.wrench()  # the power at the step's start
+        p = self._propagator(H) if self._grounded else _NO_TAUS
+        n = _core.exchange_step(self._handle, exchange, motion.as_array(), past_taus, rows, t, H,
+                                self.micro_steps, p, order, coef)
+        self._changed()
+        if n is None:
+            raise SimulationError(
+                f"flexible body: non-finite modal state after the step from t={t!r} (H={H!r})"
+            )
+        self._wrench_ok = True  # the core left the wrench at the new state
+        return n
+
+    def _past(self, t: float, H: float, extrapolation) -> tuple[np.ndarray, np.ndarray]:
+        """Checks of a step from t by H; the past motions' times (relative to t) and rows."""
         self._require_init()
         if not (math.isfinite(H) and H > 0):
             raise ValueError(f"H: expected a positive finite macro step, got {H!r}")
@@ -232,32 +281,17 @@ class FlexBody:
                 f"step: time {t!r} does not match the flexible body's time {s[T]!r}"
             )
         past = extrapolation or ()
-        if past:
-            if len(past) > 2:
-                raise ValueError(
-                    f"extrapolation: expected at most 2 past motions, got {len(past)}")
-            taus = [-(i + 1) * H if m.time is None else float(m.time) - t
-                    for i, m in enumerate(past)]
-            ordered = sorted([0.0, *taus])
-            if any(b - a <= 1e-12 * H for a, b in itertools.pairwise(ordered)):
-                raise ValueError(f"extrapolation: past motions at coincident times {[0.0, *taus]}")
-            past_taus, rows = np.array(taus), np.array([m.as_array() for m in past])
-        else:
-            past_taus, rows = _NO_TAUS, _NO_ROWS
-        arr = motion.as_array()
-        if self._grounded:
-            ok = grounded_step(s, arr, past_taus, rows, H, self.micro_steps, self._r0,
-                               self._comps, self._interior_shift, self._propagator(H),
-                               self._gacc)
-        else:
-            ok = floating_step(s, arr, past_taus, rows, H, self.micro_steps, self.gravity,
-                               self._axis, self._w)
-        self._changed()
-        if not ok:
-            raise SimulationError(
-                f"flexible body: non-finite modal state after the step from t={t!r} (H={H!r})"
-            )
-        s[T] = t + H
+        if not past:
+            return _NO_TAUS, _NO_ROWS
+        if len(past) > 2:
+            raise ValueError(
+                f"extrapolation: expected at most 2 past motions, got {len(past)}")
+        taus = [-(i + 1) * H if m.time is None else float(m.time) - t
+                for i, m in enumerate(past)]
+        ordered = sorted([0.0, *taus])
+        if any(b - a <= 1e-12 * H for a, b in itertools.pairwise(ordered)):
+            raise ValueError(f"extrapolation: past motions at coincident times {[0.0, *taus]}")
+        return np.array(taus), np.array([m.as_array() for m in past])
 
     def _propagator(self, H: float) -> np.ndarray:
         """The grounded modes' exact propagator for step H (computed once per H)."""
@@ -288,8 +322,12 @@ class FlexBody:
 
         Computed once per state (an exchange asks several times)."""
         self._require_init()
-        if self._wrench is None:
-            self._wrench = self._wrench_at(self._state)
+        if not self._wrench_ok:
+            if self._grounded:
+                _core.grounded_body_wrench(self._handle)
+            else:
+                _core.floating_body_wrench(self._handle)
+            self._wrench_ok = True
         return self._wrench.copy()
 
     def _wrench_at(self, s: np.ndarray) -> np.ndarray:

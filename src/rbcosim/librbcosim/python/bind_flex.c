@@ -8,6 +8,7 @@
 
 #include "../flex/chord.h"
 #include "../flex/continuity.h"
+#include "../flex/endpoint.h"
 #include "../flex/floating.h"
 #include "../flex/frame.h"
 #include "../flex/fx_vec.h"
@@ -368,6 +369,157 @@ static PyObject *py_point_frame_mass(PyObject *self, PyObject *const *args, Py_s
     Py_RETURN_NONE;
 }
 
+/* --- bodies and exchanges as handles: one macro step, one call --------------------------- */
+
+static int check_floating_body(const rbc_fx_floating_body *b, const char *name) {
+    int64_t k = modes_of(&b->state, name), nn = b->nodes.size / 3;
+    if (k < 0) return 0;
+    return check_size(&b->gravity, 3, name, "gravity") && check_size(&b->axis, 9, name, "axis")
+        && check_size(&b->wmat, k * (20 * k + 15), name, "wmat")
+        && check_size(&b->nodes, 3 * nn, name, "nodes")
+        && check_size(&b->modes, 6 * nn * k, name, "modes")
+        && check_size(&b->mass, 36 * nn * nn, name, "mass")
+        && check_size(&b->total_mass, 1, name, "total_mass")
+        && check_size(&b->first_moment, 3, name, "first_moment")
+        && check_size(&b->s_e, 3 * k, name, "s_e")
+        && check_size(&b->spin_inertia, 9, name, "spin_inertia")
+        && check_size(&b->work, 6 * nn, name, "work") && check_size(&b->wrench, 6, name, "wrench");
+}
+
+static int check_grounded_body(const rbc_fx_grounded_body *b, const char *name) {
+    int64_t k = modes_of(&b->state, name), nb = b->comps.size;
+    if (k < 0) return 0;
+    return check_size(&b->r0, 9, name, "r0") && check_comps(&b->comps, name)
+        && check_size(&b->shift, k * nb, name, "shift")
+        && check_size(&b->wmat, k * (2 * k + 3 * nb), name, "wmat")
+        && check_size(&b->fb, nb * (3 * nb + 3 * k), name, "fb")
+        && check_size(&b->gacc, k, name, "gacc") && check_size(&b->gb, nb, name, "gb")
+        && check_size(&b->wrench, 6, name, "wrench");
+}
+
+static int check_exchange(const rbc_fx_exchange *x, const char *name) {
+    return check_size(&x->times, FX_HISTORY, name, "times")
+        && check_size(&x->wrenches, 6 * FX_HISTORY, name, "wrenches")
+        && check_size(&x->count, 1, name, "count") && check_size(&x->energy, 1, name, "energy")
+        && check_size(&x->pending, 1, name, "pending")
+        && check_size(&x->handed_mass, 36, name, "handed_mass")
+        && check_size(&x->implicit, 1, name, "implicit")
+        && check_size(&x->rigid_input, 6, name, "rigid_input");
+}
+
+/* floating_body_wrench(body): the wrench at the body's state into its `wrench` array. */
+static PyObject *py_floating_body_wrench(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    rbc_fx_floating_body *b;
+    const char *name = "floating_body_wrench";
+    if (!rbc_parse(args, nargs, name, "H", "flex_floating", (void **)&b)) return NULL;
+    if (!check_floating_body(b, name)) return NULL;
+    rbc_fx_floating_body_wrench(b);
+    Py_RETURN_NONE;
+}
+
+/* grounded_body_wrench(body). */
+static PyObject *py_grounded_body_wrench(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    rbc_fx_grounded_body *b;
+    const char *name = "grounded_body_wrench";
+    if (!rbc_parse(args, nargs, name, "H", "flex_grounded", (void **)&b)) return NULL;
+    if (!check_grounded_body(b, name)) return NULL;
+    rbc_fx_grounded_body_wrench(b);
+    Py_RETURN_NONE;
+}
+
+/* floating_body_step(body, motion, past_taus, past, H, n) -> bool (time left to the caller). */
+static PyObject *py_floating_body_step(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    rbc_fx_floating_body *b;
+    rbc_arr motion, taus, past;
+    double H;
+    int64_t n;
+    const char *name = "floating_body_step";
+    if (!rbc_parse(args, nargs, name, "HDDDdn", "flex_floating", (void **)&b, &motion, &taus,
+                   &past, &H, &n)) return NULL;
+    if (!check_floating_body(b, name) || !check_motions(&motion, &taus, &past, name)) return NULL;
+    if (n < 1) FAIL("%s: n >= 1", name);
+    int64_t k = (b->state.size - FX_ETA) / 2;
+    return PyBool_FromLong(rbc_fx_floating_step(b->state.d, k, motion.d, taus.size, taus.d,
+                                                past.d, H, n, b->gravity.d, b->axis.d,
+                                                b->wmat.d));
+}
+
+/* grounded_body_step(body, motion, past_taus, past, H, n, p) -> bool. */
+static PyObject *py_grounded_body_step(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    rbc_fx_grounded_body *b;
+    rbc_arr motion, taus, past, p;
+    double H;
+    int64_t n;
+    const char *name = "grounded_body_step";
+    if (!rbc_parse(args, nargs, name, "HDDDdnD", "flex_grounded", (void **)&b, &motion, &taus,
+                   &past, &H, &n, &p)) return NULL;
+    if (!check_grounded_body(b, name) || !check_motions(&motion, &taus, &past, name)) return NULL;
+    int64_t k = (b->state.size - FX_ETA) / 2, nb = b->comps.size;
+    if (!check_size(&p, k ? 2 * k * (3 * k + 5 * nb) : p.size, name, "p")) return NULL;
+    if (n < 1) FAIL("%s: n >= 1", name);
+    return PyBool_FromLong(rbc_fx_grounded_step(b->state.d, k, motion.d, taus.size, taus.d,
+                                                past.d, H, n, b->r0.d, b->comps.i, nb,
+                                                b->shift.d, p.d, b->gacc.d));
+}
+
+/* rigid_input(exchange, body_state, wrench (6,), floating, out (6,)). */
+static PyObject *py_rigid_input(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    rbc_fx_exchange *x;
+    rbc_arr s, wrench, out;
+    int floating;
+    const char *name = "rigid_input";
+    if (!rbc_parse(args, nargs, name, "HDDbD", "flex_exchange", (void **)&x, &s, &wrench,
+                   &floating, &out)) return NULL;
+    if (!check_exchange(x, name) || !check_size(&wrench, 6, name, "wrench")
+        || !check_size(&out, 6, name, "out")) return NULL;
+    if (s.size < FX_ETA) FAIL("%s: a state of at least %d values", name, FX_ETA);
+    rbc_fx_rigid_input(x, s.d, wrench.d, floating, out.d);
+    Py_RETURN_NONE;
+}
+
+/* exchange_step(body, exchange, motion, past_taus, past, t, H, n, p, order, coef) -> rows:
+ * one macro step and its commit (endpoint.h); coef (4, 6) receives the Gauss–Seidel polynomial
+ * when order >= 0 (its first `rows` rows), p: the grounded propagator (ignored when floating).
+ * Returns the number of polynomial rows (0 when order < 0), or None if the step is not finite. */
+static PyObject *py_exchange_step(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    rbc_fx_exchange *x;
+    rbc_arr motion, taus, past, p, coef;
+    double t, H;
+    int64_t n, order, rows = 0;
+    const char *name = "exchange_step";
+    if (nargs != 11) FAIL("%s() takes 11 arguments (%zd given)", name, nargs);
+    void *body;
+    const char *kind = "flex_floating";
+    /* The body's kind decides: try floating, then grounded. */
+    if (!rbc_parse(args, 1, name, "H", kind, &body)) {
+        PyErr_Clear();
+        kind = "flex_grounded";
+    }
+    if (!rbc_parse(args, nargs, name, "HHDDDddnDnD", kind, &body, "flex_exchange", (void **)&x,
+                   &motion, &taus, &past, &t, &H, &n, &p, &order, &coef)) return NULL;
+    int floating = kind[5] == 'f';
+    if (!check_exchange(x, name) || !check_motions(&motion, &taus, &past, name)
+        || !check_size(&coef, 6 * FX_HISTORY, name, "coef")) return NULL;
+    if (n < 1) FAIL("%s: n >= 1", name);
+    double *c = order >= 0 ? coef.d : NULL;
+    int ok;
+    if (floating) {
+        rbc_fx_floating_body *b = body;
+        if (!check_floating_body(b, name)) return NULL;
+        ok = rbc_fx_floating_exchange_step(b, x, motion.d, taus.size, taus.d, past.d, t, H, n,
+                                           order, c, &rows);
+    } else {
+        rbc_fx_grounded_body *b = body;
+        if (!check_grounded_body(b, name)) return NULL;
+        int64_t k = (b->state.size - FX_ETA) / 2, nb = b->comps.size;
+        if (!check_size(&p, k ? 2 * k * (3 * k + 5 * nb) : p.size, name, "p")) return NULL;
+        ok = rbc_fx_grounded_exchange_step(b, x, motion.d, taus.size, taus.d, past.d, t, H, n,
+                                           p.d, order, c, &rows);
+    }
+    if (!ok) Py_RETURN_NONE;
+    return PyLong_FromLongLong(rows);
+}
+
 PyMethodDef rbc_flex_methods[] = {
     RBC_METHOD(polynomial_through),
     RBC_METHOD(acceleration_polynomial),
@@ -388,9 +540,19 @@ PyMethodDef rbc_flex_methods[] = {
     RBC_METHOD(chord_step),
     RBC_METHOD(joint_gaps),
     RBC_METHOD(point_frame_mass),
+    RBC_METHOD(floating_body_wrench),
+    RBC_METHOD(grounded_body_wrench),
+    RBC_METHOD(floating_body_step),
+    RBC_METHOD(grounded_body_step),
+    RBC_METHOD(rigid_input),
+    RBC_METHOD(exchange_step),
     {NULL, NULL, 0, NULL},
 };
 
 const rbc_kind rbc_flex_kinds[] = {
+    /* rbc_fx_floating_body, rbc_fx_grounded_body, rbc_fx_exchange (flex/endpoint.h) */
+    {"flex_floating", 13, "ddddddddddddd"},
+    {"flex_grounded", 9, "ddldddddd"},
+    {"flex_exchange", 8, "ddldddld"},
     {NULL, 0, NULL},
 };
