@@ -287,7 +287,7 @@ class FlexEndpoint:
         """Warn once when the body's elastic rotations leave the small-deformation range of
         the linear floating-frame field (rbcosim.flex.deformation_range)."""
         eta = self.body.modal_coordinates
-        if self._deformation.rotation(eta) > ROTATION_LIMIT:
+        if self._deformation.rotation_exceeds(eta, ROTATION_LIMIT):
             rotation, deflection = self._deformation.measure(eta)
             self._deformation = None
             name = self.coupling.flex_body
@@ -303,6 +303,8 @@ class FlexEndpoint:
         model has a negative modal stiffness (its deformation then grows without bound)."""
         body = self.body
         nk = body.node_kinematics()
+        if self._spin_limit.below_floor(float(nk[10:13] @ nk[10:13])):
+            return
         rot = rotation_matrix(nk[3:7]) @ body.model.axis_rotation
         w = rot.T @ nk[10:13]
         if self._spin_limit.unstable(w):

@@ -85,6 +85,16 @@ _NO_TAUS, _NO_ROWS = np.zeros(0), np.zeros((0, 19))
 _PROPAGATORS_KEPT = 4  # step sizes whose grounded propagator is kept (H, H/2 in practice)
 
 
+def _band(mass: np.ndarray) -> np.ndarray:
+    """(n, 2) int64: each row's nonzero columns [first, last + 1) (a finite-element mass is
+    banded: the wrench kernel skips the exact zeros outside, which changes no bit)."""
+    nonzero = mass != 0.0
+    any_ = nonzero.any(axis=1)
+    lo = np.where(any_, nonzero.argmax(axis=1), 0)
+    hi = np.where(any_, mass.shape[1] - nonzero[:, ::-1].argmax(axis=1), 0)
+    return np.ascontiguousarray(np.stack([lo, hi], axis=1), dtype=np.int64)
+
+
 class FlexBody:
     """Craig–Bampton flexible body at one interface point (see the module docstring).
 
@@ -124,8 +134,9 @@ class FlexBody:
             fl = model.floating
             self._w = np.ascontiguousarray(fl.ode_matrix, dtype=np.float64)
             # The wrench kernel's arrays (C-contiguous float64) and its nodal scratch.
+            mass = np.ascontiguousarray(fl.mass, dtype=np.float64)
             self._fl = tuple(np.ascontiguousarray(a, dtype=np.float64) for a in (
-                fl.nodes, fl.modes, fl.mass)) + (float(fl.total_mass),) + tuple(
+                fl.nodes, fl.modes)) + (mass, _band(mass), float(fl.total_mass)) + tuple(
                 np.ascontiguousarray(a, dtype=np.float64) for a in (
                     fl.first_moment, fl.modal_first_moment, fl.spin_inertia))
             self._work = np.empty(self._fl[2].shape[0])
@@ -258,7 +269,8 @@ class FlexBody:
         energy, added mass); with ``order`` >= 0 the Gauss–Seidel wrench polynomial (flexible
         side first) is written to the first rows of ``coef`` (4, 6) and their count returned."""
         past_taus, rows = self._past(t, H, extrapolation)
-        self.wrench()  # the power at the step's start
+        if not self._wrench_ok:  # the power at the step's start
+            self.wrench()
         p = self._propagator(H) if self._grounded else _NO_TAUS
         n = _core.exchange_step(self._handle, exchange, motion.as_array(), past_taus, rows, t, H,
                                 self.micro_steps, p, order, coef)
@@ -335,7 +347,9 @@ class FlexBody:
         if self._grounded:
             return grounded_wrench(s, self._r0, self._comps, self._w, self._fb, self._gacc,
                                    self._gb)
-        return floating_wrench(s, self.gravity, self._axis, self._w, *self._fl, self._work)
+        nodes, modes, mass, _, total, first, s_e, spin = self._fl
+        return floating_wrench(s, self.gravity, self._axis, self._w, nodes, modes, mass, total,
+                               first, s_e, spin, self._work)
 
     def added_mass(self) -> np.ndarray:
         """Instantaneous added mass M_a (6, 6), inertial: ∂wrench/∂[a_p; α_p] = −M_a at the

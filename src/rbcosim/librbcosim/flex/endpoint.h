@@ -21,6 +21,7 @@ typedef struct rbc_fx_floating_body {
     rbc_arr nodes;        /* (N, 3) m, structure frame */
     rbc_arr modes;        /* (6N, k) */
     rbc_arr mass;         /* (6N, 6N) physical mass */
+    rbc_arr band;         /* (6N, 2) int64: each mass row's nonzero columns [lo, hi) */
     rbc_arr total_mass;   /* 0-d, kg */
     rbc_arr first_moment; /* (3,) kg·m */
     rbc_arr s_e;          /* (3, k) modal first moment */

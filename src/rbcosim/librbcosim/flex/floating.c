@@ -109,8 +109,9 @@ static void add_rotation_dofs_of_product(const double *b, const double *v, doubl
 void rbc_fx_floating_wrench(const double *s, int64_t k, const double *gravity,
                             const double *axis_rotation, const double *wmat, int64_t n_nodes,
                             const double *nodes, const double *modes, const double *mass,
-                            double total_mass, const double *first_moment, const double *s_e,
-                            const double *spin_inertia, double *work, double *out) {
+                            const int64_t *band, double total_mass, const double *first_moment,
+                            const double *s_e, const double *spin_inertia, double *work,
+                            double *out) {
     const double *eta = s + FX_ETA, *etad = s + FX_ETA + k;
     double rs[9], ws[3], als[3], bs[3], big_a[9], wx[9] = {0.0};
     double etadd[FX_MAX_MODES];
@@ -172,7 +173,13 @@ void rbc_fx_floating_wrench(const double *s, int64_t k, const double *gravity,
     for (int64_t i = 0; i < n_nodes; i++) {
         int64_t o = 6 * i;
         double f[6], u[3] = {0.0};
-        fx_matvec(mass + o * nd, 6, nd, acc, f);
+        for (int r = 0; r < 6; r++) {
+            const double *row = mass + (o + r) * nd;
+            int64_t lo = band ? band[2 * (o + r)] : 0, hi = band ? band[2 * (o + r) + 1] : nd;
+            double a = 0.0;
+            for (int64_t c = lo; c < hi; c++) a += row[c] * acc[c];
+            f[r] = a;
+        }
         if (k) fx_matvec(modes + o * k, 3, k, eta, u);
         double x = nodes[3 * i] + u[0], y = nodes[3 * i + 1] + u[1], z = nodes[3 * i + 2] + u[2];
         moment[0] -= y * f[2] - z * f[1] + f[3];

@@ -26,11 +26,14 @@ int rbc_fx_floating_step(double *s, int64_t k, const double *motion, int64_t m,
 
 /* out (6) = [force N, moment N·m] on the rigid body at the point, inertial, at the state s.
  * nodes (N, 3) m, modes (6N, k), mass (6N, 6N), total_mass kg, first_moment (3) kg·m,
- * s_e (3, k) modal first moment, spin_inertia (3, 3) kg·m²; work: scratch of >= 6N doubles. */
+ * s_e (3, k) modal first moment, spin_inertia (3, 3) kg·m²; work: scratch of >= 6N doubles;
+ * band (6N, 2) int64 or NULL: each row of mass has no nonzero outside columns
+ * [band[r][0], band[r][1]) (skipping exact zeros leaves every sum's bits unchanged). */
 void rbc_fx_floating_wrench(const double *s, int64_t k, const double *gravity,
                             const double *axis_rotation, const double *wmat, int64_t n_nodes,
                             const double *nodes, const double *modes, const double *mass,
-                            double total_mass, const double *first_moment, const double *s_e,
-                            const double *spin_inertia, double *work, double *out);
+                            const int64_t *band, double total_mass, const double *first_moment,
+                            const double *s_e, const double *spin_inertia, double *work,
+                            double *out);
 
 #endif

@@ -252,7 +252,7 @@ static PyObject *py_floating_wrench(PyObject *self, PyObject *const *args, Py_ss
         return NULL;
     if (work.size < 6 * nn) FAIL("%s: work: at least %lld values", name, (long long)(6 * nn));
     rbc_fx_floating_wrench(s.d, k, gravity.d, axis.d, wmat.d, nn, nodes.d, modes.d, mass.d,
-                           total_mass, first.d, s_e.d, spin.d, work.d, out.d);
+                           NULL, total_mass, first.d, s_e.d, spin.d, work.d, out.d);
     Py_RETURN_NONE;
 }
 
@@ -371,6 +371,19 @@ static PyObject *py_point_frame_mass(PyObject *self, PyObject *const *args, Py_s
 
 /* --- bodies and exchanges as handles: one macro step, one call --------------------------- */
 
+/* band (rows, 2) int64 with 0 <= lo <= hi <= rows per row (a square matrix's row ranges). */
+static int check_band(const rbc_arr *band, int64_t rows, const char *name) {
+    if (band->size != 2 * rows) goto bad;
+    for (int64_t r = 0; r < rows; r++)
+        if (band->i[2 * r] < 0 || band->i[2 * r] > band->i[2 * r + 1] || band->i[2 * r + 1] > rows)
+            goto bad;
+    return 1;
+bad:
+    PyErr_Format(PyExc_ValueError, "%s: band: (%lld, 2) column ranges within the mass",
+                 name, (long long)rows);
+    return 0;
+}
+
 static int check_floating_body(const rbc_fx_floating_body *b, const char *name) {
     int64_t k = modes_of(&b->state, name), nn = b->nodes.size / 3;
     if (k < 0) return 0;
@@ -379,6 +392,7 @@ static int check_floating_body(const rbc_fx_floating_body *b, const char *name) 
         && check_size(&b->nodes, 3 * nn, name, "nodes")
         && check_size(&b->modes, 6 * nn * k, name, "modes")
         && check_size(&b->mass, 36 * nn * nn, name, "mass")
+        && check_band(&b->band, 6 * nn, name)
         && check_size(&b->total_mass, 1, name, "total_mass")
         && check_size(&b->first_moment, 3, name, "first_moment")
         && check_size(&b->s_e, 3 * k, name, "s_e")
@@ -551,7 +565,7 @@ PyMethodDef rbc_flex_methods[] = {
 
 const rbc_kind rbc_flex_kinds[] = {
     /* rbc_fx_floating_body, rbc_fx_grounded_body, rbc_fx_exchange (flex/endpoint.h) */
-    {"flex_floating", 13, "ddddddddddddd"},
+    {"flex_floating", 14, "dddddddldddddd"},
     {"flex_grounded", 9, "ddldddddd"},
     {"flex_exchange", 8, "ddldddld"},
     {NULL, 0, NULL},
