@@ -43,7 +43,7 @@ Equations, structure frame (components along the beam axes, rotating with the fr
   part (``eta = 0``) this is exact: ``F = -m (a_p + A r_cm - g)``,
   ``M = -(m r_cm x (a_p - g) + I_p alpha + omega x I_p omega)`` with the model's inertia I_p.
 
-Two integration routes, by attachment (each a compiled kernel, one call per step):
+Two integration routes, by attachment (each a kernel of the C core, one call per step):
 
 - grounded: the modal ODE is linear with a polynomial input, so the step is its exact discrete
   propagator ``y(H) = Phi y(0) + Psi u`` (:mod:`rbcosim.flex.grounded`), precomputed once per

@@ -1,5 +1,6 @@
-"""The floating body's step kernels (linear floating frame of reference), in the C core
-(``librbcosim/flex/floating.c``).
+"""The floating body's kernels (linear floating frame of reference), in the C core
+(``librbcosim/flex/floating.c``; the macro step runs through FlexBody's handle,
+``librbcosim/flex/endpoint.h``).
 
 Equations and frames: see :mod:`rbcosim.flex.body`. Structure-frame inputs are ``w``,
 ``alpha`` and ``b = a_p - g`` rotated by ``R_s = R(q) @ axis_rotation`` (structure ->
@@ -16,17 +17,6 @@ from __future__ import annotations
 import numpy as np
 
 from rbcosim import _core
-
-
-def floating_step(s: np.ndarray, motion: np.ndarray, past_taus: np.ndarray, past: np.ndarray,
-                  H: float, n: int, gravity: np.ndarray, axis_rotation: np.ndarray,
-                  wmat: np.ndarray) -> bool:
-    """One macro step of the state s, in place (time left to the caller): the frame moves to
-    the rigid side's ``motion`` (19,), the accelerations follow the polynomial through it and
-    the ``past`` motions (m, 19) at ``past_taus`` (:mod:`rbcosim.flex.frame`), and (q, eta,
-    eta') advance over [0, H] by n RK4 steps. False if the result is not finite (s then holds
-    the re-synchronised frame and the old modes)."""
-    return _core.floating_step(s, motion, past_taus, past, H, n, gravity, axis_rotation, wmat)
 
 
 def floating_wrench(s: np.ndarray, gravity: np.ndarray, axis_rotation: np.ndarray, wmat: np.ndarray,

@@ -1,4 +1,4 @@
-"""The grounded body: its exact discrete propagator and compiled kernels.
+"""The grounded body: its exact discrete propagator and its kernels (C core).
 
 Coordinates ``[u_b; eta]`` (see :mod:`rbcosim.flex.model`); the boundary DOFs ``u_b`` follow
 the interface point from the reference pose (p_ref, q_ref) in structure-frame components
@@ -126,19 +126,6 @@ def regrounded_frame(s: np.ndarray, motion: np.ndarray, r0: np.ndarray, comps: n
     """Move the frame to ``motion`` (19,) keeping the interior's physical position and
     velocity: eta -= S du_b, eta' -= S du_b', S = M_ee^-1 M_eb (``shift``, (k, n_b))."""
     _core.regrounded_frame(s, motion, r0, comps, shift)
-
-
-def grounded_step(s: np.ndarray, motion: np.ndarray, past_taus: np.ndarray, past: np.ndarray,
-                  H: float, n: int, r0: np.ndarray, comps: np.ndarray, shift: np.ndarray,
-                  p: np.ndarray, gacc: np.ndarray) -> bool:
-    """One macro step of the state s, in place (time left to the caller): the frame moves to
-    the rigid side's ``motion`` (19,) (:func:`regrounded_frame`), the accelerations follow the
-    polynomial through it and the ``past`` motions (m, 19) at ``past_taus``
-    (:mod:`rbcosim.flex.frame`); the modes advance exactly, y <- P @ [y; u] (P from
-    :func:`propagator` for this H, ``gacc`` (k,) the modal acceleration of gravity), the
-    frame's orientation by n RK4 steps. False if the
-    result is not finite (s then holds the re-synchronised frame and the old modes)."""
-    return _core.grounded_step(s, motion, past_taus, past, H, n, r0, comps, shift, p, gacc)
 
 
 def grounded_wrench(s: np.ndarray, r0: np.ndarray, comps: np.ndarray, wmat: np.ndarray,

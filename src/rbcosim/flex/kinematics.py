@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 
-
 @dataclass(frozen=True)
 class InterfaceMotion:
     """The rigid side's interface point at one time, all inertial, SI.

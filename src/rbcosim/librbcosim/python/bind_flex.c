@@ -180,25 +180,6 @@ static PyObject *py_regrounded_frame(PyObject *self, PyObject *const *args, Py_s
     Py_RETURN_NONE;
 }
 
-/* grounded_step(s, motion, past_taus, past, H, n, r0, comps, shift, p, gacc) -> bool. */
-static PyObject *py_grounded_step(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    rbc_arr s, motion, taus, past, r0, comps, shift, p, gacc;
-    double H;
-    int64_t n;
-    const char *name = "grounded_step";
-    if (!rbc_parse(args, nargs, name, "DDDDdnDLDDD", &s, &motion, &taus, &past, &H, &n, &r0,
-                   &comps, &shift, &p, &gacc)) return NULL;
-    int64_t k = modes_of(&s, name), nb = comps.size;
-    if (k < 0 || !check_motions(&motion, &taus, &past, name) || !check_size(&r0, 9, name, "r0")
-        || !check_comps(&comps, name) || !check_size(&shift, k * nb, name, "shift")
-        || !check_size(&p, k ? 2 * k * (3 * k + 5 * nb) : p.size, name, "p")
-        || !check_size(&gacc, k, name, "gacc")) return NULL;
-    if (n < 1) FAIL("%s: n >= 1", name);
-    int ok = rbc_fx_grounded_step(s.d, k, motion.d, taus.size, taus.d, past.d, H, n, r0.d,
-                                  comps.i, nb, shift.d, p.d, gacc.d);
-    return PyBool_FromLong(ok);
-}
-
 /* grounded_wrench(s, r0, comps, wmat (k, 2k + 3 n_b), fb (n_b, 3 n_b + 3k), gacc, gb, out (6,)). */
 static PyObject *py_grounded_wrench(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     rbc_arr s, r0, comps, wmat, fb, gacc, gb, out;
@@ -213,24 +194,6 @@ static PyObject *py_grounded_wrench(PyObject *self, PyObject *const *args, Py_ss
         || !check_size(&out, 6, name, "out")) return NULL;
     rbc_fx_grounded_wrench(s.d, k, r0.d, comps.i, nb, wmat.d, fb.d, gacc.d, gb.d, out.d);
     Py_RETURN_NONE;
-}
-
-/* floating_step(s, motion, past_taus, past, H, n, gravity, axis_rotation, wmat) -> bool. */
-static PyObject *py_floating_step(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    rbc_arr s, motion, taus, past, gravity, axis, wmat;
-    double H;
-    int64_t n;
-    const char *name = "floating_step";
-    if (!rbc_parse(args, nargs, name, "DDDDdnDDD", &s, &motion, &taus, &past, &H, &n, &gravity,
-                   &axis, &wmat)) return NULL;
-    int64_t k = modes_of(&s, name);
-    if (k < 0 || !check_motions(&motion, &taus, &past, name)
-        || !check_size(&gravity, 3, name, "gravity") || !check_size(&axis, 9, name, "axis")
-        || !check_size(&wmat, k * (20 * k + 15), name, "wmat")) return NULL;
-    if (n < 1) FAIL("%s: n >= 1", name);
-    int ok = rbc_fx_floating_step(s.d, k, motion.d, taus.size, taus.d, past.d, H, n, gravity.d,
-                                  axis.d, wmat.d);
-    return PyBool_FromLong(ok);
 }
 
 /* floating_wrench(s, gravity, axis_rotation, wmat, nodes (N, 3), modes (6N, k), mass (6N, 6N),
@@ -544,9 +507,7 @@ PyMethodDef rbc_flex_methods[] = {
     RBC_METHOD(to_structure),
     RBC_METHOD(boundary),
     RBC_METHOD(regrounded_frame),
-    RBC_METHOD(grounded_step),
     RBC_METHOD(grounded_wrench),
-    RBC_METHOD(floating_step),
     RBC_METHOD(floating_wrench),
     RBC_METHOD(chord_frame_inputs),
     RBC_METHOD(chord_residual),
