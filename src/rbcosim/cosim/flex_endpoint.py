@@ -14,14 +14,15 @@ import warnings
 
 import numpy as np
 
+from rbcosim import _core
+from rbcosim.core import make_handle
 from rbcosim.cosim.codec import StateFormatError, array, field, pack_state, unpack_state
 from rbcosim.flex.arc_shape import ArcShape, is_beam_line
 from rbcosim.flex.body import FlexBody
 from rbcosim.flex.deformation_range import ROTATION_LIMIT, DeformationRange, DeformationWarning
-from rbcosim.flex.kinematics import InterfaceMotion, rotation_matrix_of
+from rbcosim.flex.kinematics import InterfaceMotion, rotation_matrix
 from rbcosim.flex.polynomial import exchange_polynomial
 from rbcosim.flex.spin_limit import SpinLimit, SpinWarning
-from rbcosim.kernels import jit_alloc
 from rbcosim.settings import CosimSettings, Coupling
 
 _HISTORY = 4  # exchanged wrenches kept (cubic iteration polynomial)
@@ -34,17 +35,13 @@ def motion_of(values: np.ndarray, t: float) -> InterfaceMotion:
     return InterfaceMotion.from_array(values, t)
 
 
-@jit_alloc
 def _point_frame_mass(mass: np.ndarray, q: np.ndarray, inverse: bool) -> np.ndarray:
     """T^T M T (inverse: T M T^T), T = diag(R(q), R(q)): a (6, 6) mass between inertial and
-    point-frame axes (R(q): point frame -> inertial)."""
-    rot = rotation_matrix_of(q)
-    t6 = np.zeros((6, 6))
-    t6[:3, :3] = rot
-    t6[3:, 3:] = rot
-    if inverse:
-        return t6 @ mass @ t6.T
-    return t6.T @ mass @ t6
+    point-frame axes (R(q): point frame -> inertial). C core: librbcosim/flex/continuity.c."""
+    out = np.empty((6, 6))
+    _core.point_frame_mass(np.ascontiguousarray(mass, dtype=np.float64),
+                           np.ascontiguousarray(q, dtype=np.float64), inverse, out)
+    return out
 
 
 class FlexEndpoint:
@@ -55,15 +52,22 @@ class FlexEndpoint:
         self.body = body
         self.settings = settings
         self.H = H
-        # Exchanged wrenches (the rigid side's inputs) and their times, newest first.
+        # Exchanged wrenches (the rigid side's inputs) and their times, newest first, and the
+        # rest of this side of the exchange: arrays written in place, that the C core's
+        # macro step (librbcosim/flex/endpoint.h, "flex_exchange") updates too.
         self._times = np.zeros(_HISTORY)
         self._wrenches = np.zeros((_HISTORY, 6))
-        self._count = 0
-        self._motions: list[InterfaceMotion] = []  # rigid motions stepped from, newest first
-        self.energy = 0.0
-        self.implicit_mass = False
+        self._counts = np.zeros(1, dtype=np.int64)
+        self._energy = np.zeros(1)
+        self._pending = np.zeros(1)
         self._handed_mass = np.zeros((6, 6))  # what the rigid side applies, point frame if floating
-        self._pending_power = 0.0
+        self._implicit = np.zeros(1, dtype=np.int64)
+        self._rigid_input = np.zeros(6)
+        self._exchange = make_handle("flex_exchange", self._times, self._wrenches, self._counts,
+                                     self._energy, self._pending, self._handed_mass,
+                                     self._implicit, self._rigid_input)
+        self._coef = np.zeros((_HISTORY, 6))
+        self._motions: list[InterfaceMotion] = []  # rigid motions stepped from, newest first
         self._floating = body.model.attachment == "floating"
         self._end_tau = np.array([H])
         self._mid_end_taus = np.array([0.5 * H, H])
@@ -80,6 +84,40 @@ class FlexEndpoint:
     @property
     def joint(self) -> str:
         return self.coupling.name
+
+    @property
+    def energy(self) -> float:
+        """Energy delivered to the rigid side so far, J."""
+        return float(self._energy[0])
+
+    @energy.setter
+    def energy(self, value: float) -> None:
+        self._energy[0] = value
+
+    @property
+    def implicit_mass(self) -> bool:
+        """True once the body's added mass was handed to the rigid side."""
+        return bool(self._implicit[0])
+
+    @implicit_mass.setter
+    def implicit_mass(self, value: bool) -> None:
+        self._implicit[0] = bool(value)
+
+    @property
+    def _count(self) -> int:
+        return int(self._counts[0])
+
+    @_count.setter
+    def _count(self, value: int) -> None:
+        self._counts[0] = value
+
+    @property
+    def _pending_power(self) -> float:
+        return float(self._pending[0])
+
+    @_pending_power.setter
+    def _pending_power(self, value: float) -> None:
+        self._pending[0] = value
 
     # --- start ----------------------------------------------------------------------------
     def initialize(self, t: float, motion: InterfaceMotion) -> tuple[np.ndarray, str] | None:
@@ -108,9 +146,9 @@ class FlexEndpoint:
         self.implicit_mass = True
         self._input = (-1, self._input[1])  # the rigid input changes meaning
         if self._floating:
-            self._handed_mass = _point_frame_mass(mass, motion.as_array()[3:7], False)
-            return self._handed_mass, "point"
-        self._handed_mass = mass
+            self._handed_mass[:] = _point_frame_mass(mass, motion.as_array()[3:7], False)
+            return self._handed_mass.copy(), "point"
+        self._handed_mass[:] = mass
         return mass, "inertial"
 
     # --- what goes to the rigid side --------------------------------------------------------
@@ -121,12 +159,8 @@ class FlexEndpoint:
         deforms, and that part must stay in the explicit input. Computed once per body state."""
         body = self.body
         if self._input[0] != body.revision:
-            value = body.wrench()
-            if self.implicit_mass:
-                mass = self._handed_mass
-                if self._floating:
-                    mass = _point_frame_mass(mass, body.node_kinematics()[3:7], True)
-                value += mass @ body.frame_accelerations()
+            value = np.empty(6)
+            _core.rigid_input(self._exchange, body._state, body.wrench(), self._floating, value)
             self._input = (body.revision, value)
         return self._input[1].copy()
 
@@ -175,9 +209,8 @@ class FlexEndpoint:
         (wrench polynomial (order+1, 6), (∂W/∂x, ∂W/∂v) or None). With the flexible side
         first, the body steps here and the polynomial interpolates to its end wrench."""
         scheme = self.settings.scheme
-        if scheme == "gauss_seidel_flex_first":
-            self.advance(t, motion)
-            return self.polynomial(t, self.rigid_input()), None
+        if scheme == "gauss_seidel_flex_first":  # the whole macro step of this side, now
+            return self._step(t, motion, None, self.settings.extrapolation), None
         if scheme == "interface_jacobian":
             self.resync(t, motion)
             return self.polynomial(t), self.jacobian()
@@ -191,10 +224,23 @@ class FlexEndpoint:
         if scheme == "gauss_seidel_rigid_first":
             if end_motion is None:
                 raise ValueError("gauss_seidel_rigid_first: the rigid motion at t + H is needed")
-            self.advance(t, motion, future=end_motion)
-        elif scheme != "gauss_seidel_flex_first":
-            self.advance(t, motion)
-        self.commit(motion)
+            self._step(t, motion, end_motion)
+        elif scheme != "gauss_seidel_flex_first":  # (flexible side first: stepped already)
+            self._step(t, motion)
+
+    def _step(self, t: float, motion: InterfaceMotion, future: InterfaceMotion | None = None,
+              order: int = -1) -> np.ndarray | None:
+        """advance() then commit() in one call of the C core (the same arithmetic); with
+        ``order`` >= 0 also the Gauss–Seidel polynomial through the new rigid input at t + H
+        and the past values (what :meth:`polynomial` gives between the two), returned."""
+        past = self._motions[: self.settings.extrapolation]
+        if future is not None:
+            past = [future] + past[:1]
+        body = self.body
+        rows = body.exchange_step(t, self.H, motion, past, self._exchange, order, self._coef)
+        self._input = (body.revision, self._rigid_input.copy())
+        self._after_commit(motion)
+        return self._coef[:rows].copy() if order >= 0 else None
 
     # --- stepping ---------------------------------------------------------------------------
     def advance(self, t: float, motion: InterfaceMotion,
@@ -227,6 +273,10 @@ class FlexEndpoint:
         self._wrenches[1:] = self._wrenches[:-1]
         self._times[0], self._wrenches[0] = self.body.time, self.rigid_input()
         self._count = min(self._count + 1, _HISTORY)
+        self._after_commit(motion)
+
+    def _after_commit(self, motion: InterfaceMotion) -> None:
+        """The motion history and the range checks, after a commit."""
         self._motions = [motion, *self._motions[:1]]
         if self._spin_limit is not None:
             self._check_spin()
@@ -237,7 +287,7 @@ class FlexEndpoint:
         """Warn once when the body's elastic rotations leave the small-deformation range of
         the linear floating-frame field (rbcosim.flex.deformation_range)."""
         eta = self.body.modal_coordinates
-        if self._deformation.rotation(eta) > ROTATION_LIMIT:
+        if self._deformation.rotation_exceeds(eta, ROTATION_LIMIT):
             rotation, deflection = self._deformation.measure(eta)
             self._deformation = None
             name = self.coupling.flex_body
@@ -253,7 +303,9 @@ class FlexEndpoint:
         model has a negative modal stiffness (its deformation then grows without bound)."""
         body = self.body
         nk = body.node_kinematics()
-        rot = rotation_matrix_of(nk[3:7]) @ body.model.axis_rotation
+        if self._spin_limit.below_floor(float(nk[10:13] @ nk[10:13])):
+            return
+        rot = rotation_matrix(nk[3:7]) @ body.model.axis_rotation
         w = rot.T @ nk[10:13]
         if self._spin_limit.unstable(w):
             self._spin_limit = None
@@ -267,7 +319,9 @@ class FlexEndpoint:
 
     def _power(self) -> float:
         """Power (W) the body's wrench delivers to the rigid side at the joint node now."""
-        return float(self.body.wrench() @ self.body.node_kinematics()[7:13])
+        w, v = self.body.wrench(), self.body.node_kinematics()[7:13]
+        # summed in index order from 0, as the C core's macro step does
+        return sum(float(w[i]) * float(v[i]) for i in range(6))
 
     # --- results ----------------------------------------------------------------------------
     def columns(self, name: str) -> list[str]:
@@ -311,7 +365,7 @@ class FlexEndpoint:
         self._motions = [motion_of(m[:19], float(m[19])) for m in motions]
         self.energy, self._pending_power = float(d["energy"]), float(d["pending"])
         self.implicit_mass = bool(d["implicit_mass"])
-        self._handed_mass = d["handed_mass"]
+        self._handed_mass[:] = d["handed_mass"]
         self._input = (-1, self._input[1])
 
 

@@ -43,7 +43,7 @@ Equations, structure frame (components along the beam axes, rotating with the fr
   part (``eta = 0``) this is exact: ``F = -m (a_p + A r_cm - g)``,
   ``M = -(m r_cm x (a_p - g) + I_p alpha + omega x I_p omega)`` with the model's inertia I_p.
 
-Two integration routes, by attachment (each a compiled kernel, one call per step):
+Two integration routes, by attachment (each a kernel of the C core, one call per step):
 
 - grounded: the modal ODE is linear with a polynomial input, so the step is its exact discrete
   propagator ``y(H) = Phi y(0) + Psi u`` (:mod:`rbcosim.flex.grounded`), precomputed once per
@@ -60,13 +60,14 @@ import math
 
 import numpy as np
 
+from rbcosim import _core
+from rbcosim.core import make_handle
 from rbcosim.errors import SimulationError
-from rbcosim.flex.floating import floating_step, floating_wrench
+from rbcosim.flex.floating import floating_wrench
 from rbcosim.flex.frame import set_frame
 from rbcosim.flex.grounded import (
     boundary,
     grounded_matrices,
-    grounded_step,
     grounded_wrench,
     propagator,
     regrounded_frame,
@@ -84,6 +85,16 @@ _NO_TAUS, _NO_ROWS = np.zeros(0), np.zeros((0, 19))
 _PROPAGATORS_KEPT = 4  # step sizes whose grounded propagator is kept (H, H/2 in practice)
 
 
+def _band(mass: np.ndarray) -> np.ndarray:
+    """(n, 2) int64: each row's nonzero columns [first, last + 1) (a finite-element mass is
+    banded: the wrench kernel skips the exact zeros outside, which changes no bit)."""
+    nonzero = mass != 0.0
+    any_ = nonzero.any(axis=1)
+    lo = np.where(any_, nonzero.argmax(axis=1), 0)
+    hi = np.where(any_, mass.shape[1] - nonzero[:, ::-1].argmax(axis=1), 0)
+    return np.ascontiguousarray(np.stack([lo, hi], axis=1), dtype=np.int64)
+
+
 class FlexBody:
     """Craig–Bampton flexible body at one interface point (see the module docstring).
 
@@ -99,7 +110,7 @@ class FlexBody:
     def __init__(self, model: FlexModel, *, gravity=(0.0, 0.0, -9.81), micro_steps: int = 10):
         if isinstance(micro_steps, bool) or not isinstance(micro_steps, int) or micro_steps < 1:
             raise ValueError(f"micro_steps: expected an integer >= 1, got {micro_steps!r}")
-        g = np.asarray(gravity, dtype=float).reshape(-1)
+        g = np.array(gravity, dtype=float).reshape(-1)
         if g.shape != (3,) or not np.all(np.isfinite(g)):
             raise ValueError(f"gravity: expected 3 finite numbers, got {gravity!r}")
         self.model = model
@@ -120,11 +131,31 @@ class FlexBody:
             self._interior_shift, self._jac_k, self._jac_c = g.shift, g.jac_k, g.jac_c
             self._propagators: dict[float, np.ndarray] = {}
         else:
-            self._w = np.ascontiguousarray(model.floating.ode_matrix)
+            fl = model.floating
+            self._w = np.ascontiguousarray(fl.ode_matrix, dtype=np.float64)
+            # The wrench kernel's arrays (C-contiguous float64) and its nodal scratch.
+            mass = np.ascontiguousarray(fl.mass, dtype=np.float64)
+            self._fl = tuple(np.ascontiguousarray(a, dtype=np.float64) for a in (
+                fl.nodes, fl.modes)) + (mass, _band(mass), float(fl.total_mass)) + tuple(
+                np.ascontiguousarray(a, dtype=np.float64) for a in (
+                    fl.first_moment, fl.modal_first_moment, fl.spin_inertia))
+            self._work = np.empty(self._fl[2].shape[0])
+        self._axis = np.ascontiguousarray(model.axis_rotation, dtype=np.float64)
         self._state = np.zeros(ETA + 2 * k)
         self._r0 = np.eye(3)  # structure axes of a grounded body (derived from q_ref)
         self._gacc, self._gb = np.zeros(k), np.zeros(nb)  # grounded: gravity (_update_axes)
-        self._wrench: np.ndarray | None = None  # at the current state, once asked for
+        # The wrench at the current state, computed once asked for (_wrench_ok).
+        self._wrench = np.zeros(6)
+        self._wrench_ok = False
+        # The C core's view of the body (librbcosim/flex/endpoint.h): these arrays are only
+        # ever written in place.
+        if self._grounded:
+            self._handle = make_handle("flex_grounded", self._state, self._r0, self._comps,
+                                       self._interior_shift, self._w, self._fb, self._gacc,
+                                       self._gb, self._wrench)
+        else:
+            self._handle = make_handle("flex_floating", self._state, self.gravity, self._axis,
+                                       self._w, *self._fl, self._work, self._wrench)
 
     # ------------------------------------------------------------------ state
 
@@ -154,24 +185,24 @@ class FlexBody:
             raise ValueError(
                 f"blob: expected {self._state.size} float64 values for this model, got {s.size}"
             )
-        self._state = s.astype(np.float64).copy()
+        self._state[:] = s
         self._update_axes()
         self._changed()
 
     def _changed(self) -> None:
         self.revision += 1
-        self._wrench = None
+        self._wrench_ok = False
 
     def _update_axes(self) -> None:
         if self.model.structure_axes == "point":
-            self._r0 = rotation_matrix(self._state[QREF : QREF + 4]) @ self.model.axis_rotation
+            self._r0[:] = rotation_matrix(self._state[QREF : QREF + 4]) @ self.model.axis_rotation
         else:
-            self._r0 = np.eye(3)
+            self._r0[:] = np.eye(3)
         if self._grounded:
             nb = self.model.n_boundary
             load = self.model.gravity_load @ (self._r0.T @ self.gravity)
-            self._gacc = self._minv @ load[nb:]
-            self._gb = load[:nb].copy()
+            self._gacc[:] = self._minv @ load[nb:]
+            self._gb[:] = load[:nb]
 
     # ------------------------------------------------------------------ driving
 
@@ -183,7 +214,7 @@ class FlexBody:
         s[PREF : PREF + 3] = s[R : R + 3]
         s[QREF : QREF + 4] = s[Q : Q + 4]
         s[INIT] = 1.0
-        self._state = s
+        self._state[:] = s
         self._update_axes()
         self._changed()
 
@@ -215,6 +246,44 @@ class FlexBody:
         ``extrapolation``: past motions (most recent first unless they carry ``time``), at most
         two; their accelerations give the order-1/2 polynomial for the accelerations.
         """
+        past_taus, rows = self._past(t, H, extrapolation)
+        s, arr = self._state, motion.as_array()
+        if self._grounded:
+            ok = _core.grounded_body_step(self._handle, arr, past_taus, rows, H,
+                                          self.micro_steps, self._propagator(H))
+        else:
+            ok = _core.floating_body_step(self._handle, arr, past_taus, rows, H,
+                                          self.micro_steps)
+        self._changed()
+        if not ok:
+            raise SimulationError(
+                f"flexible body: non-finite modal state after the step from t={t!r} (H={H!r})"
+            )
+        s[T] = t + H
+
+    def exchange_step(self, t: float, H: float, motion: InterfaceMotion,
+                      extrapolation: list[InterfaceMotion] | None, exchange, order: int,
+                      coef: np.ndarray) -> int:
+        """:meth:`step` and its endpoint's commit in one call of the C core
+        (``librbcosim/flex/endpoint.h``): ``exchange`` is the endpoint's handle (histories,
+        energy, added mass); with ``order`` >= 0 the Gauss–Seidel wrench polynomial (flexible
+        side first) is written to the first rows of ``coef`` (4, 6) and their count returned."""
+        past_taus, rows = self._past(t, H, extrapolation)
+        if not self._wrench_ok:  # the power at the step's start
+            self.wrench()
+        p = self._propagator(H) if self._grounded else _NO_TAUS
+        n = _core.exchange_step(self._handle, exchange, motion.as_array(), past_taus, rows, t, H,
+                                self.micro_steps, p, order, coef)
+        self._changed()
+        if n is None:
+            raise SimulationError(
+                f"flexible body: non-finite modal state after the step from t={t!r} (H={H!r})"
+            )
+        self._wrench_ok = True  # the core left the wrench at the new state
+        return n
+
+    def _past(self, t: float, H: float, extrapolation) -> tuple[np.ndarray, np.ndarray]:
+        """Checks of a step from t by H; the past motions' times (relative to t) and rows."""
         self._require_init()
         if not (math.isfinite(H) and H > 0):
             raise ValueError(f"H: expected a positive finite macro step, got {H!r}")
@@ -224,32 +293,17 @@ class FlexBody:
                 f"step: time {t!r} does not match the flexible body's time {s[T]!r}"
             )
         past = extrapolation or ()
-        if past:
-            if len(past) > 2:
-                raise ValueError(
-                    f"extrapolation: expected at most 2 past motions, got {len(past)}")
-            taus = [-(i + 1) * H if m.time is None else float(m.time) - t
-                    for i, m in enumerate(past)]
-            ordered = sorted([0.0, *taus])
-            if any(b - a <= 1e-12 * H for a, b in itertools.pairwise(ordered)):
-                raise ValueError(f"extrapolation: past motions at coincident times {[0.0, *taus]}")
-            past_taus, rows = np.array(taus), np.array([m.as_array() for m in past])
-        else:
-            past_taus, rows = _NO_TAUS, _NO_ROWS
-        arr = motion.as_array()
-        if self._grounded:
-            ok = grounded_step(s, arr, past_taus, rows, H, self.micro_steps, self._r0,
-                               self._comps, self._interior_shift, self._propagator(H),
-                               self._gacc)
-        else:
-            ok = floating_step(s, arr, past_taus, rows, H, self.micro_steps, self.gravity,
-                               self.model.axis_rotation, self._w)
-        self._changed()
-        if not ok:
-            raise SimulationError(
-                f"flexible body: non-finite modal state after the step from t={t!r} (H={H!r})"
-            )
-        s[T] = t + H
+        if not past:
+            return _NO_TAUS, _NO_ROWS
+        if len(past) > 2:
+            raise ValueError(
+                f"extrapolation: expected at most 2 past motions, got {len(past)}")
+        taus = [-(i + 1) * H if m.time is None else float(m.time) - t
+                for i, m in enumerate(past)]
+        ordered = sorted([0.0, *taus])
+        if any(b - a <= 1e-12 * H for a, b in itertools.pairwise(ordered)):
+            raise ValueError(f"extrapolation: past motions at coincident times {[0.0, *taus]}")
+        return np.array(taus), np.array([m.as_array() for m in past])
 
     def _propagator(self, H: float) -> np.ndarray:
         """The grounded modes' exact propagator for step H (computed once per H)."""
@@ -280,8 +334,12 @@ class FlexBody:
 
         Computed once per state (an exchange asks several times)."""
         self._require_init()
-        if self._wrench is None:
-            self._wrench = self._wrench_at(self._state)
+        if not self._wrench_ok:
+            if self._grounded:
+                _core.grounded_body_wrench(self._handle)
+            else:
+                _core.floating_body_wrench(self._handle)
+            self._wrench_ok = True
         return self._wrench.copy()
 
     def _wrench_at(self, s: np.ndarray) -> np.ndarray:
@@ -289,10 +347,9 @@ class FlexBody:
         if self._grounded:
             return grounded_wrench(s, self._r0, self._comps, self._w, self._fb, self._gacc,
                                    self._gb)
-        fl = self.model.floating
-        return floating_wrench(s, self.gravity, self.model.axis_rotation, self._w, fl.nodes,
-                               fl.modes, fl.mass, fl.total_mass, fl.first_moment,
-                               fl.modal_first_moment, fl.spin_inertia)
+        nodes, modes, mass, _, total, first, s_e, spin = self._fl
+        return floating_wrench(s, self.gravity, self._axis, self._w, nodes, modes, mass, total,
+                               first, s_e, spin, self._work)
 
     def added_mass(self) -> np.ndarray:
         """Instantaneous added mass M_a (6, 6), inertial: ∂wrench/∂[a_p; α_p] = −M_a at the

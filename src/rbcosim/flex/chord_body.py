@@ -12,7 +12,13 @@ import numpy as np
 
 from rbcosim.errors import SimulationError
 from rbcosim.flex.chord import ChordModel
-from rbcosim.flex.chord_kernels import chord_step, frame_inputs, modal_acceleration, residual
+from rbcosim.flex.chord_kernels import (
+    chord_step,
+    contiguous_rows,
+    frame_inputs,
+    modal_acceleration,
+    residual,
+)
 from rbcosim.flex.frame import acceleration_polynomial, end_of_step, frame_at, set_frame
 from rbcosim.flex.layout import ETA
 
@@ -39,6 +45,8 @@ class ChordBody:
         self._k = k
         self._minv = np.linalg.inv(model.mass[1:, 1:])
         self._params = model.params
+        self._modal_rows = contiguous_rows(model.modal_rows)
+        self._pin_rows = contiguous_rows(model.pin_rows)
         self._time = np.nan
         self._motions = np.zeros((2, 19))
         self._modes = np.zeros(2 * k)
@@ -111,9 +119,8 @@ class ChordBody:
             pins.append(s)
             coeffs.append(acceleration_polynomial(m.as_array(), taus, rows))
         y = self._modes.copy()
-        model = self.model
         if not chord_step(np.array(pins), np.array(coeffs), H, self.micro_steps, y,
-                          model.modal_rows, self._minv, self._params, self.gravity):
+                          self._modal_rows, self._minv, self._params, self.gravity):
             raise SimulationError(f"chord body: non-finite modal state after the step from "
                                   f"t={t!r} (H={H!r})")
         out = np.empty(18)
@@ -137,11 +144,11 @@ class ChordBody:
 
     def _forces_at(self, motions: np.ndarray) -> np.ndarray:
         inputs = self.frame(motions)
-        k, model = self._k, self.model
+        k = self._k
         eta, etad = self._modes[:k], self._modes[k:]
-        etadd = modal_acceleration(model.modal_rows, self._minv, self._params, inputs, eta,
+        etadd = modal_acceleration(self._modal_rows, self._minv, self._params, inputs, eta,
                                    etad)
-        on_beam = residual(model.pin_rows, self._params, inputs, eta, etad, etadd).reshape(2, 2)
+        on_beam = residual(self._pin_rows, self._params, inputs, eta, etad, etadd).reshape(2, 2)
         ex, ez = inputs[0:2], np.array([-inputs[1], inputs[0]])
         f = np.zeros((2, 3))
         f[:, [0, 2]] = -(on_beam[:, :1] * ex + on_beam[:, 1:] * ez)

@@ -34,6 +34,9 @@ class DeformationRange:
         self._translations = np.ascontiguousarray(dofs[:, :3]).reshape(3 * n_nodes, -1)
         self._rotations = np.ascontiguousarray(dofs[:, 3:]).reshape(3 * n_nodes, -1)
         self.length = float(np.max(np.linalg.norm(floating.nodes, axis=1)))
+        # Largest spectral norm of a node's rotation rows: |theta_i| <= gain |eta| for all i.
+        blocks = self._rotations.reshape(n_nodes, 3, -1)
+        self._rotation_gain = float(max((np.linalg.norm(b, 2) for b in blocks), default=0.0))
 
     def _largest(self, rows: np.ndarray, eta: np.ndarray) -> float:
         u = rows @ eta
@@ -42,6 +45,14 @@ class DeformationRange:
     def rotation(self, eta: np.ndarray) -> float:
         """Largest elastic nodal rotation, rad (the check after every macro step)."""
         return self._largest(self._rotations, eta)
+
+    def rotation_exceeds(self, eta: np.ndarray, limit: float) -> bool:
+        """rotation(eta) > limit, without the nodal rotations while the bound gain |eta| on
+        them stays below the limit (the check after every macro step)."""
+        e = float(eta @ eta)
+        if (1.0 + 1e-9) * self._rotation_gain * np.sqrt(e) <= limit:
+            return False
+        return self.rotation(eta) > limit
 
     def measure(self, eta: np.ndarray) -> tuple[float, float]:
         """(largest nodal rotation rad, largest nodal displacement / body length)."""

@@ -1,4 +1,4 @@
-"""The grounded body: its exact discrete propagator and compiled kernels.
+"""The grounded body: its exact discrete propagator and its kernels (C core).
 
 Coordinates ``[u_b; eta]`` (see :mod:`rbcosim.flex.model`); the boundary DOFs ``u_b`` follow
 the interface point from the reference pose (p_ref, q_ref) in structure-frame components
@@ -25,11 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
-from rbcosim.flex.frame import acceleration_polynomial, end_of_step, set_frame, write_end_frame
-from rbcosim.flex.kinematics import relative_rotation_vector
-from rbcosim.flex.layout import AL, ETA, PREF, QREF, A, Q, R, V, W
-from rbcosim.flex.linalg import matvec
-from rbcosim.kernels import jit_alloc
+from rbcosim import _core
 
 _DEGREE = 4  # of u_b(tau): position through twice-integrated quadratic accelerations
 
@@ -108,100 +104,36 @@ def propagator(ode_matrix: np.ndarray, nb: int, H: float) -> np.ndarray:
     return np.hstack([top[:, :d], psi, gamma])
 
 
-@jit_alloc
+# --- the step kernels, in the C core (librbcosim/flex/grounded.c) ------------------------------
+
+
 def to_structure(r0: np.ndarray, x: np.ndarray, rx: np.ndarray, comps: np.ndarray,
-               out: np.ndarray) -> None:
+                 out: np.ndarray) -> None:
     """out (n_b,) = (r0^T [x; rx])[comps]: a translation-rotation pair (3 + 3) in the selected
     structure-frame components."""
-    for i in range(comps.size):
-        c = comps[i]
-        v = x if c < 3 else rx
-        j = c % 3
-        out[i] = r0[0, j] * v[0] + r0[1, j] * v[1] + r0[2, j] * v[2]
+    _core.to_structure(r0, np.ascontiguousarray(x), np.ascontiguousarray(rx), comps, out)
 
 
-@jit_alloc
 def boundary(s: np.ndarray, r0: np.ndarray, comps: np.ndarray) -> np.ndarray:
     """Rows (u_b, u_b', u_b''), shape (3, n_b), at the state's frame."""
-    theta = relative_rotation_vector(s[Q:Q + 4], s[QREF:QREF + 4])
     out = np.empty((3, comps.size))
-    to_structure(r0, s[R:R + 3] - s[PREF:PREF + 3], theta, comps, out[0])
-    to_structure(r0, s[V:V + 3], s[W:W + 3], comps, out[1])
-    to_structure(r0, s[A:A + 3], s[AL:AL + 3], comps, out[2])
+    _core.boundary(s, r0, comps, out)
     return out
 
 
-@jit_alloc
 def regrounded_frame(s: np.ndarray, motion: np.ndarray, r0: np.ndarray, comps: np.ndarray,
                      shift: np.ndarray) -> None:
     """Move the frame to ``motion`` (19,) keeping the interior's physical position and
     velocity: eta -= S du_b, eta' -= S du_b', S = M_ee^-1 M_eb (``shift``, (k, n_b))."""
-    k = (s.size - ETA) // 2
-    before = boundary(s, r0, comps)
-    set_frame(s, motion)
-    if k:
-        du = boundary(s, r0, comps) - before
-        s[ETA:ETA + k] -= matvec(shift, du[0])
-        s[ETA + k:] -= matvec(shift, du[1])
+    _core.regrounded_frame(s, motion, r0, comps, shift)
 
 
-@jit_alloc
-def grounded_step(s: np.ndarray, motion: np.ndarray, past_taus: np.ndarray, past: np.ndarray,
-                  H: float, n: int, r0: np.ndarray, comps: np.ndarray, shift: np.ndarray,
-                  p: np.ndarray, gacc: np.ndarray) -> bool:
-    """One macro step of the state s, in place (time left to the caller): the frame moves to
-    the rigid side's ``motion`` (19,) (:func:`regrounded_frame`), the accelerations follow the
-    polynomial through it and the ``past`` motions (m, 19) at ``past_taus``
-    (:mod:`rbcosim.flex.frame`); the modes advance exactly, y <- P @ [y; u] (P from
-    :func:`propagator` for this H, ``gacc`` (k,) the modal acceleration of gravity), the
-    frame's orientation by n RK4 steps. False if the
-    result is not finite (s then holds the re-synchronised frame and the old modes)."""
-    regrounded_frame(s, motion, r0, comps, shift)
-    coeff = acceleration_polynomial(motion, past_taus, past)
-    k = (s.size - ETA) // 2
-    q = end_of_step(s, coeff, H, n)
-    y = s[ETA:].copy()
-    if k:
-        nb = comps.size
-        x = np.zeros(3 * k + 5 * nb)
-        x[:2 * k] = y
-        x[2 * k + 5 * nb:] = gacc
-        x[2 * k:2 * k + 2 * nb] = boundary(s, r0, comps)[:2].ravel()
-        for j in range(coeff.shape[0]):
-            o = 2 * k + (2 + j) * nb
-            to_structure(r0, coeff[j, :3], coeff[j, 3:], comps, x[o:o + nb])
-        y = matvec(p, x)
-    if not (np.all(np.isfinite(q)) and np.all(np.isfinite(y))):
-        return False
-    write_end_frame(s, coeff, H, q)
-    s[ETA:] = y
-    return True
-
-
-@jit_alloc
 def grounded_wrench(s: np.ndarray, r0: np.ndarray, comps: np.ndarray, wmat: np.ndarray,
                     fb_matrix: np.ndarray, gacc: np.ndarray, gb: np.ndarray) -> np.ndarray:
     """[force (3) N, moment (3) N·m] on the rigid body, inertial: minus the boundary rows of
     the reduced equations, f_b = FB @ [u_b, u_b', u_b'', eta, eta', eta''] - gb, at the state
     (eta'' = W z + gacc; gacc (k,), gb (n_b,): gravity's modal acceleration and boundary
     load)."""
-    k = (s.size - ETA) // 2
-    nb = comps.size
-    x = np.empty(3 * nb + 3 * k)
-    x[:3 * nb] = boundary(s, r0, comps).ravel()
-    x[3 * nb:3 * nb + 2 * k] = s[ETA:]
-    if k:
-        z = np.empty(2 * k + 3 * nb)
-        z[:2 * k] = s[ETA:]
-        z[2 * k:] = x[:3 * nb]
-        x[3 * nb + 2 * k:] = matvec(wmat, z) + gacc
-    fb = matvec(fb_matrix, x) - gb
-    six = np.zeros(6)
-    for i in range(nb):
-        six[comps[i]] = -fb[i]
-    out = np.zeros(6)
-    for i in range(3):
-        for j in range(3):
-            out[i] += r0[i, j] * six[j]
-            out[3 + i] += r0[i, j] * six[3 + j]
+    out = np.empty(6)
+    _core.grounded_wrench(s, r0, comps, wmat, fb_matrix, gacc, gb, out)
     return out

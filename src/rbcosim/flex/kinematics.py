@@ -11,8 +11,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rbcosim.kernels import jit_alloc
-
 
 @dataclass(frozen=True)
 class InterfaceMotion:
@@ -81,12 +79,8 @@ class InterfaceMotion:
         return self._array
 
 
-@jit_alloc
 def _all_finite(a: np.ndarray) -> bool:
-    for x in a:
-        if not math.isfinite(x):
-            return False
-    return True
+    return bool(np.isfinite(a).all())
 
 
 def _vec(a, n: int, name: str) -> np.ndarray:
@@ -98,76 +92,32 @@ def _vec(a, n: int, name: str) -> np.ndarray:
     return v
 
 
-# --- compiled cores (unit quaternions, float64 arrays), shared by the flexible-body kernels ---
-
-
-@jit_alloc
-def rotation_matrix_of(q: np.ndarray) -> np.ndarray:
-    """R(q), shape (3, 3), from a quaternion (4,) (normalised here)."""
-    n = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
-    w, x, y, z = q[0] / n, q[1] / n, q[2] / n, q[3] / n
-    out = np.empty((3, 3))
-    out[0, 0] = 1 - 2 * (y * y + z * z)
-    out[0, 1] = 2 * (x * y - w * z)
-    out[0, 2] = 2 * (x * z + w * y)
-    out[1, 0] = 2 * (x * y + w * z)
-    out[1, 1] = 1 - 2 * (x * x + z * z)
-    out[1, 2] = 2 * (y * z - w * x)
-    out[2, 0] = 2 * (x * z - w * y)
-    out[2, 1] = 2 * (y * z + w * x)
-    out[2, 2] = 1 - 2 * (x * x + y * y)
-    return out
-
-
-@jit_alloc
-def quat_product(p: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """Hamilton product p ⊗ q, shape (4,)."""
-    pw, px, py, pz = p[0], p[1], p[2], p[3]
-    qw, qx, qy, qz = q[0], q[1], q[2], q[3]
-    out = np.empty(4)
-    out[0] = pw * qw - px * qx - py * qy - pz * qz
-    out[1] = pw * qx + px * qw + py * qz - pz * qy
-    out[2] = pw * qy - px * qz + py * qw + pz * qx
-    out[3] = pw * qz + px * qy - py * qx + pz * qw
-    return out
-
-
-@jit_alloc
-def relative_rotation_vector(q: np.ndarray, q_ref: np.ndarray) -> np.ndarray:
-    """Rotation vector (rad, angle in [0, pi]) of the unit quaternion q ⊗ conj(q_ref), (3,)."""
-    conj = np.empty(4)
-    conj[0] = q_ref[0]
-    conj[1:] = -q_ref[1:]
-    r = quat_product(q, conj)
-    if r[0] < 0:
-        r = -r
-    s = math.sqrt(r[1] * r[1] + r[2] * r[2] + r[3] * r[3])
-    if s < 1e-12:
-        return 2.0 * r[1:]
-    return r[1:] * (2.0 * math.atan2(s, r[0]) / s)
-
-
-@jit_alloc
-def add_quat_rate(w: np.ndarray, q: np.ndarray, scale: float, out: np.ndarray) -> None:
-    """out += scale * q', q' = [0, w] ⊗ q / 2 (w inertial angular velocity, rad/s)."""
-    c = 0.5 * scale
-    out[0] += c * (-w[0] * q[1] - w[1] * q[2] - w[2] * q[3])
-    out[1] += c * (w[0] * q[0] - w[2] * q[2] + w[1] * q[3])
-    out[2] += c * (w[1] * q[0] + w[2] * q[1] - w[0] * q[3])
-    out[3] += c * (w[2] * q[0] - w[1] * q[1] + w[0] * q[2])
-
-
-# --- the same operations on any array-like, for model building, tests and Jacobians ---------
+# --- on any array-like, for model building, tests and Jacobians (the step kernels have their
+# own in the C core, librbcosim/flex/fx_vec.h) -------------------------------------------------
 
 
 def rotation_matrix(q) -> np.ndarray:
     """R(q), shape (3, 3), from a quaternion (normalised here)."""
-    return rotation_matrix_of(np.asarray(q, dtype=np.float64))
+    q = np.asarray(q, dtype=np.float64)
+    n = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
+    w, x, y, z = q[0] / n, q[1] / n, q[2] / n, q[3] / n
+    return np.array([
+        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+    ])
 
 
 def quat_multiply(p, q) -> np.ndarray:
     """Hamilton product p ⊗ q, shape (4,)."""
-    return quat_product(np.asarray(p, dtype=np.float64), np.asarray(q, dtype=np.float64))
+    pw, px, py, pz = (float(v) for v in np.asarray(p, dtype=np.float64))
+    qw, qx, qy, qz = (float(v) for v in np.asarray(q, dtype=np.float64))
+    return np.array([
+        pw * qw - px * qx - py * qy - pz * qz,
+        pw * qx + px * qw + py * qz - pz * qy,
+        pw * qy - px * qz + py * qw + pz * qx,
+        pw * qz + px * qy - py * qx + pz * qw,
+    ])
 
 
 def quat_from_rotation_vector(v) -> np.ndarray:

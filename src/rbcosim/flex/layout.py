@@ -1,4 +1,4 @@
-"""Layout of a FlexBody's state vector (float64), shared by the body and its compiled kernels.
+"""Layout of a FlexBody's state vector (float64), shared by the body and its C kernels.
 
 ``[t | r (3) q (4) v (3) w (3) a (3) alpha (3) | p_ref (3) q_ref (4) | initialised | eta (k)
 eta_dot (k)]``: time (s); the frame at the interface point (inertial position m, quaternion

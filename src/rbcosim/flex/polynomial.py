@@ -1,4 +1,4 @@
-"""Polynomials in time through a few sampled values (compiled): the flexible body's interface
+"""Polynomials in time through a few sampled values: the flexible body's interface
 accelerations over a macro step and the wrench polynomial its endpoint hands the rigid side.
 
 Times are relative (tau, s); values are rows of any width (m/s², N, ...); at most four points.
@@ -8,32 +8,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from rbcosim.kernels import jit_alloc
+from rbcosim import _core
 
 
-@jit_alloc
 def polynomial_through(taus: np.ndarray, values: np.ndarray) -> np.ndarray:
     """Coefficients c, shape (m, n), of p(tau) = sum_j c_j tau^j with p(taus[i]) = values[i].
 
-    taus: (m,) distinct times; values: (m, n). Newton's divided differences, expanded to the
-    monomial basis (the interpolant is unique: the same polynomial as a Vandermonde solve).
+    taus: (m,) distinct times, m <= 4; values: (m, n), n <= 64. Newton's divided differences,
+    expanded to the monomial basis (the interpolant is unique: the same polynomial as a
+    Vandermonde solve); computed in the C core (librbcosim/polynomial.c).
     """
-    m, n = values.shape
-    d = values.astype(np.float64).copy()
-    for j in range(1, m):
-        for i in range(m - 1, j - 1, -1):
-            d[i] = (d[i] - d[i - 1]) / (taus[i] - taus[i - j])
-    # p = d_{m-1}; p = p (tau - taus[j]) + d_j, j = m-2..0, on monomial coefficient rows.
-    c = np.zeros((m, n))
-    c[0] = d[m - 1]
-    for j in range(m - 2, -1, -1):
-        for i in range(m - 1, 0, -1):
-            c[i] = c[i - 1] - taus[j] * c[i]
-        c[0] = d[j] - taus[j] * c[0]
-    return c
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    coef = np.empty(values.shape)
+    _core.polynomial_through(np.ascontiguousarray(taus, dtype=np.float64), values, coef)
+    return coef
 
 
-@jit_alloc
 def exchange_polynomial(t: float, times: np.ndarray, wrenches: np.ndarray, count: int,
                         known_taus: np.ndarray, known: np.ndarray) -> np.ndarray:
     """Wrench coefficients (len(known_taus) + count, 6) in tau = time - t through the values

@@ -27,6 +27,11 @@ class SpinLimit:
         # there is nothing to compute.
         self._floor = 0.5 * float(np.min(np.linalg.eigvals(self._k0).real))
 
+    def below_floor(self, w_squared: float) -> bool:
+        """True if an angular velocity of squared norm ``w_squared`` (rad²/s², any axes: the
+        norm does not depend on them) is certainly stable (the cheap first check)."""
+        return w_squared * (1.0 + 1e-9) < self._floor
+
     def unstable(self, w_structure: np.ndarray) -> bool:
         """True if the modal stiffness at angular velocity ``w_structure`` (3,) is not positive."""
         w = np.asarray(w_structure, dtype=float)

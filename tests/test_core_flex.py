@@ -1,0 +1,208 @@
+"""The flexible side's C kernels (librbcosim/flex) against independent references: exact
+integrals and finite differences of the frame polynomial, the closed-form rotation at constant
+angular velocity, dense numpy products, a solved residual, closed-form joint gaps, and the
+one-call macro step against the same step taken call by call."""
+
+import math
+
+import numpy as np
+import pytest
+
+from rbcosim import _core
+from rbcosim.cosim.flex_endpoint import FlexEndpoint, motion_of
+from rbcosim.flex import FlexBody, FlexModel, InterfaceMotion
+from rbcosim.flex.chord import ChordModel
+from rbcosim.flex.chord_kernels import contiguous_rows
+from rbcosim.flex.frame import acceleration_polynomial, end_of_step, frame_at, set_frame
+from rbcosim.flex.grounded import boundary, to_structure
+from rbcosim.flex.kinematics import quat_from_rotation_vector, quat_multiply, rotation_matrix
+from rbcosim.flex.layout import ETA, QREF, Q, R, V, W
+from rbcosim.settings import CosimSettings, Coupling
+
+pytestmark = pytest.mark.unit
+
+RNG = np.random.default_rng(25)
+
+
+def _state(k=0):
+    s = np.zeros(ETA + 2 * k)
+    motion = RNG.normal(size=19)
+    set_frame(s, motion)
+    return s
+
+
+def test_acceleration_polynomial_passes_through_its_samples():
+    motion = RNG.normal(size=19)
+    past = RNG.normal(size=(2, 19))
+    taus = np.array([-1e-3, -2e-3])
+    coeff = acceleration_polynomial(motion, taus, past)
+    for tau, row in zip([0.0, *taus], [motion, *past]):
+        value = sum(coeff[j] * tau**j for j in range(3))
+        np.testing.assert_allclose(value, row[13:19], rtol=1e-9, atol=1e-12)
+
+
+def test_frame_at_is_the_exact_integral_of_its_accelerations():
+    s = _state()
+    coeff = RNG.normal(size=(3, 6))
+    out, plus, minus = np.empty(18), np.empty(18), np.empty(18)
+    tau, d = 0.37, 1e-5
+    frame_at(s, coeff, tau, out)
+    frame_at(s, coeff, tau + d, plus)
+    frame_at(s, coeff, tau - d, minus)
+    rate = (plus - minus) / (2 * d)
+    np.testing.assert_allclose(rate[0:3], out[3:6], rtol=1e-8)      # r' = v
+    np.testing.assert_allclose(rate[3:6], out[6:9], rtol=1e-8)      # v' = a
+    np.testing.assert_allclose(rate[9:12], out[12:15], rtol=1e-8)   # theta' = w
+    np.testing.assert_allclose(rate[12:15], out[15:18], rtol=1e-8)  # w' = alpha
+    frame_at(s, coeff, 0.0, out)
+    np.testing.assert_array_equal(out[0:3], s[R:R + 3])
+    np.testing.assert_array_equal(out[3:6], s[V:V + 3])
+    np.testing.assert_array_equal(out[12:15], s[W:W + 3])
+
+
+def test_end_of_step_at_constant_angular_velocity_is_the_closed_form_rotation():
+    s = _state()
+    coeff = np.zeros((1, 6))  # no angular acceleration: w constant
+    H = 0.8
+    q = end_of_step(s, coeff, H, 200)
+    exact = quat_multiply(quat_from_rotation_vector(s[W:W + 3] * H), s[Q:Q + 4])
+    if exact @ q < 0:
+        exact = -exact
+    np.testing.assert_allclose(q, exact, atol=1e-11)
+    assert abs(np.linalg.norm(q) - 1.0) < 1e-15
+
+
+def test_boundary_is_the_rotated_offset_and_rotation_vector():
+    s = _state()
+    s[QREF:QREF + 4] = quat_from_rotation_vector([0.0, 0.0, 0.0])
+    s[Q:Q + 4] = quat_from_rotation_vector([0.1, -0.2, 0.05])
+    r0 = rotation_matrix(quat_from_rotation_vector([0.3, 0.1, -0.4]))
+    comps = np.arange(6, dtype=np.int64)
+    rows = boundary(s, r0, comps)
+    np.testing.assert_allclose(rows[0, :3], r0.T @ s[R:R + 3], rtol=1e-14)
+    np.testing.assert_allclose(rows[0, 3:], r0.T @ np.array([0.1, -0.2, 0.05]), rtol=1e-12)
+    out = np.empty(2)
+    to_structure(r0, np.array([1.0, 2.0, 3.0]), np.array([4.0, 5.0, 6.0]),
+                 np.array([1, 5], dtype=np.int64), out)
+    np.testing.assert_allclose(out, [(r0.T @ [1, 2, 3])[1], (r0.T @ [4, 5, 6])[2]], rtol=1e-14)
+
+
+def test_joint_gaps_in_closed_form():
+    rigid = np.concatenate([[1.0, 2.0, 3.0], quat_from_rotation_vector([0.0, 0.3, 0.0]),
+                            [0.1, 0.2, 0.3], [1.0, 0.0, 0.0]])
+    flex = rigid.copy()
+    flex[0:3] += [3e-3, 4e-3, 0.0]
+    flex[3:7] = quat_multiply(quat_from_rotation_vector([0.0, 0.0, 2e-4]), rigid[3:7])
+    flex[7:10] += [0.0, 0.0, 0.5]
+    flex[10:13] += [0.0, 1.2, -0.5]
+    gaps = np.empty(4)
+    _core.joint_gaps(rigid, flex, gaps)
+    np.testing.assert_allclose(gaps, [5e-3, 2e-4, 0.5, 1.3], rtol=1e-10)
+
+
+def test_point_frame_mass_is_the_dense_product():
+    m = RNG.normal(size=(6, 6))
+    q = quat_from_rotation_vector([0.4, -0.1, 0.7])
+    t6 = np.kron(np.eye(2), rotation_matrix(q))
+    out = np.empty((6, 6))
+    _core.point_frame_mass(m, q, False, out)
+    np.testing.assert_allclose(out, t6.T @ m @ t6, rtol=1e-13, atol=1e-14)
+    _core.point_frame_mass(m, q, True, out)
+    np.testing.assert_allclose(out, t6 @ m @ t6.T, rtol=1e-13, atol=1e-14)
+
+
+def _chord():
+    return ChordModel.from_beam(0.6, 2.1e11, 7850.0, 1e-4, 1e-4**2 / 12, n_elements=8,
+                                n_modes=3)
+
+
+def test_chord_modal_acceleration_solves_its_residual():
+    model = _chord()
+    k = model.n_modes
+    rows = contiguous_rows(model.modal_rows)
+    minv = np.linalg.inv(model.mass[1:, 1:])
+    inputs = np.array([1.0, 0.0, 0.6001, 0.02, 0.3, 1.5, -2.0, 0.4, 9.81])
+    eta, etad = RNG.normal(size=k) * 1e-3, RNG.normal(size=k) * 1e-2
+    etadd = np.empty(k)
+    _core.chord_modal_acceleration(*rows, minv, model.params, inputs, eta, etad, etadd)
+    r = np.empty(k)
+    _core.chord_residual(*rows, model.params, inputs, eta, etad, etadd, r)
+    scale = np.abs(model.mass[1:, 1:] @ etadd).max()
+    assert np.abs(r).max() <= 1e-12 * scale
+
+
+def _floating(**kw):
+    return FlexModel.from_beam(1.0, 2.1e11, 7850.0, 1e-4, 1e-4**2 / 12, n_elements=10,
+                               n_modes=4, planar=True, attachment="floating",
+                               output_nodes={"tip": "end"}, **kw)
+
+
+def test_banded_floating_wrench_is_the_dense_one():
+    body = FlexBody(_floating(), micro_steps=2)
+    q = quat_from_rotation_vector([0.2, -0.3, 0.1])
+    m = InterfaceMotion(np.zeros(3), q, np.array([0.1, 0, 0]), np.array([0.5, 1.0, -0.3]),
+                        np.array([0.3, 0.0, 1.0]), np.array([2.0, -1.0, 0.5]))
+    body.initialize(0.0, m)
+    body.set_modal_state(RNG.normal(size=4) * 1e-3, RNG.normal(size=4) * 1e-2)
+    dense = body._wrench_at(body._state)  # the same kernel without the band
+    assert body.wrench().tobytes() == dense.tobytes()
+
+
+def _swing(t):
+    a = 0.3 * math.sin(3.0 * t)
+    q = quat_from_rotation_vector([0.0, a, 0.0])
+    w = np.array([0.0, 0.9 * math.cos(3.0 * t), 0.0])
+    al = np.array([0.0, -2.7 * math.sin(3.0 * t), 0.0])
+    p = rotation_matrix(q) @ np.array([0.5, 0.0, 0.0])
+    v, acc = np.cross(w, p), np.cross(al, p) + np.cross(w, np.cross(w, p))
+    return np.concatenate([p, q, v, w, acc, al])
+
+
+@pytest.mark.parametrize("attachment", ["floating", "grounded"])
+@pytest.mark.parametrize("scheme", ["gauss_seidel_flex_first", "jacobi"])
+def test_one_call_macro_step_is_the_call_by_call_step(attachment, scheme):
+    """FlexEndpoint's one C call (step, wrench, rigid input with the added mass, polynomial,
+    energy, history) gives the bits of advance() + polynomial() + commit() in Python."""
+    def endpoint():
+        if attachment == "floating":
+            model = _floating()
+        else:
+            model = FlexModel.from_beam(1.0, 2.1e11, 7850.0, 1e-4, 1e-4**2 / 12, n_elements=6,
+                                        n_modes=3, planar=True, attachment="grounded",
+                                        output_nodes={"tip": "end"})
+        settings = CosimSettings(macro_step=1e-3, micro_steps=2, scheme=scheme,
+                                 extrapolation=2)
+        coupling = Coupling(name="j", point="p", flex_body="b", tolerances=np.ones(4))
+        return FlexEndpoint(coupling, FlexBody(model, micro_steps=2), settings, 1e-3)
+
+    fused, manual = endpoint(), endpoint()
+    for ep in (fused, manual):
+        ep.initialize(0.0, motion_of(_swing(0.0), 0.0))
+    assert fused.implicit_mass
+    for i in range(6):
+        t = i * 1e-3
+        m = motion_of(_swing(t), t)
+        poly, _ = fused.inputs_for_rigid(t, m)
+        fused.finish(t, m)
+        manual.advance(t, m)
+        if scheme == "gauss_seidel_flex_first":
+            expect = manual.polynomial(t, manual.rigid_input())
+            assert poly.tobytes() == expect.tobytes()
+        manual.commit(m)
+        assert fused.get_state() == manual.get_state()
+    assert fused.energy == manual.energy != 0.0
+
+
+def test_kernels_refuse_wrong_sizes():
+    s = np.zeros(ETA + 2)
+    with pytest.raises(ValueError, match="motion"):
+        _core.set_frame(s, np.zeros(18))
+    with pytest.raises(ValueError, match="coeff"):
+        _core.frame_at(s, np.zeros((5, 6)), 0.0, np.empty(18))
+    with pytest.raises(ValueError, match="comps"):
+        _core.boundary(s, np.eye(3), np.array([0, 7], dtype=np.int64), np.empty(6))
+    with pytest.raises(ValueError, match="state"):
+        _core.regrounded_frame(np.zeros(ETA + 1), np.zeros(19), np.eye(3),
+                               np.zeros(0, dtype=np.int64), np.zeros(0))
+    with pytest.raises(TypeError):
+        _core.joint_gaps(np.zeros(13, dtype=np.float32), np.zeros(13), np.empty(4))
