@@ -23,7 +23,6 @@ SUBCOMMANDS = {
     "cosim": "rbcosim.cli.cosim_cmd",
     "flex": "rbcosim.cli.flex_cmd",
     "convert-structure": "rbcosim.cli.convert_cmd",
-    "compile": "rbcosim.cli.compile_cmd",
     "sweep": "rbcosim.cli.sweep_cmd",
     "plot": "rbcosim.cli.plot_cmd",
 }

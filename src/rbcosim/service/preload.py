@@ -1,12 +1,13 @@
 """What the session workers' fork server loads once, before it forks any worker.
 
 `rbcosim.service.workers` starts every session worker from a fork server; importing this
-module there loads the service, the rigid core and its compiled kernels (from numba's on-disk
-cache, compiling them on the very first run), so that each worker starts with them already in
+module there loads the service, the scenario reader, the rigid and flexible cores (the C core
+`rbcosim._core` and numpy/scipy with it), so that each worker starts with them already in
 memory — shared copy-on-write — and a `create_session` costs the model build only.
 """
 
+import rbcosim._core  # noqa: F401 - the compiled core
+import rbcosim.cosim.rigid_side  # noqa: F401 - the rigid side a session steps
+import rbcosim.flex.body  # noqa: F401 - flexible bodies of a scenario
+import rbcosim.scenario  # noqa: F401 - the scenario reader
 from rbcosim.service import workers  # noqa: F401 - the worker's own code
-from rbcosim.warmup import warm_up
-
-warm_up(report=lambda *_: None)
