@@ -23,6 +23,10 @@ from rbcosim.kernels import handle as kernel
 from rbcosim.state import State
 
 
+#: placeholders for the Newton matrix and flag of a method that has none
+_NO_MATRIX, _NO_FLAG = np.zeros(1), np.zeros(1, dtype=np.int64)
+
+
 class FixedStepIntegrator:
     """Base class: the bookkeeping; `_run` calls the C loop (librbcosim/rigid/stepping.c)."""
 
@@ -62,16 +66,27 @@ class FixedStepIntegrator:
         times = np.asarray(times, dtype=float)
         failed = np.empty_like(state.vector)
         status, done = self._run(state.vector, times, float(h), failed)
+        self.finish_advance(state, times, status, done, failed)
+        return state
+
+    def _run(self, y, times, h, failed):
+        raise NotImplementedError
+
+    def stepper(self) -> tuple:
+        """(method, do_project, tol, max_newton, Newton matrix, valid flag): this integrator
+        for a whole macro step in C (kernels.handle.macro_step)."""
+        raise NotImplementedError
+
+    def finish_advance(self, state: State, times: np.ndarray, status: int, done: int,
+                       failed: np.ndarray) -> None:
+        """After a C loop over `times` that stopped with `status` after `done` steps: the
+        state's time, and the error a failed step raises (as `advance`)."""
         state.t = float(times[done])
         if status == eq.NOT_FINITE:
             self.system.check_finite(State.from_vector(float(times[done + 1]), failed))
             raise SimulationError(f"non-finite state at t = {times[done + 1]:.6g} s")
         if status:
             self.system._raise(status, float(times[done + 1]))
-        return state
-
-    def _run(self, y, times, h, failed):
-        raise NotImplementedError
 
 
 class RK4(FixedStepIntegrator):
@@ -82,6 +97,9 @@ class RK4(FixedStepIntegrator):
     def _run(self, y, times, h, failed):
         return kernel.advance_rk4(self.system.handle, y, times, h, self.project, self._stats,
                                   failed)
+
+    def stepper(self) -> tuple:
+        return (0, self.project, 0.0, 0, _NO_MATRIX, _NO_FLAG)
 
 
 class SDIRK2(FixedStepIntegrator):
@@ -104,6 +122,9 @@ class SDIRK2(FixedStepIntegrator):
         return kernel.advance_sdirk2(self.system.handle, y, times, h, self.project,
                                      self._stats, failed, self._newton, self.tol,
                                      self.max_newton)
+
+    def stepper(self) -> tuple:
+        return (1, self.project, self.tol, self.max_newton, *self._newton)
 
 FIXED_STEP = {cls.name: cls for cls in (RK4, SDIRK2)}
 #: scipy.integrate.solve_ivp methods for adaptive reference runs.

@@ -38,6 +38,9 @@ from rbcosim.scenario import Scenario, load_scenario, load_scenario_text, scalar
 from rbcosim.simulate import RigidSimulation, checked_diagnostics, state_row
 from rbcosim.state import State
 
+#: where a C macro step stopped (librbcosim/rigid/macro.h)
+MACRO_START, MACRO_STEPS, MACRO_END = 0, 1, 2
+
 
 class RigidSide:
     """One scenario's rigid bodies with interface points; every input and output is inertial."""
@@ -60,6 +63,8 @@ class RigidSide:
         self.gap_max = {name: np.zeros(4) for name in self.couplings}
         self.violations: list[str] = []
         self.violation_counts = {name: 0 for name in self.couplings}
+        #: scratch of the C macro step per (micro steps, points)
+        self._macro_scratch: dict = {}
 
     # --- construction ---------------------------------------------------------------------
     @classmethod
@@ -235,21 +240,34 @@ class RigidSide:
             raise ValueError(f"macro step H must be a positive finite number, got {H!r}")
         n = micro_steps or self.scenario.cosim.micro_steps
         k = len(self.points.names)
-        start, end, acc = np.empty((k, 19)), np.empty((k, 19)), np.empty((k, 6))
-        system, state = self.sim.system, self.sim.state
-        system._raise(kernel.macro_start(system.handle, state.t, state.vector, start),
-                      state.t)
-        self.sim.advance(self.time + H * np.arange(n + 1) / n, H / n)
-        state = self.sim.state
-        system._raise(kernel.points_now(system.handle, state.t, state.vector, end, acc),
-                      state.t)
-        self.start_wrenches, self.end_wrenches = start[:, 13:], end[:, 13:]
+        scratch = self._macro_scratch.get((n, k))
+        if scratch is None:
+            scratch = self._macro_scratch[(n, k)] = (
+                np.empty(n + 1), np.empty((k, 19)), np.empty((k, 19)), np.empty((k, 6)),
+                np.empty(k), np.empty_like(self.sim.state.vector))
+        times, start, end, acc, energy, failed = scratch
+        sim, state = self.sim, self.sim.state
+        t, integrator = state.t, sim.integrator
+        status, phase, done = kernel.macro_step(
+            sim.system.handle, state.vector, t, float(H), n, integrator.stepper(), times,
+            start, end, acc, energy, integrator._stats, failed)
+        if phase == MACRO_START:
+            sim.system._raise(status, t)
+        elif phase == MACRO_STEPS:
+            try:
+                integrator.finish_advance(state, times, status, done, failed)
+            finally:
+                sim.diagnostics.steps += int(round((state.t - times[0]) / (H / n)))
+                sim.diagnostics.quaternion_error = integrator.quaternion_error
+        else:
+            state.t = float(times[n])
+            sim.diagnostics.steps += int(round((state.t - times[0]) / (H / n)))
+            sim.diagnostics.quaternion_error = integrator.quaternion_error
+            if phase == MACRO_END:
+                sim.system._raise(status, state.t)
+        self.start_wrenches, self.end_wrenches = start[:, 13:].copy(), end[:, 13:].copy()
         for name, c in self.couplings.items():
-            i = self.points.index(c.point)
-            self.energy_rigid[name] += 0.5 * H * (start[i, 13:] @ start[i, 7:13]
-                                                  + end[i, 13:] @ end[i, 7:13])
-        self.inputs.switches[0] = 0
-        self.inputs.gains[:] = 0.0
+            self.energy_rigid[name] += energy[self.points.index(c.point)]
 
     def gaps(self) -> dict[str, np.ndarray]:
         """joint -> (4,) [gap_pos m, gap_rot rad, gap_vel m/s, gap_angvel rad/s]; zeros until

@@ -81,8 +81,14 @@ def advance_sdirk2(handle, y, times, h, do_project, stats, failed, newton, tol, 
                                 tol, max_newton)
 
 
-def macro_start(handle, t, y, start):
-    """Start of a co-simulation macro step of the rigid side: the interface points' outputs
-    become the reference of interface-Jacobian feedback (so its term vanishes now), then
-    start (k, 19) receives the points' state. Status."""
-    return _core.macro_start(handle, t, y, start)
+def macro_step(handle, y, t, H, n, stepper, times, start, end, acc, energy, stats, failed):
+    """One co-simulation macro step of the rigid side (librbcosim/rigid/macro.c): the points'
+    state at t into start (k, 19) (their outputs become the feedback reference), n micro steps
+    of H/n with `stepper` = (method 0 rk4 / 1 sdirk2, do_project, tol, max_newton, matrix,
+    valid), the points' state at t + H into end (k, 19) and acc (k, 6), the interface work
+    H/2 (W·V at t + W·V at t + H) per point into energy (k,), then the feedback switch and
+    gains reset. y in place; times (n+1,) receives the micro-step times.
+    Returns (status, phase 0 start / 1 steps / 2 end / 3 done, steps done)."""
+    method, do_project, tol, max_newton, matrix, valid = stepper
+    return _core.macro_step(handle, y, t, H, n, method, do_project, tol, max_newton, matrix,
+                            valid, times, start, end, acc, energy, stats, failed)

@@ -4,6 +4,7 @@
 #include "../rigid/forces.h"
 #include "../rigid/maximal.h"
 #include "../rigid/expression.h"
+#include "../rigid/macro.h"
 
 /* A 'rows' handle: a RowTable and the Frames it is evaluated at (constraints.py). */
 typedef struct { rbc_rows rows; rbc_frames frames; } rows_at;
@@ -260,18 +261,6 @@ static PyObject *py_point_outputs_of(PyObject *self, PyObject *const *args, Py_s
     Py_RETURN_NONE;
 }
 
-/* macro_start(h, t, y, start (k, 19)) -> status: the point outputs become the reference of
- * interface-Jacobian feedback, then start receives the points' state. */
-static PyObject *py_macro_start(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    (void)self;
-    rbc_arr start;
-    PARSE_H_T_Y("macro_start", "HdDD", &start);
-    CHECK(start, 19 * h->sys.points.body.size, "macro_start", "start");
-    rbc_fill_frames(y.d, &h->w.frames);
-    rbc_point_outputs(&h->sys.points, &h->w.frames, h->sys.points.reference.d, 13);
-    return PyLong_FromLong(rbc_point_state(h, t, y.d, start.d));
-}
-
 static PyObject *steps_result(int status, int64_t done) {
     if (status < 0) return PyErr_NoMemory();
     return Py_BuildValue("iL", status, (long long)done);
@@ -324,6 +313,48 @@ static PyObject *py_advance_sdirk2(PyObject *self, PyObject *const *args, Py_ssi
     return steps_result(status, done);
 }
 
+/* macro_step(h, y, t, H, n, method (0 rk4, 1 sdirk2), do_project, tol, max_newton,
+ * matrix (s, s), valid (1,) int, times (n+1,), start (k, 19), end (k, 19), acc (k, 6),
+ * energy (k,), stats (2,), failed) -> (status, phase, steps done): one co-simulation macro
+ * step of the rigid side (rigid/macro.h). */
+static PyObject *py_macro_step(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    rbc_maximal *h;
+    rbc_arr y, matrix, valid, times, start, end, acc, energy, stats, failed;
+    double t, H, tol;
+    int64_t n, method, max_newton;
+    int do_project;
+    if (!rbc_parse(args, nargs, "macro_step", "HDddnnbdnDLDDDDDDD", "maximal", (void **)&h, &y,
+                   &t, &H, &n, &method, &do_project, &tol, &max_newton, &matrix, &valid, &times,
+                   &start, &end, &acc, &energy, &stats, &failed))
+        return NULL;
+    int64_t k = h->sys.points.body.size;
+    CHECK(y, 13 * n_bodies(h), "macro_step", "y");
+    if (n < 1) return PyErr_Format(PyExc_ValueError, "macro_step: n must be >= 1");
+    if (method == RBC_METHOD_SDIRK2) {
+        CHECK(matrix, y.size * y.size, "macro_step", "matrix");
+        CHECK(valid, 1, "macro_step", "valid");
+    } else if (method != RBC_METHOD_RK4) {
+        return PyErr_Format(PyExc_ValueError, "macro_step: unknown method %lld", (long long)method);
+    }
+    CHECK(times, n + 1, "macro_step", "times");
+    CHECK(start, 19 * k, "macro_step", "start");
+    CHECK(end, 19 * k, "macro_step", "end");
+    CHECK(acc, 6 * k, "macro_step", "acc");
+    CHECK(energy, k, "macro_step", "energy");
+    CHECK(stats, 2, "macro_step", "stats");
+    CHECK(failed, y.size, "macro_step", "failed");
+    rbc_stepper st = {(int)method, do_project, tol, max_newton, matrix.d, valid.i};
+    rbc_macro_io io = {times.d, start.d, end.d, acc.d, energy.d, stats.d, failed.d};
+    int status, phase;
+    int64_t done;
+    Py_BEGIN_ALLOW_THREADS
+    status = rbc_macro_step(h, &st, y.d, t, H, n, &io, &phase, &done);
+    Py_END_ALLOW_THREADS
+    if (status < 0) return PyErr_NoMemory();
+    return Py_BuildValue("iiL", status, phase, (long long)done);
+}
+
 PyMethodDef rbc_maximal_methods[] = {
     RBC_METHOD(applied_forces),
     RBC_METHOD(potential_energy),
@@ -342,9 +373,9 @@ PyMethodDef rbc_maximal_methods[] = {
     RBC_METHOD(energy),
     RBC_METHOD(points_now),
     RBC_METHOD(point_outputs_of),
-    RBC_METHOD(macro_start),
     RBC_METHOD(advance_rk4),
     RBC_METHOD(advance_sdirk2),
+    RBC_METHOD(macro_step),
     {NULL, NULL, 0, NULL},
 };
 
