@@ -4,10 +4,11 @@
 
 Cases (NAME): double_pendulum (scenarios/double_pendulum.toml), chain10, chain100, chain1000,
 chain10000 (scenarios/chain.toml with generators.chain.links = N) and free_body
-(scenarios/free_body.toml). Each runs rbcosim's maximal route (rbcosim.simulate.RigidSimulation:
-many steps per call, as `rbcosim run` steps between output rows, and one Python call per step,
-as a co-simulation or FMU steps), its minimal route (rbcosim.minimal.route.MinimalSimulation,
-one call per step) and MuJoCo (one mj_step call per step) on a model written here
+(scenarios/free_body.toml). Each runs rbcosim's maximal route (rbcosim.simulate.RigidSimulation)
+and minimal route (rbcosim.minimal.route.MinimalSimulation) each timed two ways: many steps per
+call, as `rbcosim run` steps between output rows, against MuJoCo's `mj_step(model, data,
+nstep=N)`; and one Python call per step, as a co-simulation or FMU steps, against one `mj_step`
+per step. The ratio column divides by the matching MuJoCo line. Models are written here
 as MJCF with the scenario's masses, inertias, lengths, hinge axes, gravity and initial state,
 integrator RK4, timestep 1e-3 s, no contacts, no joint damping or armature. The double pendulum
 also gets the plain-Python RK4 of its two-angle Lagrange equations that the seed compared with.
@@ -64,7 +65,12 @@ SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 SKIP_SECONDS = 3.0  # s: an engine whose warm-up step takes longer is not timed
 MEMORY_SHARE = 0.6  # of MemAvailable: the address-space cap of the memory children
 PROBE_SECONDS = 60.0  # s: a memory child that has not built and stepped by then is stopped
-ENGINES = ("rbcosim maximal", "rbcosim maximal, one call per step", "rbcosim minimal", "MuJoCo")
+ENGINES = ("rbcosim maximal", "rbcosim minimal", "MuJoCo, nstep",
+           "rbcosim maximal, one call per step", "rbcosim minimal, one call per step", "MuJoCo")
+#: the anchor of each engine: many steps per call against mj_step(nstep=N), one call per step
+#: against one mj_step per step
+ANCHOR = {"rbcosim maximal": "MuJoCo, nstep", "rbcosim minimal": "MuJoCo, nstep",
+          "MuJoCo, nstep": "MuJoCo, nstep"}
 MJCF_OPTION = ('<compiler angle="radian"/>'
                '<option timestep="{dt}" integrator="RK4" gravity="{gravity}">'
                '<flag contact="disable"/></option>')
@@ -141,7 +147,8 @@ def mujoco_engine(make_model: Callable[[], mujoco.MjModel], qpos, qvel) -> Engin
         mujoco.mj_kinematics(model, data)  # mj_step leaves the poses of its last stage
         return data.xipos[1:].copy(), data.ximat[1:].reshape(-1, 3, 3).copy()
 
-    return Engine(lambda: mujoco.mj_step(model, data), poses, build)
+    return Engine(lambda: mujoco.mj_step(model, data), poses, build,
+                  lambda n: mujoco.mj_step(model, data, nstep=n))
 
 
 # --- rbcosim ---------------------------------------------------------------------------------
@@ -165,9 +172,12 @@ def rbcosim_engine(route: str, path: Path, overrides: dict) -> Engine:
     if route == "maximal":
         def steps(n: int) -> None:
             sim.advance(sim.state.t + DT * np.arange(n + 1), DT)
+    else:
+        def steps(n: int) -> None:
+            k0 = round(sim.t / DT)
+            sim.run(k0, n, DT)
 
-        return Engine(lambda: sim.step(DT), poses, build, steps)
-    return Engine(lambda: sim.step(DT), poses, build)
+    return Engine(lambda: sim.step(DT), poses, build, steps)
 
 
 # --- the seed's reference: plain-Python RK4 of the double pendulum's two angles --------------
@@ -213,8 +223,11 @@ class Case:
     memory: bool = False
 
     def build(self, engine: str) -> Engine:
-        if engine == "MuJoCo":
-            return mujoco_engine(self.mujoco_model, self.qpos, self.qvel)
+        if engine.startswith("MuJoCo"):
+            built = mujoco_engine(self.mujoco_model, self.qpos, self.qvel)
+            if engine == "MuJoCo":
+                built.steps = None
+            return built
         if engine == "plain Python, two angles":
             return two_angle_engine()
         built = rbcosim_engine(engine.split()[1].rstrip(","), self.scenario, self.overrides)
@@ -372,7 +385,7 @@ def run_case(case: Case, rounds: int, chunk_s: float) -> list[Row]:
             row.note = f"not timed: one step took {last:.1f} s (> {SKIP_SECONDS:.0f} s)"
             continue
         built[name] = (engine, row, max(1, round(chunk_s / last)))
-    anchor = built.get("MuJoCo")
+    anchor = built.get("MuJoCo") or built.get("MuJoCo, nstep")
     for engine, row, _ in built.values():
         if anchor and engine.poses and anchor[0].poses:
             row.diff = difference(engine, anchor[0])
@@ -394,15 +407,18 @@ def run_case(case: Case, rounds: int, chunk_s: float) -> list[Row]:
 
 
 def print_table(case: Case, rows: list[Row]) -> None:
-    mujoco_us = next((r.us for r in rows if r.engine == "MuJoCo"), math.nan)
+    """µs per step and the ratio to the engine's anchor: MuJoCo's mj_step(nstep=N) for many
+    steps per call, one mj_step per call for one call per step."""
+    us_of = {r.engine: r.us for r in rows}
     print(f"{case.name} (warm-up {case.warmup} steps)")
-    print(f"  {'engine':26s} {'build s':>9s} {'µs/step':>11s} {'/ MuJoCo':>9s} {'|Δ| MuJoCo':>11s}")
+    print(f"  {'engine':36s} {'build s':>9s} {'µs/step':>11s} {'/ MuJoCo':>9s} {'|Δ| MuJoCo':>11s}")
     for r in rows:
+        mujoco_us = us_of.get(ANCHOR.get(r.engine, "MuJoCo"), math.nan)
         ratio = f"{r.us / mujoco_us:9.1f}" if math.isfinite(r.us / mujoco_us) else f"{'':9s}"
         diff = f"{r.diff:11.1e}" if math.isfinite(r.diff) else f"{'':11s}"
         us = f"{r.us:11.1f}" if math.isfinite(r.us) else f"{'':11s}"
         build = f"{r.build_s:9.3f}" if math.isfinite(r.build_s) else f"{'':9s}"
-        print(f"  {r.engine:26s} {build} {us} {ratio} {diff}  {r.note}".rstrip(), flush=True)
+        print(f"  {r.engine:36s} {build} {us} {ratio} {diff}  {r.note}".rstrip(), flush=True)
 
 
 def check_spec_builder() -> None:
