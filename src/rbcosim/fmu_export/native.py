@@ -121,7 +121,7 @@ def export_native_fmu(
                                 (NATIVE_SOURCES / "include", f"fmi{fmi_version}*.h"),
                                 (CLIENT_SOURCES, "*.[ch]")):
             for path in sorted(folder.glob(pattern)):
-                if path.name != other:
+                if path.name not in (other, "fmu_local.c"):  # fmu_local: self-contained
                     shutil.copy2(path, sources / path.name)
         shutil.copy2(NATIVE_SOURCES / "include" / "LICENSE.txt", sources / "LICENSE_FMI.txt")
         (sources / "model_table.c").write_text(
