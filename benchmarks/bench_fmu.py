@@ -14,6 +14,10 @@ rounds of N steps, the rows taking turns within each round):
 - ``rbcosim FMI k``: the exported scenario, embedded mode: setReal (all inputs, wrench
   derivatives and flexible-side report included), doStep, getReal (all outputs, so the
   accelerations, gaps and energy residuals are evaluated each step);
+- ``native FMI k``: the self-contained native FMU (``export-fmu --native``: the C core and the
+  model in the binary), the same setReal / doStep / getReal, against its own bare anchor
+  ``bare FMI k (native's counts)`` with its numbers of inputs, outputs and parameters (the
+  issue's target: ≤ 2× the bare FMU);
 - ``in-process step``: RigidSide.step alone;
 - ``in-process step + I/O``: set_flex_report, gaps, set_wrench_polynomial, step,
   point_outputs, point_accelerations, joint gaps: the same work the FMU
@@ -195,9 +199,10 @@ def main(argv: list[str] | None = None) -> int:
     import fmpy
 
     from rbcosim.fmu_export import ExportOptions, export_fmu
+    from rbcosim.fmu_export.native import export_native_fmu
 
     scenario = Path(args.scenario)
-    runners, closers, labels = {}, [], {}
+    runners, closers, labels, anchors = {}, [], {}, {}
     with tempfile.TemporaryDirectory(prefix="bench_fmu_") as tmp:
         tmp = Path(tmp)
         for version in (2, 3):
@@ -211,7 +216,22 @@ def main(argv: list[str] | None = None) -> int:
             labels[f"bare{version}"] = (f"bare FMI {version} ({count['input']} in, "
                                         f"{count['output']} out, {count['parameter']} par)")
             labels[f"rbcosim{version}"] = f"rbcosim FMI {version}"
-            for key, fmu in ((f"bare{version}", bare), (f"rbcosim{version}", path)):
+            native = export_native_fmu(scenario, tmp / f"native{version}.fmu",
+                                       fmi_version=version, self_contained=True)
+            md = fmpy.read_model_description(str(native))
+            ncount = {c: sum(v.causality == c for v in md.modelVariables)
+                      for c in ("input", "output", "parameter")}
+            (tmp / "n").mkdir(exist_ok=True)
+            bare_native = build_bare(version, ncount["input"], ncount["output"],
+                                     ncount["parameter"], tmp / "n")
+            labels[f"barenative{version}"] = (f"bare FMI {version} ({ncount['input']} in, "
+                                              f"{ncount['output']} out, {ncount['parameter']} "
+                                              "par)")
+            labels[f"native{version}"] = f"native FMI {version} (self-contained)"
+            anchors[f"rbcosim{version}"] = f"bare{version}"
+            anchors[f"native{version}"] = f"barenative{version}"
+            for key, fmu in ((f"bare{version}", bare), (f"rbcosim{version}", path),
+                             (f"barenative{version}", bare_native), (f"native{version}", native)):
                 runners[key], close = open_fmu(fmu, tmp / key)
                 closers.append(close)
         runners["step"], runners["step_io"] = in_process_steps(scenario)
@@ -227,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'':34s} {'µs':>10s} {'/ bare':>8s} {'/ in-process step':>18s} "
           f"{'- in-process step + I/O':>24s}")
     for key, value in us.items():
-        anchor = us[key.replace("rbcosim", "bare")] if key[-1].isdigit() else float("nan")
+        anchor = us[anchors[key]] if key in anchors else float("nan")
         ratio = f"{value / anchor:8.2f}" if anchor == anchor else f"{'':8s}"
         print(f"{labels[key]:34s} {value:10.1f} {ratio} {value / step:18.4f} "
               f"{value - step_io:21.1f} µs")

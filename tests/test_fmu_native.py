@@ -295,7 +295,8 @@ def test_cli_native_flag(tmp_path, capsys):
     with zipfile.ZipFile(out) as z:
         assert "binaries/linux64/twomass.so" in z.namelist()
     out3 = tmp_path / "cli3.fmu"
-    assert main(["export-fmu", str(SCENARIO), "-o", str(out3), "--native", "--fmi", "3"]) == 0
+    assert main(["export-fmu", str(SCENARIO), "-o", str(out3), "--native", "--fmi", "3",
+                 "--address", ""]) == 0
     assert "FMI 3.0 co-simulation, native client of a local server" in capsys.readouterr().out
     assert fmpy.read_model_description(str(out3)).fmiVersion == "3.0"
     for extra, named in ((["--flex", "structure"], "--flex"),

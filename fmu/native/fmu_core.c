@@ -81,7 +81,9 @@ rbf_instance *rbf_new(const char *resources, rbf_log_fn log, void *host) {
     inst->motions = calloc((size_t)m->n_points * 19 + 1, sizeof(double));
     inst->flex = calloc((size_t)m->n_joints * 13 + 1, sizeof(double));
     inst->flex_reported = calloc((size_t)m->n_joints + 1, sizeof(int));
-    if (inst->resources == NULL || inst->reals == NULL || inst->strings == NULL ||
+    inst->bodies = calloc((size_t)m->n_bodies * 13 + 1, sizeof(double));
+    if (inst->bodies == NULL ||
+        inst->resources == NULL || inst->reals == NULL || inst->strings == NULL ||
         inst->wrench == NULL || inst->motions == NULL || inst->flex == NULL ||
         inst->flex_reported == NULL ||
         load_start_values(inst) != 0) {
@@ -103,6 +105,7 @@ void rbf_free(rbf_instance *inst) {
     free(inst->flex_reported);
     free(inst->motions);
     free(inst->flex);
+    free(inst->bodies);
     free(inst->resources);
     free(inst);
 }
@@ -165,21 +168,10 @@ static const char *check_settable(const rbf_instance *inst, const unsigned *vr, 
     return NULL;
 }
 
-/* The current wrench once more to the session (a report at the current step index), so that
+/* The current wrench once more to the model (a report at the current step index), so that
  * the accelerations read include it; the step then takes the same wrench. */
 static rbf_result report_wrench(rbf_instance *inst, const char *call) {
-    rbc_inputs in = {0};
-    rbc_exchange x;
-    in.wrench = inst->wrench;
-    in.wrench_terms = 3;
-    in.flex_kinematics = inst->m->n_joints ? inst->flex : NULL;
-    if (rbc_report(inst->client, &in, &x) != RBC_OK) {
-        char reason[600];
-        snprintf(reason, sizeof reason, "the report of the wrench to the server failed: %s: %s",
-                 rbc_error_code(inst->client), rbc_error_message(inst->client));
-        return rbf_refuse(inst, call, reason);
-    }
-    rbf_publish(inst, &x);
+    if (rbf_backend_report(inst, call) != RBF_OK) return RBF_REFUSED;
     inst->wrench_pending = 0;
     return RBF_OK;
 }
@@ -315,6 +307,27 @@ rbf_result rbf_set_strings(rbf_instance *inst, const char *call, const unsigned 
     return RBF_OK;
 }
 
+void rbf_publish_values(rbf_instance *inst, long step, double time, const double *kinematics,
+                        int stride, const double *motions, const double *bodies) {
+    const rbf_model *m = inst->m;
+    inst->step = step;
+    inst->reals[0] = time;
+    if (motions != NULL) {
+        memcpy(inst->motions, motions, sizeof(double) * 19 * (size_t)m->n_points);
+    }
+    if (bodies != NULL) memcpy(inst->bodies, bodies, sizeof(double) * 13 * (size_t)m->n_bodies);
+    for (int vr = 1; vr < m->n_vars; ++vr) {
+        const rbf_var *v = &m->vars[vr];
+        if (v->kind == RBF_POINT) {
+            inst->reals[vr] = kinematics[stride * v->owner + v->index];
+        } else if (v->kind == RBF_ACCELERATION) {
+            inst->reals[vr] = inst->motions[19 * v->owner + 13 + v->index];
+        } else if (v->kind == RBF_BODY) {
+            inst->reals[vr] = inst->bodies[13 * v->owner + v->index];
+        }
+    }
+}
+
 /* -- life cycle ------------------------------------------------------------------------- */
 
 rbf_result rbf_enter_initialization(rbf_instance *inst, const char *call) {
@@ -368,20 +381,11 @@ rbf_result rbf_do_step(rbf_instance *inst, const char *call, double t, double h)
             return RBF_DISCARD;
         }
     }
-    rbc_inputs in = {0};
-    in.wrench = inst->wrench;
-    in.wrench_terms = 3;
-    in.flex_kinematics = m->n_joints ? inst->flex : NULL;
     for (long i = 0; i < k; ++i) {
-        rbc_exchange x;
-        if (rbc_step(inst->client, &in, &x) != RBC_OK) {
-            rbf_logf(inst, 2, "%s failed at t = %.17g s: the server answered %s: %s", call,
-                     inst->reals[0], rbc_error_code(inst->client),
-                     rbc_error_message(inst->client));
+        if (rbf_backend_step(inst, call) != RBF_OK) {
             inst->state = RBF_FAILED;
             return RBF_DISCARD;
         }
-        rbf_publish(inst, &x);
     }
     inst->wrench_pending = 0;
     return RBF_OK;

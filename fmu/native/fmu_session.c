@@ -9,6 +9,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "rbcosim_fmu.h"
+#include "rbcosim_client.h"
 
 #include <errno.h>
 #include <math.h>
@@ -21,6 +22,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+static void rbf_publish(rbf_instance *inst, const rbc_exchange *x);
 
 extern char **environ;
 
@@ -343,19 +346,63 @@ void rbf_close_session(rbf_instance *inst) {
     stop_server(inst);
 }
 
-void rbf_publish(rbf_instance *inst, const rbc_exchange *x) {
-    const rbf_model *m = inst->m;
-    inst->step = x->step;
-    inst->reals[0] = x->time;
-    if (x->motions != NULL) {
-        memcpy(inst->motions, x->motions, sizeof(double) * 19 * (size_t)m->n_points);
+static void rbf_publish(rbf_instance *inst, const rbc_exchange *x) {
+    rbf_publish_values(inst, x->step, x->time, x->kinematics, 13, x->motions, NULL);
+}
+
+int rbf_backend_active(const rbf_instance *inst) { return inst->client != NULL; }
+
+rbf_result rbf_backend_report(rbf_instance *inst, const char *call) {
+    rbc_inputs in = {0};
+    rbc_exchange x;
+    in.wrench = inst->wrench;
+    in.wrench_terms = 3;
+    in.flex_kinematics = inst->m->n_joints ? inst->flex : NULL;
+    if (rbc_report(inst->client, &in, &x) != RBC_OK) {
+        char reason[600];
+        snprintf(reason, sizeof reason, "the report of the wrench to the server failed: %s: %s",
+                 rbc_error_code(inst->client), rbc_error_message(inst->client));
+        return rbf_refuse(inst, call, reason);
     }
-    for (int vr = 1; vr < m->n_vars; ++vr) {
-        const rbf_var *v = &m->vars[vr];
-        if (v->kind == RBF_POINT) {
-            inst->reals[vr] = x->kinematics[13 * v->owner + v->index];
-        } else if (v->kind == RBF_ACCELERATION) {
-            inst->reals[vr] = inst->motions[19 * v->owner + 13 + v->index];
-        }
+    rbf_publish(inst, &x);
+    return RBF_OK;
+}
+
+rbf_result rbf_backend_step(rbf_instance *inst, const char *call) {
+    rbc_inputs in = {0};
+    rbc_exchange x;
+    in.wrench = inst->wrench;
+    in.wrench_terms = 3;
+    in.flex_kinematics = inst->m->n_joints ? inst->flex : NULL;
+    if (rbc_step(inst->client, &in, &x) != RBC_OK) {
+        rbf_logf(inst, 2, "%s failed at t = %.17g s: the server answered %s: %s", call,
+                 inst->reals[0], rbc_error_code(inst->client), rbc_error_message(inst->client));
+        return RBF_DISCARD;
     }
+    rbf_publish(inst, &x);
+    return RBF_OK;
+}
+
+rbf_result rbf_backend_get_state(rbf_instance *inst, const char *call, unsigned char **blob,
+                                 size_t *size) {
+    long step;
+    double time;
+    if (rbc_get_state(inst->client, blob, size, &step, &time) != RBC_OK) {
+        char reason[600];
+        snprintf(reason, sizeof reason, "the server's state could not be fetched: %s: %s",
+                 rbc_error_code(inst->client), rbc_error_message(inst->client));
+        return rbf_refuse(inst, call, reason);
+    }
+    return RBF_OK;
+}
+
+rbf_result rbf_backend_set_state(rbf_instance *inst, const char *call,
+                                 const unsigned char *blob, size_t size, long step) {
+    if (rbc_set_state(inst->client, blob, size, step) != RBC_OK) {
+        char reason[600];
+        snprintf(reason, sizeof reason, "the server refused the state: %s: %s",
+                 rbc_error_code(inst->client), rbc_error_message(inst->client));
+        return rbf_refuse(inst, call, reason);
+    }
+    return RBF_OK;
 }

@@ -7,8 +7,9 @@
  * variable its length (u32) and bytes, the session's rigid-side state (u64 size and bytes; 0
  * before initialization), and a 64-bit FNV-1a checksum of everything before it. A state is
  * checked whole (tag, sizes, checksum, this FMU's variable count, a session state exactly when
- * the instance has a session) before anything is applied; the session's state is restored with
- * rbc_set_state at the saved step index.
+ * the instance has a session) before anything is applied; the backend's state is restored with
+ * rbf_backend_set_state at the saved step index (the server's session state, or the
+ * self-contained model's, fmu_local.c).
  */
 #include "rbcosim_fmu.h"
 
@@ -63,15 +64,10 @@ rbf_result rbf_get_state(rbf_instance *inst, const char *call, unsigned char **b
                          size_t *size) {
     unsigned char *solver = NULL;
     size_t solver_size = 0;
-    long step;
-    double time;
     if (blob == NULL || size == NULL) return rbf_refuse(inst, call, "NULL state pointer");
-    if (inst->client != NULL &&
-        rbc_get_state(inst->client, &solver, &solver_size, &step, &time) != RBC_OK) {
-        char reason[600];
-        snprintf(reason, sizeof reason, "the server's state could not be fetched: %s: %s",
-                 rbc_error_code(inst->client), rbc_error_message(inst->client));
-        return rbf_refuse(inst, call, reason);
+    if (rbf_backend_active(inst) &&
+        rbf_backend_get_state(inst, call, &solver, &solver_size) != RBF_OK) {
+        return RBF_REFUSED;
     }
     writer w = {NULL, 0};
     write_state(inst, &w, solver, solver_size);
@@ -132,18 +128,16 @@ rbf_result rbf_set_state(rbf_instance *inst, const char *call, const unsigned ch
     if (take(&r, &solver_size, 8) || solver_size != r.n - r.at - 8) {
         return rbf_refuse(inst, call, "truncated state or trailing bytes");
     }
-    if ((solver_size != 0) != (inst->client != NULL)) {
+    if ((solver_size != 0) != rbf_backend_active(inst)) {
         return rbf_refuse(inst, call, solver_size ? "the state has a session state and this "
                           "instance has no session (restore it in step mode)" :
                           "the state was saved before initialization and this instance has a "
                           "session (reset first)");
     }
     if (solver_size != 0 &&
-        rbc_set_state(inst->client, blob + r.at, (size_t)solver_size, (long)step) != RBC_OK) {
-        char reason[600];
-        snprintf(reason, sizeof reason, "the server refused the state: %s: %s",
-                 rbc_error_code(inst->client), rbc_error_message(inst->client));
-        return rbf_refuse(inst, call, reason);
+        rbf_backend_set_state(inst, call, blob + r.at, (size_t)solver_size, (long)step) !=
+            RBF_OK) {
+        return RBF_REFUSED;
     }
     memcpy(inst->reals, blob + reals_at, sizeof(double) * (size_t)m->n_vars);
     memcpy(inst->motions, blob + reals_at + sizeof(double) * (size_t)m->n_vars,

@@ -1,7 +1,13 @@
 /* rbcosim_fmu.h: the FMI-independent core of the native rbcosim FMU (fmu/README.md, "The
- * native FMU"). One rbf_instance is one FMU instance: a thin client of `rbcosim serve`
- * (interfaces/c, one rbc_client attached to every interface point and joint of a session).
- * fmi2_native.c only translates FMI 2 calls into these functions.
+ * native FMU"). One rbf_instance is one FMU instance. fmi2_native.c / fmi3_native.c only
+ * translate FMI calls into these functions (fmu_core.c, fmu_state.c), which reach the model
+ * through one of two backends, chosen when the binary is linked (the rbf_backend_* functions
+ * below):
+ *   fmu_session.c  server-client (`export-fmu --native --address ...`): a thin client of
+ *                  `rbcosim serve` (interfaces/c, one rbc_client attached to every interface
+ *                  point and joint of a session);
+ *   fmu_local.c    self-contained (`export-fmu --native`): the rigid core of librbcosim
+ *                  compiled in, the model read from resources/model.bin.
  *
  * Units and frames are the session's (interfaces/c/rbcosim_client.h): SI, inertial frame,
  * unit quaternion scalar first. Value references index rbf_model.vars directly (0 is time).
@@ -12,7 +18,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "rbcosim_client.h"
+struct rbc_client;  /* interfaces/c (server-client backend only) */
 
 typedef enum rbf_kind {
     RBF_TIME,          /* vr 0, the independent variable (s) */
@@ -27,7 +33,9 @@ typedef enum rbf_kind {
     RBF_VECTOR_PARAMETER, /* parameter: component index 0..2 of the 3-vector at scenario key */
     RBF_ADDED_MASS,    /* parameter: point owner, element 6 i + j of its 6x6 added mass */
     RBF_ADDED_MASS_FRAME, /* String parameter: point owner, "point" or "inertial" */
-    RBF_SERVER         /* String/Real parameter: key is address, session or timeout */
+    RBF_SERVER,        /* String/Real parameter: key is address, session or timeout */
+    RBF_BODY           /* output (self-contained): body owner, component 0..12 of
+                          [x y z q0 q1 q2 q3 vx vy vz wx wy wz], wx..wz in the body frame */
 } rbf_kind;
 
 /* A variable's FMI type. Integer and Boolean values are held as doubles (exact: an Integer
@@ -49,7 +57,7 @@ typedef struct rbf_var {
 typedef struct rbf_model {
     const char *identifier, *guid, *scenario_file;
     double start_time, macro_step; /* s */
-    int n_points, n_joints, n_vars;
+    int n_points, n_joints, n_vars, n_bodies;
     const char *const *points, *const *joints;
     const int *joint_point; /* per joint: index of its interface point */
     const rbf_var *vars;
@@ -83,7 +91,9 @@ typedef struct rbf_instance {
     int *flex_reported;    /* per joint: the host has set one of its flexible inputs */
     double *motions;       /* [n_points][19] at the current time */
     int wrench_pending;    /* wrench inputs changed since the last exchange */
-    rbc_client *client;
+    struct rbc_client *client; /* server-client backend */
+    void *local;           /* self-contained backend (fmu_local.c) */
+    double *bodies;        /* [n_bodies][13] body outputs (self-contained backend) */
     int owns_session, attached;
     long step;             /* session step index */
     double macro_step;     /* s, the session's (a cosim.macro_step parameter changes it) */
@@ -121,11 +131,33 @@ rbf_result rbf_get_state(rbf_instance *inst, const char *call, unsigned char **b
 rbf_result rbf_set_state(rbf_instance *inst, const char *call, const unsigned char *blob,
                          size_t size);
 
-/* fmu_session.c: the session on the server. */
-rbf_result rbf_open_session(rbf_instance *inst, const char *call);
-void rbf_close_session(rbf_instance *inst);
-void rbf_publish(rbf_instance *inst, const rbc_exchange *x);
 /* Store a Real value, and an input also where the session takes it (wrench, node). */
 void rbf_store_real(rbf_instance *inst, unsigned vr, double value);
+/* The backend's new values into the variables: session step index, time (s), the points'
+ * kinematics (rows of `stride` numbers, the first 13 used), their motions ([n_points][19]:
+ * kinematics, accelerations; NULL: unchanged), the bodies ([n_bodies][13]; NULL: none). */
+void rbf_publish_values(rbf_instance *inst, long step, double time, const double *kinematics,
+                        int stride, const double *motions, const double *bodies);
+
+/* -- the backend (fmu_session.c or fmu_local.c) --------------------------------------------
+ * Each returns RBF_OK, or refuses (rbf_refuse) naming the reason. */
+/* Start the model at exit of initialization mode (parameters and added mass as set), and
+ * publish its outputs at the start time. */
+rbf_result rbf_open_session(rbf_instance *inst, const char *call);
+/* Release it (terminate, reset, free); nothing when there is none. */
+void rbf_close_session(rbf_instance *inst);
+/* 1 when a model is running (between exit of initialization and terminate/reset). */
+int rbf_backend_active(const rbf_instance *inst);
+/* The wrench inputs (inst->wrench) at the current time, then publish the motions. */
+rbf_result rbf_backend_report(rbf_instance *inst, const char *call);
+/* One macro step (inst->macro_step) with inst->wrench as the polynomial over it, then publish.
+ * RBF_DISCARD with the instance failed when the step fails. */
+rbf_result rbf_backend_step(rbf_instance *inst, const char *call);
+/* The running model's state as bytes (malloc'ed) and its step index. */
+rbf_result rbf_backend_get_state(rbf_instance *inst, const char *call, unsigned char **blob,
+                                 size_t *size);
+/* Restore one from rbf_backend_get_state at step index `step` (checked whole first). */
+rbf_result rbf_backend_set_state(rbf_instance *inst, const char *call,
+                                 const unsigned char *blob, size_t size, long step);
 
 #endif /* RBCOSIM_FMU_H */

@@ -2,6 +2,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "host_fmi.h"
 
+#include <string.h>
+
 #include <dlfcn.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -128,7 +130,8 @@ void host_start(const char *resources, const char *token, host_vr address_vr,
         check(((fmi3EnterInitializationModeTYPE *)load("fmi3EnterInitializationMode"))(
                   inst, fmi3False, 0.0, 0.0, fmi3False, 0.0), "fmi3EnterInitializationMode");
     }
-    host_set_string(address_vr, address);
+    /* "-": a self-contained FMU, which has no server.address */
+    if (address != NULL && strcmp(address, "-") != 0) host_set_string(address_vr, address);
 }
 
 void host_exit_init(void) {

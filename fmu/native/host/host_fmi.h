@@ -22,7 +22,8 @@ void read_numbers(FILE *f, double *out, int n, const char *key);
 void host_open(int fmi_version, const char *binary);
 /* Instantiate (co-simulation; RESOURCES a file URI for FMI 2, a path for FMI 3; TOKEN the
  * GUID / instantiationToken), enter initialization mode at t = 0 and set the string variable
- * `address` (server.address). Initial values may be set and read until host_exit_init(). */
+ * `address` (server.address; "-": none, a self-contained FMU). Initial values may be set and
+ * read until host_exit_init(). */
 void host_start(const char *resources, const char *token, host_vr address_vr,
                 const char *address);
 void host_exit_init(void);

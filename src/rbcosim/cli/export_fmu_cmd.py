@@ -29,7 +29,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
         "accelerations, wrench derivatives (extrapolation), added-mass parameters, the "
         "flexible side's energy and the energy residual. The FMU runs in the "
         "importer's Python, which must have rbcosim installed (see fmu/README.md), except "
-        "with --native: a C client of `rbcosim serve`.",
+        "with --native: a C binary with the core and the model inside (or, with --address, a "
+        "C client of `rbcosim serve`).",
     )
     p.add_argument("scenario", metavar="SCENARIO", help="scenario file (TOML)")
     p.add_argument(
@@ -48,15 +49,18 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument(
         "--native",
         action="store_true",
-        help="a C binary (FMI 2.0 or 3.0, Linux) compiled now with the system compiler, a client "
-        "of `rbcosim serve` that needs no Python in the host; it starts a local server when "
-        "server.address is empty (the default); sources under sources/ in the FMU",
+        help="a C binary (FMI 2.0 or 3.0, Linux) compiled now with the system compiler, "
+        "self-contained: the rigid core and the model inside, no Python, server or rbcosim "
+        "needed where it runs, no scenario parameters; with --address, a client of `rbcosim "
+        "serve` instead (scenario parameters settable; it starts a local server when "
+        "server.address is empty); sources under sources/ in the FMU",
     )
     p.add_argument(
         "--address",
         metavar="ENDPOINT",
         help="remote mode and --native: default of the FMU parameter server.address "
-        f"(remote default {DEFAULT_ADDRESS}; --native default empty: start a local server)",
+        f"(remote default {DEFAULT_ADDRESS}; with --native it selects the server-client FMU, "
+        "'' to start a local server)",
     )
     p.add_argument(
         "--flex",
@@ -161,7 +165,7 @@ def run_native(args: argparse.Namespace, scenario: Path, output: Path) -> int:
                                         ("--mode embedded", args.mode == "embedded"),
                                         ("--outputs", args.outputs is not None)) if given]
     if refused:
-        print(f"rbcosim export-fmu: error: --native builds a client of `rbcosim serve`; "
+        print(f"rbcosim export-fmu: error: --native builds the rigid side's C FMU; "
               f"{refused[0]} is not available with it", file=sys.stderr)
         return 2
     if output.suffix != ".fmu":
@@ -175,7 +179,13 @@ def run_native(args: argparse.Namespace, scenario: Path, output: Path) -> int:
     except ValueError as exc:
         print(f"rbcosim export-fmu: error: {exc}", file=sys.stderr)
         return 2
-    written = export_native_fmu(scenario, output, fmi_version=args.fmi, address=args.address or "",
+    if args.address is None:
+        written = export_native_fmu(scenario, output, fmi_version=args.fmi, name=name,
+                                    self_contained=True)
+        print(f"wrote {written} ({name}, FMI {args.fmi}.0 co-simulation, native, "
+              "self-contained)")
+        return 0
+    written = export_native_fmu(scenario, output, fmi_version=args.fmi, address=args.address,
                                 name=name)
     where = args.address or "a local server it starts"
     print(f"wrote {written} ({name}, FMI {args.fmi}.0 co-simulation, native client of {where})")

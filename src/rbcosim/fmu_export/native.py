@@ -1,7 +1,19 @@
 """`rbcosim export-fmu --native`: an FMI 2.0 or 3.0 co-simulation FMU whose binary is C, compiled
-here with the system compiler, a thin client of `rbcosim serve` (no Python in the host).
+here with the system compiler, in one of two forms:
 
-The binary is fmu/native/*.c (FMI API, state machine, session, FMU states) with the C client
+- self-contained (the default, ``self_contained=True`` / no ``--address``): the binary holds the
+  rigid core of librbcosim (``rbcosim/librbcosim/rbc_array.h`` and ``rigid/``, shipped as package
+  data) and the FMU's own backend ``fmu/native/fmu_local.c``; the model (the rigid system's
+  arrays, in the member order of the C struct, and its initial state) is
+  ``resources/model.bin`` (``model_bytes``). It needs neither Python, nor a server, nor
+  rbcosim, nor libzmq on the machine that runs it. The scenario cannot be rebuilt there, so its
+  parameters (scenario keys) are not variables of this FMU; the interface points' inputs and
+  outputs, their added mass, the joints' gaps and every body's state (``rod1.x`` ..
+  ``rod1.wz``, angular velocity in the body frame) are.
+- server-client (``--address``): a thin client of `rbcosim serve` (below), where the scenario's
+  parameters can be changed per instance.
+
+The server-client binary is fmu/native/*.c (FMI API, state machine, session, FMU states) with the C client
 library interfaces/c/*.c and a generated table of the variables (``native_files``). It links
 msgpack-c statically when its static library is installed and libzmq dynamically (Debian's
 libzmq.a is not position-independent code, so it cannot go into a shared object). The FMU
@@ -13,6 +25,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -20,6 +33,8 @@ import uuid
 import zipfile
 from dataclasses import replace
 from pathlib import Path
+
+import numpy as np
 
 from rbcosim.errors import RbcosimError
 from rbcosim.fmu_export.build import ExportOptions, describe, model_identifier, referenced_files
@@ -42,6 +57,10 @@ from rbcosim.fmu_export.table import (
 _CHECKOUT = Path(__file__).resolve().parents[3]
 NATIVE_SOURCES = _CHECKOUT / "fmu" / "native"
 CLIENT_SOURCES = _CHECKOUT / "interfaces" / "c"
+#: The C core's sources (package data): rbc_array.h and the rigid maximal route.
+CORE_SOURCES = Path(__file__).resolve().parents[1] / "librbcosim"
+#: Table kinds a self-contained FMU cannot serve (they need the scenario rebuilt or a server).
+SERVER_ONLY_KINDS = ("parameter", "vector_parameter", "server")
 #: The platform folder under binaries/, by FMI version.
 PLATFORM = {2: "linux64", 3: "x86_64-linux"}
 
@@ -58,9 +77,11 @@ def export_native_fmu(
     address: str = "",
     timeout: float = 30.0,
     name: str | None = None,
+    self_contained: bool = False,
 ) -> Path:
     """Build ``output`` (``.fmu``): scenario's rigid side as a native FMI ``fmi_version``
-    (2 or 3) co-simulation FMU.
+    (2 or 3) co-simulation FMU; ``self_contained``: the core and the model inside (module
+    docstring; ``address`` and ``timeout`` then do not apply), else a client of a server.
 
     ``address`` is the default of the parameter ``server.address`` (empty: the FMU starts a
     local ``rbcosim serve`` itself), ``timeout`` the default of ``server.timeout`` (s, per
@@ -69,6 +90,8 @@ def export_native_fmu(
     """
     from rbcosim.cosim.rigid_side import RigidSide
 
+    if self_contained:
+        return export_self_contained_fmu(scenario, output, fmi_version=fmi_version, name=name)
     if fmi_version not in PLATFORM:
         raise ValueError(f"fmi_version must be 2 or 3, got {fmi_version!r}")
     if sys.platform != "linux":
@@ -98,7 +121,7 @@ def export_native_fmu(
                                 (NATIVE_SOURCES / "include", f"fmi{fmi_version}*.h"),
                                 (CLIENT_SOURCES, "*.[ch]")):
             for path in sorted(folder.glob(pattern)):
-                if path.name != other:
+                if path.name not in (other, "fmu_local.c"):  # fmu_local: self-contained
                     shutil.copy2(path, sources / path.name)
         shutil.copy2(NATIVE_SOURCES / "include" / "LICENSE.txt", sources / "LICENSE_FMI.txt")
         (sources / "model_table.c").write_text(
@@ -126,6 +149,123 @@ def export_native_fmu(
                 if path.is_file():
                     fmu.write(path, path.relative_to(root).as_posix())
     return output
+
+
+def export_self_contained_fmu(scenario: str | Path, output: str | Path, *, fmi_version: int = 2,
+                              name: str | None = None) -> Path:
+    """The self-contained native FMU of ``scenario``'s rigid side (module docstring)."""
+    from rbcosim.cosim.rigid_side import RigidSide
+
+    if fmi_version not in PLATFORM:
+        raise ValueError(f"fmi_version must be 2 or 3, got {fmi_version!r}")
+    if sys.platform != "linux":
+        raise NativeBuildError(f"--native builds Linux FMUs only, not on {sys.platform}")
+    for needed in (NATIVE_SOURCES / "fmu_core.c", CORE_SOURCES / "rigid" / "macro.c"):
+        if not needed.is_file():
+            raise NativeBuildError(f"--native compiles the C sources of a source checkout; "
+                                   f"{needed} is missing")
+    scenario = Path(scenario).resolve()
+    output = Path(output).resolve()
+    if output.suffix != ".fmu":
+        raise ValueError(f"output must end in .fmu: {output}")
+    identifier = model_identifier(scenario, name)
+    side = RigidSide.from_scenario(scenario)
+    table, config = describe(scenario, ExportOptions(mode="remote", name=identifier), side=side)
+    table = local_table(with_exchange(table, side), scenario, identifier)
+    config["description"] = config["description"].replace("(remote)", "(native, self-contained)")
+    guid = str(uuid.uuid5(uuid.NAMESPACE_URL, f"rbcosim-local:{identifier}:{table.to_json()}"))
+    with tempfile.TemporaryDirectory(prefix="rbcosim_native_") as tmp:
+        root = Path(tmp) / "fmu"
+        sources = root / "sources"
+        sources.mkdir(parents=True)
+        other = f"fmi{5 - fmi_version}_native.c"
+        for path in sorted(NATIVE_SOURCES.glob("*.[ch]")):
+            if path.name not in (other, "fmu_session.c"):
+                shutil.copy2(path, sources / path.name)
+        for path in sorted((NATIVE_SOURCES / "include").glob(f"fmi{fmi_version}*.h")):
+            shutil.copy2(path, sources / path.name)
+        shutil.copy2(NATIVE_SOURCES / "include" / "LICENSE.txt", sources / "LICENSE_FMI.txt")
+        core = sources / "librbcosim"
+        (core / "rigid").mkdir(parents=True)
+        shutil.copy2(CORE_SOURCES / "rbc_array.h", core / "rbc_array.h")
+        for path in sorted((CORE_SOURCES / "rigid").glob("*.[ch]")):
+            shutil.copy2(path, core / "rigid" / path.name)
+        (sources / "model_table.c").write_text(
+            model_table_c(table, config, identifier, guid,
+                          body_names=side.scenario.model.body_names),
+            "utf-8")
+        c_files = sorted(p.relative_to(sources).as_posix() for p in sources.rglob("*.c"))
+        (sources / "buildDescription.xml").write_bytes(
+            build_description(identifier, c_files, libraries=("m",), language="C11"))
+        binary = root / "binaries" / PLATFORM[fmi_version] / f"{identifier}.so"
+        binary.parent.mkdir(parents=True)
+        compile_local_binary(sources, c_files, binary)
+        (root / "modelDescription.xml").write_bytes(
+            fmi2_model_description(table, config, identifier, guid, c_files)
+            if fmi_version == 2
+            else fmi3_model_description(table, config, identifier, guid)
+        )
+        resources = root / "resources"
+        resources.mkdir()
+        (resources / "model.bin").write_bytes(model_bytes(side))
+        output.parent.mkdir(parents=True, exist_ok=True)
+        with zipfile.ZipFile(output, "w", zipfile.ZIP_DEFLATED) as fmu:
+            for path in sorted(root.rglob("*")):
+                if path.is_file():
+                    fmu.write(path, path.relative_to(root).as_posix())
+    return output
+
+
+def local_table(table: VariableTable, scenario: Path, identifier: str) -> VariableTable:
+    """The server-client table without what needs the scenario rebuilt or a server (scenario
+    parameters, server settings), plus every body's state as outputs (the embedded FMU's
+    names), numbered from 0 again."""
+    kept = [v for v in table.variables if v.kind not in SERVER_ONLY_KINDS]
+    embedded, _ = describe(scenario, ExportOptions(mode="embedded", name=identifier))
+    kept += [v for v in embedded.variables if v.kind == "body"]
+    variables = tuple(replace(v, vr=vr) for vr, v in enumerate(kept))
+    return replace(table, variables=variables)
+
+
+def model_bytes(side) -> bytes:
+    """resources/model.bin of a self-contained FMU (the layout is fmu/native/fmu_local.c's):
+    the integrator settings, the rigid system's arrays in the member order of its C struct
+    (the handle's leaves: MaximalTables, Workspace), and the initial state vector."""
+    from rbcosim.integrators import SDIRK2
+
+    sim = side.sim
+    integrator = sim.integrator
+    leaves = [*sim.system.handle.leaves, sim.state.vector]
+    sdirk2 = isinstance(integrator, SDIRK2)
+    out = [b"RBCMODL1", struct.pack("=Iiiiqqdd", len(leaves), int(sdirk2),
+                                    int(bool(integrator.project)), 0,
+                                    int(side.scenario.cosim.micro_steps),
+                                    int(getattr(integrator, "max_newton", 0)),
+                                    float(getattr(integrator, "tol", 0.0)), float(sim.state.t))]
+    for leaf in leaves:
+        a = np.ascontiguousarray(leaf)
+        kind = {"f": b"d", "i": b"l"}[a.dtype.kind]
+        a = a.astype("=f8" if kind == b"d" else "=i8", copy=False)
+        out.append(kind + struct.pack("=B6x", a.ndim) + struct.pack(f"={a.ndim}q", *a.shape))
+        out.append(a.tobytes())
+    return b"".join(out)
+
+
+def compile_local_binary(sources: Path, c_files: list[str], binary: Path) -> None:
+    """Compile and link the self-contained FMU's shared object (``CC``, else cc or gcc): the
+    core's flags (setup.py: C11, no FMA contraction, so its arithmetic is the Python
+    package's), libm only."""
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        raise NativeBuildError("no C compiler: install gcc (or set CC) to export --native")
+    command = [cc, "-std=c11", "-O2", "-ffp-contract=off", "-fPIC", "-shared",
+               "-fvisibility=hidden", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra",
+               "-I", str(sources), "-o", str(binary), *(str(sources / f) for f in c_files),
+               "-lm", "-Wl,-z,defs"]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise NativeBuildError(
+            f"compiling the native FMU failed ({' '.join(command)}):\n{done.stderr[-4000:]}")
 
 
 def with_exchange(table: VariableTable, side) -> VariableTable:

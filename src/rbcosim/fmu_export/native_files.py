@@ -24,6 +24,7 @@ C_KINDS = {
     "parameter": "RBF_PARAMETER",
     "vector_parameter": "RBF_VECTOR_PARAMETER",
     "server": "RBF_SERVER",
+    "body": "RBF_BODY",
 }
 #: Variable.type -> the rbf_type of fmu/native/rbcosim_fmu.h.
 C_TYPES = {"Real": "RBF_REAL", "Integer": "RBF_INTEGER", "Boolean": "RBF_BOOLEAN",
@@ -61,9 +62,12 @@ def c_string(text: str) -> str:
     return '"' + "".join(out) + '"'
 
 
-def model_table_c(table: VariableTable, config: dict, identifier: str, guid: str) -> str:
-    """The C source defining RBF_MODEL: every variable by value reference (0 is time)."""
+def model_table_c(table: VariableTable, config: dict, identifier: str, guid: str,
+                  body_names: tuple[str, ...] = ()) -> str:
+    """The C source defining RBF_MODEL: every variable by value reference (0 is time);
+    ``body_names``: the model's bodies in state order (RBF_BODY outputs, self-contained)."""
     points = {name: i for i, name in enumerate(table.point_names)}
+    bodies = {name: i for i, name in enumerate(body_names)}
     joints = {name: i for i, name in enumerate(table.joint_names)}
     rows = []
     for vr, v in enumerate(table.variables):
@@ -73,7 +77,8 @@ def model_table_c(table: VariableTable, config: dict, identifier: str, guid: str
             rows.append('    {"time", RBF_TIME, 0, 0, RBF_REAL, 0.0, "", ""},')
             continue
         kind = C_KINDS[v.kind]
-        owner = joints[v.owner] if v.kind in ("flex", "gap") else points.get(v.owner, 0)
+        owner = (joints[v.owner] if v.kind in ("flex", "gap")
+                 else bodies[v.owner] if v.kind == "body" else points.get(v.owner, 0))
         key = v.owner if v.kind in ("parameter", "vector_parameter", "server") else ""
         string = v.type == "String"
         start = 0.0 if string else float(v.start)
@@ -100,7 +105,8 @@ def model_table_c(table: VariableTable, config: dict, identifier: str, guid: str
             "const rbf_model RBF_MODEL = {",
             f"    {c_string(identifier)}, {c_string(guid)}, {c_string(config['scenario_file'])},",
             f"    {float(config['start_time'])!r}, {float(config['macro_step'])!r},",
-            f"    {len(table.point_names)}, {len(table.joint_names)}, {len(table.variables)},",
+            f"    {len(table.point_names)}, {len(table.joint_names)}, {len(table.variables)}, "
+            f"{len(body_names)},",
             "    POINTS, JOINTS, JOINT_POINT, VARS,",
             "};",
             "",
@@ -248,15 +254,17 @@ def fmi3_model_description(table: VariableTable, config: dict, identifier: str,
     return b'<?xml version="1.0" encoding="UTF-8"?>\n' + tostring(root, encoding="utf-8") + b"\n"
 
 
-def build_description(identifier: str, sources: list[str]) -> bytes:
+def build_description(identifier: str, sources: list[str],
+                      libraries: tuple[str, ...] = ("msgpackc", "zmq", "m"),
+                      language: str = "C99") -> bytes:
     """sources/buildDescription.xml (the FMI 3.0 schema; FMI 2.0 FMUs list the same files in
     the modelDescription's SourceFiles): the C files, C99, and the libraries to link."""
     root = Element("fmiBuildDescription", {"fmiVersion": "3.0"})
     config = SubElement(root, "BuildConfiguration", {"modelIdentifier": identifier})
-    files = SubElement(config, "SourceFileSet", {"language": "C99"})
+    files = SubElement(config, "SourceFileSet", {"language": language})
     for name in sources:
         SubElement(files, "SourceFile", {"name": name})
-    for library in ("msgpackc", "zmq", "m"):
+    for library in libraries:
         SubElement(config, "Library", {"name": library})
     indent(root)
     return b'<?xml version="1.0" encoding="UTF-8"?>\n' + tostring(root, encoding="utf-8") + b"\n"
