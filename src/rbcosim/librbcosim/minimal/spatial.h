@@ -3,8 +3,8 @@
  *
  * Spatial vectors (Featherstone) are in inertial axes at the inertial origin O, angular part
  * first: a motion (omega; v_O) rad/s and m/s, a force (n_O; F) N m and N.  Quaternions are
- * scalar first (w, x, y, z).  The arithmetic order of each helper is that of the former numba
- * kernels (compiled with -ffp-contract=off: no FMA), so results agree to the last bit.
+ * scalar first (w, x, y, z).  The arithmetic order of each helper is fixed (compiled with
+ * -ffp-contract=off: no FMA), so results are the same bits on every build.
  */
 #ifndef RBC_MINIMAL_SPATIAL_H
 #define RBC_MINIMAL_SPATIAL_H

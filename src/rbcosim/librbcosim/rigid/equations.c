@@ -1,5 +1,5 @@
 /* Newton-Euler with Lagrange multipliers in maximal coordinates (see maximal.h), and the power
- * of the non-conservative forces.  Arithmetic in the order of the former numba kernels. */
+ * of the non-conservative forces.  Arithmetic in a fixed order (no FMA contraction). */
 #include "maximal.h"
 #include "rotation.h"
 

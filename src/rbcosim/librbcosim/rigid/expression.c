@@ -1,4 +1,4 @@
-/* Expression programs (see expression.h); arithmetic in the order of the former numba code. */
+/* Expression programs (see expression.h); arithmetic in a fixed order (no FMA contraction). */
 #include "expression.h"
 #include <math.h>
 

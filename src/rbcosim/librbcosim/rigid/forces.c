@@ -1,4 +1,4 @@
-/* Applied forces (see forces.h); arithmetic in the order of the former numba kernels. */
+/* Applied forces (see forces.h); arithmetic in a fixed order (no FMA contraction). */
 #include "forces.h"
 #include "rotation.h"
 

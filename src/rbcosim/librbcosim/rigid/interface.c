@@ -1,7 +1,7 @@
 /* Interface points of a co-simulation: outputs, wrench inputs, added mass (see maximal.h).
  * Inside a macro step the wrench at point k is W(t) = sum_j c_kj (t - t0)^j (+ K_x dx + K_v dv
  * with interface-Jacobian feedback), inertial or turned by the body's attitude when given in the
- * body frame.  Arithmetic in the order of the former numba kernels. */
+ * body frame.  Arithmetic in a fixed order (no FMA contraction). */
 #include "maximal.h"
 #include "rotation.h"
 

@@ -1,5 +1,5 @@
 /* The multiplier system (J M^-1 J^T) mu = rhs as a banded LDL^T factorisation (see maximal.h);
- * arithmetic in the order of the former numba kernels. */
+ * arithmetic in a fixed order (no FMA contraction). */
 #include "maximal.h"
 #include <math.h>
 

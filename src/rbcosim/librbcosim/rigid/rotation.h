@@ -2,8 +2,7 @@
  *
  * Quaternions are scalar first (w, x, y, z); rotation matrices map body -> inertial and are
  * row-major double[9] (or rows of an (n, 3, 3) array).  The arithmetic order of each helper is
- * that of the former numba kernels (compiled with -ffp-contract=off: no FMA), so results agree
- * to the last bit.
+ * fixed (compiled with -ffp-contract=off: no FMA), so results are the same bits on every build.
  */
 #ifndef RBC_RIGID_ROTATION_H
 #define RBC_RIGID_ROTATION_H

@@ -1,6 +1,6 @@
 /* Frames from a state vector, and the constraint rows: values, Phi_t, gamma and Jacobian
  * blocks (plane, dot1, dist; the contact rows of a rolling disk / knife edge on a ground plane;
- * the drivers).  Arithmetic in the order of the former numba kernels. */
+ * the drivers).  Arithmetic in a fixed order (no FMA contraction). */
 #include "maximal.h"
 #include "expression.h"
 #include "rotation.h"
