@@ -4,10 +4,10 @@
  * rigid side of a co-simulation session does (rbcosim.cosim.rigid_side.RigidSide.step: one
  * rbc_macro_step per macro step, the wrench inputs as the polynomial over it).
  *
- * resources/model.bin (written by rbcosim.fmu_export.native.model_bytes, host byte order):
- *   "RBCMODL1", u32 n_arrays, i32 method (0 RK4, 1 SDIRK2), i32 project, i32 0,
- *   i64 micro_steps, i64 max_newton, f64 tol, f64 start time (s), then n_arrays records
- *   (u8 type 'd'/'l', u8 ndim, 6 bytes 0, i64 shape[ndim], the elements) in member order of
+ * resources/model.bin (written by rbcosim.fmu_export.native.model_bytes, a model file of
+ * librbcosim/model_file.h, read by its reader): "RBCMODL1", u32 n_arrays, i32 method (0 RK4,
+ * 1 SDIRK2), i32 project, i32 0, i64 micro_steps, i64 max_newton, f64 tol, f64 start time (s),
+ * then n_arrays records (u8 type 'd'/'l', u8 ndim, 6 bytes 0, i64 shape[ndim], the elements) in member order of
  *   rbc_maximal (rigid/maximal.h: the MaximalTables, then the Workspace), and last the
  *   initial state vector y (13 n_bodies).
  * The model's state (FMU states): t, y, the integrator's statistics, the interface inputs
@@ -15,6 +15,7 @@
  */
 #include "rbcosim_fmu.h"
 
+#include "librbcosim/model_file.h"
 #include "librbcosim/rigid/macro.h"
 
 #include <math.h>
@@ -30,7 +31,7 @@ static const char STATE_TAG[8] = {'R', 'B', 'C', 'L', 'S', 'T', 'A', '1'};
 
 typedef struct local {
     rbc_arr slots[N_SLOTS]; /* viewed as rbc_maximal */
-    unsigned char *file;    /* model.bin, the arrays' storage */
+    rbc_model_file file;    /* model.bin, the arrays' storage */
     rbc_stepper st;
     int64_t micro, ny, nb, np;
     double t, stats[2];
@@ -43,74 +44,48 @@ static rbc_maximal *model(local *L) { return (rbc_maximal *)(void *)L->slots; }
 
 static void free_local(local *L) {
     if (L == NULL) return;
-    free(L->file);
+    rbc_model_file_free(&L->file);
     free(L->buf);
     free(L->newton);
     free(L);
 }
 
-/* Reads resources/model.bin; NULL with the reason in reason[size]. */
+/* Reads resources/model.bin (librbcosim/model_file.h); NULL with the reason in reason[size]. */
 static local *load(const char *resources, char *reason, size_t size) {
-    char path[4200];
+    char path[4200], why[300];
     snprintf(path, sizeof path, "%s/model.bin", resources);
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        snprintf(reason, size, "cannot open the FMU's model %.4000s", path);
-        return NULL;
-    }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
     local *L = calloc(1, sizeof *L);
-    if (L == NULL || n < 56 || (L->file = malloc((size_t)n)) == NULL ||
-        fread(L->file, 1, (size_t)n, f) != (size_t)n) {
-        fclose(f);
-        free_local(L);
-        snprintf(reason, size, "cannot read the FMU's model %.4000s", path);
+    if (L == NULL) {
+        snprintf(reason, size, "out of memory");
         return NULL;
     }
-    fclose(f);
-    unsigned char *p = L->file, *stop = L->file + n;
-    uint32_t n_arrays;
+    if (rbc_model_file_open(&L->file, path, TAG, 56, reason, size) != 0) {
+        free_local(L);
+        return NULL;
+    }
+    const unsigned char *p = L->file.data;
     int32_t method, project;
     int64_t micro, max_newton;
     double tol, t0;
-    memcpy(&n_arrays, p + 8, 4);
     memcpy(&method, p + 12, 4);
     memcpy(&project, p + 16, 4);
     memcpy(&micro, p + 24, 8);
     memcpy(&max_newton, p + 32, 8);
     memcpy(&tol, p + 40, 8);
     memcpy(&t0, p + 48, 8);
-    p += 56;
-    if (memcmp(L->file, TAG, 8) != 0 || n_arrays != N_SLOTS + 1 || micro < 1 ||
+    if (L->file.n_arrays != N_SLOTS + 1 || micro < 1 ||
         (method != RBC_METHOD_RK4 && method != RBC_METHOD_SDIRK2)) {
         free_local(L);
         snprintf(reason, size, "%.4000s is not a model of this FMU's core", path);
         return NULL;
     }
     rbc_arr y = {0};
-    for (uint32_t k = 0; k < n_arrays; ++k) {
-        rbc_arr *a = k < N_SLOTS ? &L->slots[k] : &y;
-        if (stop - p < 8 || p[1] > 4) goto bad;
-        char type = (char)p[0];
-        a->ndim = p[1];
-        p += 8;
-        if (stop - p < 8 * a->ndim) goto bad;
-        a->size = 1;
-        for (int64_t d = 0; d < a->ndim; ++d) {
-            memcpy(&a->shape[d], p, 8);
-            p += 8;
-            if (a->shape[d] < 0) goto bad;
-            a->size *= a->shape[d];
-        }
-        if ((k < N_SLOTS && type != TYPES[k]) || (k == N_SLOTS && type != 'd') ||
-            stop - p < 8 * a->size)
-            goto bad;
-        /* The file's storage is 8-byte aligned: malloc'ed, every record a multiple of 8. */
-        if (type == 'd') a->d = (double *)(void *)p;
-        else a->i = (int64_t *)(void *)p;
-        p += 8 * a->size;
+    if (rbc_model_file_arrays(&L->file, N_SLOTS, TYPES, L->slots, why, sizeof why) != 0 ||
+        rbc_model_file_arrays(&L->file, 1, "d", &y, why, sizeof why) != 0) {
+        free_local(L);
+        snprintf(reason, size, "%.4000s is damaged or not a model of this FMU's core: %s", path,
+                 why);
+        return NULL;
     }
     rbc_maximal *h = model(L);
     L->nb = h->sys.mass_blocks.shape[0] - 1;

@@ -34,8 +34,6 @@ import zipfile
 from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
-
 from rbcosim.errors import RbcosimError
 from rbcosim.fmu_export.build import ExportOptions, describe, model_identifier, referenced_files
 from rbcosim.fmu_export.native_files import (
@@ -53,6 +51,7 @@ from rbcosim.fmu_export.table import (
     VariableTable,
     variable_row,
 )
+from rbcosim.model_file import array_records
 
 _CHECKOUT = Path(__file__).resolve().parents[3]
 NATIVE_SOURCES = _CHECKOUT / "fmu" / "native"
@@ -187,7 +186,8 @@ def export_self_contained_fmu(scenario: str | Path, output: str | Path, *, fmi_v
         shutil.copy2(NATIVE_SOURCES / "include" / "LICENSE.txt", sources / "LICENSE_FMI.txt")
         core = sources / "librbcosim"
         (core / "rigid").mkdir(parents=True)
-        shutil.copy2(CORE_SOURCES / "rbc_array.h", core / "rbc_array.h")
+        for name in ("rbc_array.h", "model_file.h", "model_file.c"):
+            shutil.copy2(CORE_SOURCES / name, core / name)
         for path in sorted((CORE_SOURCES / "rigid").glob("*.[ch]")):
             shutil.copy2(path, core / "rigid" / path.name)
         (sources / "model_table.c").write_text(
@@ -228,7 +228,8 @@ def local_table(table: VariableTable, scenario: Path, identifier: str) -> Variab
 
 
 def model_bytes(side) -> bytes:
-    """resources/model.bin of a self-contained FMU (the layout is fmu/native/fmu_local.c's):
+    """resources/model.bin of a self-contained FMU (a model file, :mod:`rbcosim.model_file`;
+    the header is fmu/native/fmu_local.c's):
     the integrator settings, the rigid system's arrays in the member order of its C struct
     (the handle's leaves: MaximalTables, Workspace), and the initial state vector."""
     from rbcosim.integrators import SDIRK2
@@ -242,12 +243,7 @@ def model_bytes(side) -> bytes:
                                     int(side.scenario.cosim.micro_steps),
                                     int(getattr(integrator, "max_newton", 0)),
                                     float(getattr(integrator, "tol", 0.0)), float(sim.state.t))]
-    for leaf in leaves:
-        a = np.ascontiguousarray(leaf)
-        kind = {"f": b"d", "i": b"l"}[a.dtype.kind]
-        a = a.astype("=f8" if kind == b"d" else "=i8", copy=False)
-        out.append(kind + struct.pack("=B6x", a.ndim) + struct.pack(f"={a.ndim}q", *a.shape))
-        out.append(a.tobytes())
+    out.append(array_records(leaves))
     return b"".join(out)
 
 
