@@ -1,5 +1,5 @@
 """The rigid–flexible pendulum's native FMU (FMI 2 and 3) in a C host without Python that integrates
-the floating beam itself (fmu/native/host/pendulum_host.c, floating_beam.c), built from source
+the floating beam itself (fmu/native/host/pendulum_host.c on the library's flexible body, librbcosim/flex), built from source
 here, against `rbcosim run`'s in-process co-simulation (run_cosimulation)."""
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from test_fmu_native import KIN, MOTION, WRENCH, _compiler, _no_libpython
 from rbcosim.cosim.flex_endpoint import motion_of
 from rbcosim.cosim.master import build_endpoints, run_cosimulation
 from rbcosim.flex.body import FlexBody
+from rbcosim.flex.body_file import body_file_bytes
 from rbcosim.flex.kinematics import rotation_matrix
 from rbcosim.flex.model import FlexModel
 from rbcosim.fmu_export.native import export_native_fmu
@@ -39,22 +40,14 @@ def _numbers(key: str, values) -> str:
 
 
 def setup_text(body: FlexBody, H: float, steps: int, extrapolation: int, address: str,
-               vr: dict[str, int]) -> str:
-    """The host's SETUP_FILE for `body` (a floating FlexBody with one output node): the
-    model's floating inertia and ODE matrix, row-major, and the FMU's value references."""
-    model, fl = body.model, body.model.floating
-    nb = model.n_boundary
+               vr: dict[str, int], body_file: Path) -> str:
+    """The host's SETUP_FILE for `body` (a floating FlexBody with one output node): its body
+    file (written here, rbcosim.flex.body_file) and the FMU's value references."""
+    model = body.model
     assert model.attachment == "floating" and len(model.output_names) == 1
+    body_file.write_bytes(body_file_bytes(body, H))
     lines = [f"address {address}", f"steps {steps}", f"H {H!r}", f"e {extrapolation}",
-             f"micro_steps {body.micro_steps}", f"k {model.n_modes}",
-             f"nodes {fl.nodes.shape[0]}"]
-    for key, values in (("gravity", body.gravity), ("axis", model.axis_rotation),
-                        ("ode", fl.ode_matrix), ("node_positions", fl.nodes),
-                        ("modes", fl.modes), ("mass", fl.mass), ("total_mass", fl.total_mass),
-                        ("first_moment", fl.first_moment), ("modal_first", fl.modal_first_moment),
-                        ("spin", fl.spin_inertia), ("out_position", model.output_positions[0]),
-                        ("out_rows", model.output_rows[0][:, nb:])):
-        lines.append(_numbers(key, values))
+             f"body {body_file}"]
     point, joint = "tip", "clamp"
     roles = {
         "motion": [f"{point}.{c}" for c in MOTION],
@@ -70,11 +63,15 @@ def setup_text(body: FlexBody, H: float, steps: int, extrapolation: int, address
 
 
 def _build_host(folder: Path) -> Path:
-    """The host from source, warnings as errors; no libpython."""
+    """The host from source with the library's flexible body (librbcosim/flex and its model
+    file reader, the core's flags), warnings as errors; no libpython."""
     host = folder / "pendulum_host"
-    subprocess.run([_compiler(), "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-I",
-                    str(REPO / "fmu" / "native" / "include"),
-                    *(str(HOST / f) for f in ("pendulum_host.c", "floating_beam.c", "host_fmi.c")),
+    core = REPO / "src" / "rbcosim" / "librbcosim"
+    subprocess.run([_compiler(), "-std=c11", "-O2", "-ffp-contract=off", "-Wall", "-Wextra",
+                    "-Werror", "-D_POSIX_C_SOURCE=200809L", "-I",
+                    str(REPO / "fmu" / "native" / "include"), "-I", str(core),
+                    *(str(HOST / f) for f in ("pendulum_host.c", "host_fmi.c")),
+                    str(core / "model_file.c"), *map(str, sorted((core / "flex").glob("*.c"))),
                     "-o", str(host), "-ldl", "-lm"], check=True)
     _no_libpython(host)
     return host
@@ -121,7 +118,7 @@ def test_c_host_with_its_own_floating_beam_matches_rbcosim_run(version, steps, h
     with rbcosim_serve(root=Path(tempfile.gettempdir())) as address:
         setup = tmp_path / "setup.txt"
         setup.write_text(setup_text(body, cosim.macro_step, steps, cosim.extrapolation, address,
-                                    vr))
+                                    vr, tmp_path / "beam.body"))
         done = subprocess.run([str(host), str(version), str(binary), resources, md.guid,
                                str(setup), str(out)], check=False, capture_output=True,
                               text=True, timeout=300, env=child_env())
@@ -149,11 +146,11 @@ def test_c_host_with_its_own_floating_beam_matches_rbcosim_run(version, steps, h
 
 
 def test_bad_setup_file_is_refused_naming_the_file_and_key(host, tmp_path):
-    for text, message in (("k 4\nnodes 2\nmodes 1 2 3\n", "modes needs 48 numbers"),
-                          ("ode 1 2\n", "ode before k and nodes"),
-                          ("k 4\nnodes 2\nshape 3\n", "unknown key shape"),
+    for text, message in (("e 5\n", "e (0, 1 or 2)"),
+                          ("steps -1\n", "steps"),
+                          ("shape 3\n", "unknown key shape"),
                           ("vr outputs 9 1\n", "vr outputs COUNT (1..8)"),
-                          ("k 4\nnodes 2\n", "H, ode, node_positions")):
+                          ("H 1e-3\n", "H, body and vr outputs")):
         setup = tmp_path / "setup.txt"
         setup.write_text(text)
         done = subprocess.run([str(host), "2", "x.so", "file:///r", "guid", str(setup),
@@ -164,20 +161,6 @@ def test_bad_setup_file_is_refused_naming_the_file_and_key(host, tmp_path):
 
 
 _P = ctypes.POINTER(ctypes.c_double)
-
-
-class _Model(ctypes.Structure):
-    """floating_beam.h's beam_model."""
-    _fields_ = [("k", ctypes.c_int), ("n_nodes", ctypes.c_int), ("micro_steps", ctypes.c_int),
-                ("gravity", ctypes.c_double * 3), ("axis", ctypes.c_double * 9), ("ode", _P),
-                ("nodes", _P), ("modes", _P), ("mass", _P), ("total_mass", ctypes.c_double),
-                ("first_moment", ctypes.c_double * 3), ("modal_first", _P),
-                ("spin", ctypes.c_double * 9), ("out_position", ctypes.c_double * 3),
-                ("out_rows", _P)]
-
-
-class _State(ctypes.Structure):
-    _fields_ = [("frame", ctypes.c_double * 19), ("y", _P)]
 
 
 def _ptr(a: np.ndarray):
@@ -196,62 +179,66 @@ def _motion(t: float) -> np.ndarray:
 
 
 def test_c_floating_beam_equals_flexbody_on_a_tumbling_3d_beam(tmp_path):
-    """floating_beam.c called directly (ctypes) against FlexBody on what the pendulum does not
-    reach: a 3D beam with unequal bending stiffnesses, torsion, damping, geometric stiffening,
-    an inclined axis, 3 RK4 micro steps and a tumbling interface with order-2 accelerations,
-    150 steps: frame, modal state, wrench and tip node to 1e-12 relative (measured: frame and
-    modes to the bit, the wrench 1e-16: numpy's mass product sums in another order)."""
-    lib = tmp_path / "libfloating_beam.so"
-    subprocess.run([_compiler(), "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-shared",
-                    "-fPIC", str(HOST / "floating_beam.c"), "-o", str(lib), "-lm"], check=True)
+    """The library's body file API (librbcosim/flex/body_file.h, what the host links) called
+    directly (ctypes) against FlexBody on what the pendulum does not reach: a 3D beam with
+    unequal bending stiffnesses, torsion, damping, geometric stiffening, an inclined axis, 3 RK4
+    micro steps and a tumbling interface with order-2 accelerations, 150 steps: frame, modal
+    state, wrench and tip node to 1e-12 relative."""
+    lib = tmp_path / "libflexbody.so"
+    core = REPO / "src" / "rbcosim" / "librbcosim"
+    subprocess.run([_compiler(), "-std=c11", "-O2", "-ffp-contract=off", "-Wall", "-Wextra",
+                    "-Werror", "-shared", "-fPIC", "-I", str(core), str(core / "model_file.c"),
+                    *map(str, sorted((core / "flex").glob("*.c"))), "-o", str(lib), "-lm"],
+                   check=True)
     c = ctypes.CDLL(str(lib))
-    c.beam_step.restype = ctypes.c_int
     model = FlexModel.from_beam(0.8, 7e10, 2700.0, 2e-4, 1.2e-9, second_moment_z=3e-9,
                                 n_elements=4, n_modes=6, planar=False, modal_damping_ratio=0.02,
                                 output_nodes={"tip": "end"}, axis_in_point_frame=(0.3, 0.4, 0.8),
                                 geometric_stiffening=True)
     body = FlexBody(model, gravity=(0.3, -0.2, -9.81), micro_steps=3)
-    fl, nb, k = model.floating, model.n_boundary, model.n_modes
-    keep = {name: np.ascontiguousarray(a, dtype=float) for name, a in (
-        ("ode", fl.ode_matrix), ("nodes", fl.nodes), ("modes", fl.modes), ("mass", fl.mass),
-        ("modal_first", fl.modal_first_moment), ("out_rows", model.output_rows[0][:, nb:]))}
-    cm = _Model(k, fl.nodes.shape[0], 3, (ctypes.c_double * 3)(*body.gravity),
-                (ctypes.c_double * 9)(*model.axis_rotation.ravel()), _ptr(keep["ode"]),
-                _ptr(keep["nodes"]), _ptr(keep["modes"]), _ptr(keep["mass"]), fl.total_mass,
-                (ctypes.c_double * 3)(*fl.first_moment), _ptr(keep["modal_first"]),
-                (ctypes.c_double * 9)(*fl.spin_inertia.ravel()),
-                (ctypes.c_double * 3)(*model.output_positions[0]), _ptr(keep["out_rows"]))
-    y = np.zeros(2 * k)
-    cs = _State((ctypes.c_double * 19)(), _ptr(y))
+    k = model.n_modes
     H = 2e-3
+    path = tmp_path / "beam.body"
+    path.write_bytes(body_file_bytes(body, H))
+    cb = ctypes.create_string_buffer(4096)  # rbc_fx_body_file, opaque here
+    xs = ctypes.create_string_buffer(4096)  # rbc_fx_exchange_store
+    reason = ctypes.create_string_buffer(600)
+    assert c.rbc_fx_body_file_load(cb, str(path).encode(), reason, 600) == 0, reason.value
+    c.rbc_fx_exchange_init(xs)
+    c.rbc_fx_body_state.restype = _P
+    c.rbc_fx_body_wrench_at_state.restype = _P
+    state = np.ctypeslib.as_array(c.rbc_fx_body_state(cb), shape=(28 + 2 * k,))
+    wrench = np.ctypeslib.as_array(c.rbc_fx_body_wrench_at_state(cb), shape=(6,))
     m0 = _motion(0.0)
     body.initialize(0.0, motion_of(m0, 0.0))
-    c.beam_set_frame(ctypes.byref(cs), _ptr(m0))
+    scratch, handed = np.zeros(28 + 2 * k), np.zeros(36)
+    assert c.rbc_fx_endpoint_start(cb, xs, ctypes.c_double(0.0), _ptr(m0), 1, _ptr(scratch),
+                                   _ptr(handed)) == 1
     got, want = np.zeros(36), body.added_mass()
-    c.beam_added_mass(ctypes.byref(cm), ctypes.byref(cs), _ptr(got))
+    c.rbc_fx_body_added_mass(cb, _ptr(scratch), _ptr(got))
     assert np.abs(got - want.ravel()).max() <= 1e-12 * np.abs(want).max()
-    point = np.zeros(36)
-    c.point_frame_mass(_ptr(got), _ptr(m0[3:7]), 0, _ptr(point))
     rot = np.kron(np.eye(2), rotation_matrix(m0[3:7]))  # diag(R, R), independently
-    assert np.allclose(point.reshape(6, 6), rot.T @ want @ rot, rtol=0, atol=1e-12)
+    assert np.allclose(handed.reshape(6, 6), rot.T @ want @ rot, rtol=0, atol=1e-12)
     past: list = []
+    coef, rows = np.zeros(24), ctypes.c_int64(0)
     for n in range(150):
         t = n * H
         m = _motion(t)
         body.step(t, H, motion_of(m, t), extrapolation=[motion_of(p, tp) for p, tp in past])
-        rows = np.ascontiguousarray([p for p, _ in past]).reshape(-1)
+        prow = np.ascontiguousarray([p for p, _ in past]).reshape(-1)
         taus = np.array([tp - t for _, tp in past])
-        assert c.beam_step(ctypes.byref(cm), ctypes.byref(cs), _ptr(m), len(past), _ptr(taus),
-                           _ptr(rows), ctypes.c_double(H)) == 1
+        assert c.rbc_fx_endpoint_step(cb, xs, _ptr(m), ctypes.c_int64(len(past)), _ptr(taus),
+                                      _ptr(prow), ctypes.c_double(t), ctypes.c_double(H),
+                                      ctypes.c_int64(2), _ptr(coef), ctypes.byref(rows)) == 1
         past = [(m, t), *past[:1]]
-        wrench, node = np.zeros(6), np.zeros(3)
-        c.beam_wrench(ctypes.byref(cm), cs.frame, _ptr(y), _ptr(wrench))
-        c.beam_output_node(ctypes.byref(cm), ctypes.byref(cs), _ptr(node))
+        node = np.zeros(3)
+        c.rbc_fx_body_output_nodes(cb, _ptr(node))
         frame = np.concatenate([body.node_kinematics(), body.frame_accelerations()])
-        for name, a, b in (("frame", np.array(cs.frame), frame),
-                           ("eta", y[:k], body.modal_coordinates),
-                           ("eta'", y[k:], body.modal_velocities),
+        for name, a, b in (("frame", state[1:20], frame),
+                           ("eta", state[28:28 + k], body.modal_coordinates),
+                           ("eta'", state[28 + k:], body.modal_velocities),
                            ("wrench", wrench, body.wrench()),
                            ("tip", node, body.output_nodes()["tip"])):
             assert np.abs(a - b).max() <= 1e-12 * np.abs(b).max(), (n, name)
     assert np.abs(body.modal_coordinates).max() > 1e-6  # it deformed
+    c.rbc_fx_body_file_free(cb)

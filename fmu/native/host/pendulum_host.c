@@ -7,9 +7,9 @@
  * (FMI version; RESOURCES: the resources folder as a file URI for FMI 2, a path for FMI 3;
  * TOKEN: the GUID / instantiationToken.) It dlopen()s the FMU's binary (the rigid link, in an
  * rbcosim server; the FMI calls: host_fmi.c) and couples it to its own flexible side, the
- * pendulum's floating beam, integrated as rbcosim's reference body and its endpoint do it
- * (src/rbcosim/flex/floating.py, frame.py, polynomial.py, body.py, cosim/flex_endpoint.py;
- * the numerics are floating_beam.c), with the scenario's Gauss-Seidel scheme, flexible side
+ * pendulum's floating beam, read from its body file (`rbcosim export-body`) and integrated by
+ * rbcosim's own library (src/rbcosim/librbcosim/flex, body_file.h: the kernels rbcosim's
+ * FlexBody and FlexEndpoint call, linked in), with the scenario's Gauss-Seidel scheme, flexible side
  * first, extrapolation order e (0..2):
  *   start (initialization mode): read the point's motion m_0 (pose, velocities, accelerations)
  *   and place the beam's floating frame there, eta = eta' = 0; its added mass
@@ -32,10 +32,8 @@
  *   goes to the FMU as J.flex.*, so the FMU's gaps are current.
  * The flexible side's energy ledger and its range warnings are not kept (they feed nothing
  * the FMU takes). SETUP_FILE holds "key values..." tokens: address, steps, H (s), e,
- * micro_steps, k, nodes (their number; both before any array), gravity (3), axis (3 x 3),
- * ode (k x (20k + 15)), node_positions (nodes x 3), modes (6 nodes x k), mass (6 nodes
- * squared), total_mass, first_moment (3), modal_first (3 x k), spin (3 x 3), out_position (3),
- * out_rows (3 x k) (the model's floating inertia, row-major), and the value references
+ * body (the beam's body file: `rbcosim export-body rigid_flex_pendulum.toml --body beam -o
+ * FILE`; micro steps and the model come from it), and the value references
  * "vr ROLE v..." of the roles below. OUT.csv gets one row per communication point: t, the
  * `outputs` variables, J.gap_pos, eta_1..eta_k, the beam's output node (x, y, z). Exit status
  * 0 on success, 1 with a message on stderr.
@@ -44,7 +42,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "floating_beam.h"
+#include "flex/body_file.h"
+#include "flex/frame.h"
 #include "host_fmi.h"
 
 enum { MOTION, WRENCH, FLEX, ADDED_MASS, ADDED_MASS_FRAME, GAP, ADDRESS, OUTPUTS, N_ROLES };
@@ -55,21 +54,12 @@ static const char *const ROLES[N_ROLES] = {"motion", "wrench", "flex", "added_ma
 static const int ROLE_SIZE[N_ROLES] = {19, 18, 13, 36, 1, 1, 1, -8};
 
 static struct {
-    char address[256];
+    char address[256], body[4096];
     long steps;
     int extrapolation, n_out;
     double H;
     host_vr vr[N_ROLES][36];
 } setup;
-static beam_model model;
-
-static double *array(FILE *f, int n, const char *what) {
-    if (model.k < 1 || model.n_nodes < 1) fail_setup("%s before k and nodes", what);
-    double *out = malloc(sizeof(double) * n);
-    if (out == NULL) fail_setup("%s: out of memory", what);
-    read_numbers(f, out, n, what);
-    return out;
-}
 
 static void read_vr(FILE *f) {
     char role[64];
@@ -96,9 +86,10 @@ static void read_setup(const char *path) {
     setup_path = path;
     if (f == NULL) fail("cannot open %s", path);
     while (fscanf(f, "%127s", key) == 1) {
-        int k = model.k, dof = 6 * model.n_nodes;
         if (!strcmp(key, "address")) {
             if (fscanf(f, "%255s", setup.address) != 1) fail_setup("address");
+        } else if (!strcmp(key, "body")) {
+            if (fscanf(f, "%4095s", setup.body) != 1) fail_setup("body FILE");
         } else if (!strcmp(key, "steps")) {
             if (fscanf(f, "%ld", &setup.steps) != 1 || setup.steps < 0) fail_setup("steps");
         } else if (!strcmp(key, "H")) {
@@ -108,43 +99,6 @@ static void read_setup(const char *path) {
                 setup.extrapolation > 2) {
                 fail_setup("e (0, 1 or 2)");
             }
-        } else if (!strcmp(key, "micro_steps")) {
-            if (fscanf(f, "%d", &model.micro_steps) != 1 || model.micro_steps < 1) {
-                fail_setup("micro_steps");
-            }
-        } else if (!strcmp(key, "k")) {
-            if (fscanf(f, "%d", &model.k) != 1 || model.k < 1 || model.k > BEAM_MAXK) {
-                fail_setup("k (1..%d)", BEAM_MAXK);
-            }
-        } else if (!strcmp(key, "nodes")) {
-            if (fscanf(f, "%d", &model.n_nodes) != 1 || model.n_nodes < 1 ||
-                6 * model.n_nodes > BEAM_MAXDOF) {
-                fail_setup("nodes (1..%d)", BEAM_MAXDOF / 6);
-            }
-        } else if (!strcmp(key, "gravity")) {
-            read_numbers(f, model.gravity, 3, "gravity");
-        } else if (!strcmp(key, "axis")) {
-            read_numbers(f, model.axis, 9, "axis");
-        } else if (!strcmp(key, "ode")) {
-            model.ode = array(f, k * (20 * k + 15), "ode");
-        } else if (!strcmp(key, "node_positions")) {
-            model.nodes = array(f, 3 * model.n_nodes, "node_positions");
-        } else if (!strcmp(key, "modes")) {
-            model.modes = array(f, dof * k, "modes");
-        } else if (!strcmp(key, "mass")) {
-            model.mass = array(f, dof * dof, "mass");
-        } else if (!strcmp(key, "total_mass")) {
-            read_numbers(f, &model.total_mass, 1, "total_mass");
-        } else if (!strcmp(key, "first_moment")) {
-            read_numbers(f, model.first_moment, 3, "first_moment");
-        } else if (!strcmp(key, "modal_first")) {
-            model.modal_first = array(f, 3 * k, "modal_first");
-        } else if (!strcmp(key, "spin")) {
-            read_numbers(f, model.spin, 9, "spin");
-        } else if (!strcmp(key, "out_position")) {
-            read_numbers(f, model.out_position, 3, "out_position");
-        } else if (!strcmp(key, "out_rows")) {
-            model.out_rows = array(f, 3 * k, "out_rows");
         } else if (!strcmp(key, "vr")) {
             read_vr(f);
         } else {
@@ -152,90 +106,46 @@ static void read_setup(const char *path) {
         }
     }
     fclose(f);
-    if (!model.ode || !model.nodes || !model.modes || !model.mass || !model.modal_first ||
-        !model.out_rows || setup.n_out == 0 || !(setup.H > 0.0)) {
-        fail_setup("H, ode, node_positions, modes, mass, modal_first, out_rows and vr outputs "
-             "are required");
+    if (!setup.body[0] || setup.n_out == 0 || !(setup.H > 0.0)) {
+        fail_setup("H, body and vr outputs are required");
     }
 }
 
-/* The beam and its side of the exchange (cosim/flex_endpoint.py FlexEndpoint). */
-static beam_state beam;
-static int implicit_mass;
-static double handed[36];            /* the added mass handed over, point frame */
-static double times[4], wrenches[4][6]; /* exchanged rigid inputs, newest first */
-static int count;
+/* The beam (librbcosim/flex/body_file.h) and its side of the exchange (FlexEndpoint). */
+static rbc_fx_body_file beam;
+static rbc_fx_exchange_store exchange;
 static double motions[2][19], motion_times[2]; /* rigid motions stepped from, newest first */
 static int n_motions;
 
-/* The wrench the rigid side takes now (FlexEndpoint.rigid_input). */
-static void rigid_input(double *out) {
-    beam_wrench(&model, beam.frame, beam.y, out);
-    if (!implicit_mass) return;
-    double mass[36];
-    point_frame_mass(handed, beam.frame + 3, 1, mass);
-    for (int i = 0; i < 6; ++i) {
-        double acc = 0.0;
-        for (int j = 0; j < 6; ++j) acc += mass[6 * i + j] * beam.frame[13 + j];
-        out[i] += acc;
-    }
-}
-
-/* The wrench polynomial over [t, t + H] (FlexEndpoint.polynomial), to the FMU as c_0, c_1,
- * 2 c_2; `end` the value at t + H (interpolation) or NULL (extrapolation). */
-static void send_polynomial(double t, const double *end) {
-    int e = setup.extrapolation, m = 0, past;
-    double taus[4], values[4 * 6], c[4 * 6], out[18] = {0.0};
-    if (end != NULL) {
-        taus[m] = setup.H;
-        memcpy(values, end, 6 * sizeof(double));
-        ++m;
-        past = e > 1 ? e : 1;
-    } else {
-        past = e + 1;
-    }
-    if (past > count) past = count;
-    for (int i = 0; i < past; ++i, ++m) {
-        taus[m] = times[i] - t;
-        memcpy(values + 6 * m, wrenches[i], 6 * sizeof(double));
-    }
-    polynomial_through(m, 6, taus, values, c);
+/* The wrench polynomial's rows c (rows x 6) to the FMU as c_0, c_1, 2 c_2. */
+static void send_polynomial(const double *c, int64_t rows) {
+    double out[18] = {0.0};
     for (int j = 0; j < 6; ++j) {
         out[j] = c[j];
-        if (m > 1) out[6 + j] = c[6 + j];
-        if (m > 2) out[12 + j] = 2.0 * c[12 + j];
+        if (rows > 1) out[6 + j] = c[6 + j];
+        if (rows > 2) out[12 + j] = 2.0 * c[12 + j];
     }
     host_set(setup.vr[WRENCH], 18, out);
 }
 
-static void start(const double *motion, double t) {
-    double mass[36], largest = 0.0;
-    memset(beam.y, 0, 2 * model.k * sizeof(double));
-    beam_set_frame(&beam, motion);
-    beam_added_mass(&model, &beam, mass);
-    for (int i = 0; i < 36; ++i) largest = fabs(mass[i]) > largest ? fabs(mass[i]) : largest;
-    for (int i = 0; i < 36; ++i) {
-        if (fabs(mass[i]) > 1e-12 * (largest > 1.0 ? largest : 1.0)) implicit_mass = 1;
-    }
-    if (implicit_mass) {
-        point_frame_mass(mass, motion + 3, 0, handed);
+static void start(const double *motion, double t, double *scratch) {
+    double handed[36];
+    if (rbc_fx_endpoint_start(&beam, &exchange, t, motion, 1, scratch, handed)) {
         host_set(setup.vr[ADDED_MASS], 36, handed);
         host_set_string(setup.vr[ADDED_MASS_FRAME][0], "point");
     }
-    times[0] = t;
-    rigid_input(wrenches[0]);
-    count = 1;
 }
 
 static void record(FILE *out, double t) {
     double values[9], node[3];
-    host_set(setup.vr[FLEX], 13, beam.frame); /* report: the interface node's kinematics */
+    const double *state = rbc_fx_body_state(&beam);
+    host_set(setup.vr[FLEX], 13, state + FX_R); /* report: the interface node's kinematics */
     host_get(setup.vr[OUTPUTS], setup.n_out, values);
     host_get(setup.vr[GAP], 1, values + setup.n_out);
     fprintf(out, "%.17g", t);
     for (int i = 0; i <= setup.n_out; ++i) fprintf(out, ",%.17g", values[i]);
-    for (int i = 0; i < model.k; ++i) fprintf(out, ",%.17g", beam.y[i]);
-    beam_output_node(&model, &beam, node);
+    for (int64_t i = 0; i < beam.k; ++i) fprintf(out, ",%.17g", state[FX_ETA + i]);
+    rbc_fx_body_output_nodes(&beam, node);
     fprintf(out, ",%.17g,%.17g,%.17g\n", node[0], node[1], node[2]);
 }
 
@@ -244,17 +154,26 @@ int main(int argc, char **argv) {
         fail("usage: pendulum_host 2|3 BINARY.so RESOURCES TOKEN SETUP OUT.csv");
     }
     read_setup(argv[5]);
-    beam.y = calloc(2 * model.k, sizeof(double));
-    if (beam.y == NULL) fail("out of memory");
+    char reason[4400];
+    if (rbc_fx_body_file_load(&beam, setup.body, reason, sizeof reason) != 0) fail("%s", reason);
+    if (beam.grounded || beam.n_out != 1) fail("%s: expected a floating body, one output node",
+                                               setup.body);
+    rbc_fx_exchange_init(&exchange);
+    double *scratch = malloc(sizeof(double) * (size_t)(FX_ETA + 2 * beam.k));
+    if (scratch == NULL) fail("out of memory");
     FILE *out = fopen(argv[6], "w");
     if (out == NULL) fail("cannot write %s", argv[6]);
     host_open(argv[1][0] - '0', argv[2]);
     host_start(argv[3], argv[4], setup.vr[ADDRESS][0], setup.address);
-    double t = 0.0, H = setup.H, m[19], end[6], past[2 * 19], past_taus[2];
+    double t = 0.0, H = setup.H, m[19], past[2 * 19], past_taus[2], c[4 * 6];
+    int64_t rows;
     host_get(setup.vr[MOTION], 19, m);
-    start(m, t);
+    start(m, t, scratch);
     host_exit_init();
-    send_polynomial(t, NULL);
+    /* held: the polynomial through the last min(e + 1, count) exchanged values */
+    rows = setup.extrapolation + 1 < exchange.count ? setup.extrapolation + 1 : exchange.count;
+    rbc_fx_exchange_polynomial(&exchange.x, t, rows, 0, NULL, NULL, c);
+    send_polynomial(c, rows);
     record(out, t);
     for (long n = 0; n < setup.steps; ++n) {
         host_get(setup.vr[MOTION], 19, m); /* before the step's wrench */
@@ -263,17 +182,14 @@ int main(int argc, char **argv) {
             past_taus[i] = motion_times[i] - t;
             memcpy(past + 19 * i, motions[i], sizeof motions[i]);
         }
-        if (!beam_step(&model, &beam, m, n_past, past_taus, past, H)) {
+        /* the beam's step and its commit, the polynomial through its end-of-step rigid input
+         * and the past ones (Gauss-Seidel, flexible side first) */
+        if (rbc_fx_endpoint_step(&beam, &exchange, m, n_past, past_taus, past, t, H,
+                                 setup.extrapolation, c, &rows) != 1) {
             fail("flexible body: non-finite modal state after the step from t=%.17g", t);
         }
-        rigid_input(end);
-        send_polynomial(t, end);
+        send_polynomial(c, rows);
         host_do_step(t, H);
-        memmove(times + 1, times, 3 * sizeof(double)); /* commit */
-        memmove(wrenches[1], wrenches[0], 3 * sizeof wrenches[0]);
-        times[0] = t + H;
-        memcpy(wrenches[0], end, sizeof end);
-        count = count < 4 ? count + 1 : 4;
         memcpy(motions[1], motions[0], sizeof motions[0]);
         motion_times[1] = motion_times[0];
         memcpy(motions[0], m, sizeof m);
@@ -284,5 +200,7 @@ int main(int argc, char **argv) {
     }
     fclose(out);
     host_stop();
+    free(scratch);
+    rbc_fx_body_file_free(&beam);
     return 0;
 }
