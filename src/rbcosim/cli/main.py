@@ -23,6 +23,7 @@ SUBCOMMANDS = {
     "cosim": "rbcosim.cli.cosim_cmd",
     "flex": "rbcosim.cli.flex_cmd",
     "convert-structure": "rbcosim.cli.convert_cmd",
+    "export-body": "rbcosim.cli.export_body_cmd",
     "sweep": "rbcosim.cli.sweep_cmd",
     "plot": "rbcosim.cli.plot_cmd",
 }
