@@ -135,7 +135,8 @@ def test_pendulum_host_in_an_empty_environment_matches_rbcosim_run(version, step
     cosim = scenario.cosim
     body = build_endpoints(scenario, cosim.macro_step)["clamp"].body
     setup = tmp_path / "setup.txt"
-    setup.write_text(setup_text(body, cosim.macro_step, steps, cosim.extrapolation, "-", vr))
+    setup.write_text(setup_text(body, cosim.macro_step, steps, cosim.extrapolation, "-", vr,
+                                tmp_path / "beam.body"))
     out = tmp_path / "host.csv"
     done = subprocess.run([str(host), str(version), str(binary), resources, md.guid,
                            str(setup), str(out)], check=False, capture_output=True, text=True,
