@@ -16,7 +16,7 @@ from pathlib import Path
 import zmq
 
 from rbcosim import PROTOCOL_VERSION, __version__
-from rbcosim.cli.options import add_limit_option
+from rbcosim.cli.limit_option import add_limit_option
 from rbcosim.errors import RbcosimError
 from rbcosim.limits import RunLimits
 from rbcosim.service.server import DEFAULT_BUILD_TIMEOUT, DEFAULT_SEND_HWM
