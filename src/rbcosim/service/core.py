@@ -294,6 +294,7 @@ class Service(StepRequests, StateRequests):
                 "auto_snapshots",
                 "coupling_info",
                 "direct_endpoint",
+                "interface_jacobian",
             ],
             "max_message_size": self.limits.max_message_size,
             "barrier_timeout": self.barrier_timeout,
