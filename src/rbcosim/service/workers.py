@@ -335,6 +335,8 @@ class SessionWorkers:
         self.by_session: dict[str, Worker] = {}
         self.lost: dict[str, str] = {}
         """Session id -> why its worker ended, for requests that still name it."""
+        self.forwarded = 0
+        """Requests handed to workers by the socket loop (the direct endpoints' are not)."""
 
     def _start_fork_server(self) -> None:
         try:
@@ -419,6 +421,7 @@ class SessionWorkers:
 
     def forward(self, w: Worker, peer, msg: dict, body: list[bytes]) -> None:
         identity, delimited, use_frames = peer
+        self.forwarded += 1
         w.outstanding[(identity, parent_key(msg["msg_id"]))] = (peer, _envelope(msg))
         if self.direct is not None and identity not in w.notify and offers_direct(msg["version"]):
             w.notify[identity] = peer
