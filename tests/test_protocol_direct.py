@@ -301,3 +301,16 @@ def _renamed(value, ids: dict):
     if isinstance(value, str):
         return ids.get(value, value)
     return value
+
+
+def test_a_server_bound_beyond_loopback_binds_its_direct_endpoints_there_too():
+    """--allow-remote on all interfaces: the direct endpoint is on the same interface (the
+    wildcard), and a client reaches it by the host it reached the server by."""
+    with running_server(bind="tcp://0.0.0.0:0", allow_remote=True, insecure=True) as server:
+        port = server.address.rsplit(":", 1)[1]
+        with Client(f"tcp://127.0.0.1:{port}", timeout=30) as c:
+            endpoint = c.create_session(text=TOY_TWO_POINTS)["endpoint"]
+            assert endpoint.startswith("tcp://0.0.0.0:")
+            assert c.direct_endpoint == f"tcp://127.0.0.1:{endpoint.rsplit(':', 1)[1]}"
+            _drive(c, 3)
+            c.close()

@@ -347,6 +347,11 @@ class SessionWorkers:
         finally:
             self._fork_ready.set()
 
+    @property
+    def fork_error(self) -> str | None:
+        """Why the fork server did not start (None: it did, or is still starting)."""
+        return self._fork_error
+
     def wait_ready(self, timeout: float | None = None) -> bool:
         """Wait until the fork server has loaded the core (True) or `timeout` s passed."""
         return self._fork_ready.wait(timeout)
