@@ -7,8 +7,12 @@ flexible kinematics (n, 13) as inline little-endian float64 bytes); the echo ser
 and packs a reply of the same shape as the service's step reply (kinematics (n, 13), gaps
 (n, 4)), with no session logic. The service runs a rigid side that does no physics (NullSide),
 so the ratio is the protocol layer's cost: envelope checks, barrier bookkeeping, validation,
-array handling. Also printed: the same through `rbcosim.client.Client.step`, and one step of
-the real rigid–flexible pendulum for scale. Figures are µs per round trip. Echo and service chunks alternate so that load from other processes hits both alike.
+array handling. "service" is protocol 1.3's path: the step goes straight to the session's
+worker at the direct endpoint its create_session reply names (one hop); "via server" is the
+1.2 path through the server's socket loop and on to the worker (two hops). Also printed: the
+same through `rbcosim.client.Client.step` (direct), and one step of the real rigid–flexible
+pendulum for scale. Figures are µs per round trip. Echo and service chunks alternate so that
+load from other processes hits both alike.
 """
 
 from __future__ import annotations
@@ -119,11 +123,13 @@ class RawLoop:
         session: str | None = None,
         client: str | None = None,
         step: int = 0,
+        version: str = "1.0",
     ) -> None:
         self.sock = zmq.Context.instance().socket(zmq.DEALER)
         self.sock.setsockopt(zmq.LINGER, 0)
         self.sock.connect(address)
         self.n, self.session, self.client, self.step = n, session, client, step
+        self.version = version
         self.wrench = np.ones((n, 6))
         self.flex = np.ones((n, 13))
 
@@ -133,7 +139,7 @@ class RawLoop:
         t0 = time.perf_counter()
         for _ in range(steps):
             header = {
-                "version": "1.0",
+                "version": self.version,
                 "msg_id": str(self.step),
                 "msg_type": "step",
                 "session": self.session,
@@ -184,23 +190,28 @@ def measure(echo_address: str, serve_address: str, n: int, steps: int, rounds: i
     from rbcosim.client import Client
 
     echo = RawLoop(echo_address, n)
-    with Client(serve_address) as c:
+    names = [f"p{i}" for i in range(n)]
+    with Client(serve_address) as c, Client(serve_address) as c2:
         c.create_session(text=str(n))
-        names = [f"p{i}" for i in range(n)]
         c.attach(names, names)
-        service = RawLoop(serve_address, n, c.session, c.client_id, c.step_index)
+        endpoint = c.direct_endpoint or serve_address
+        service = RawLoop(endpoint, n, c.session, c.client_id, c.step_index, "1.3")
+        c2.create_session(text=str(n))
+        c2.attach(names, names)
+        via = RawLoop(serve_address, n, c2.session, c2.client_id, c2.step_index, "1.2")
         client = ClientLoop(serve_address, n)
         chunk = max(1, steps // rounds)
-        for loop in (echo, service, client):
+        for loop in (echo, service, via, client):
             loop.run(200)
-        e, s, k, ratios = [], [], [], []
+        e, s, v, k, ratios = [], [], [], [], []
         for _ in range(rounds):
             e.append(echo.run(chunk))
             s.append(service.run(chunk))
+            v.append(via.run(chunk))
             k.append(client.run(chunk))
             ratios.append(s[-1] / e[-1])
     med = statistics.median
-    return med(e), med(s), med(k), med(ratios), min(s) / min(e)
+    return med(e), med(s), med(v), med(k), med(ratios), min(s) / min(e)
 
 
 def pendulum_step(steps: int) -> float | None:
@@ -245,15 +256,18 @@ def main(argv=None) -> int:
         f"macro-step round trip, {n} interface points, {args.steps} steps in {args.rounds} alternating "
         "chunks; µs, medians over chunks; 'best' = ratio of the fastest chunks"
     )
-    print(f"{'transport':<10}{'echo':>10}{'service':>10}{'ratio':>8}{'best':>8}{'Client.step':>13}")
+    print(f"{'transport':<10}{'echo':>10}{'service':>10}{'ratio':>8}{'best':>8}"
+          f"{'via server':>12}{'ratio':>8}{'Client.step':>13}")
     for transport in ("tcp", "ipc"):
         bind_echo = "tcp://127.0.0.1:0" if transport == "tcp" else f"ipc://{tmp}/echo.sock"
         bind_serve = "tcp://127.0.0.1:0" if transport == "tcp" else f"ipc://{tmp}/serve.sock"
         echo, echo_address = start(ECHO, bind_echo, str(n))
         serve, serve_address = start(SERVE.format(here=str(HERE)), bind_serve)
         try:
-            e, s, c, ratio, best = measure(echo_address, serve_address, n, args.steps, args.rounds)
-            print(f"{transport:<10}{e:>10.1f}{s:>10.1f}{ratio:>8.2f}{best:>8.2f}{c:>13.1f}")
+            e, s, v, c, ratio, best = measure(echo_address, serve_address, n, args.steps,
+                                              args.rounds)
+            print(f"{transport:<10}{e:>10.1f}{s:>10.1f}{ratio:>8.2f}{best:>8.2f}{v:>12.1f}"
+                  f"{v / e:>8.2f}{c:>13.1f}")
         finally:
             for p in (echo, serve):
                 p.terminate()

@@ -33,6 +33,9 @@ def rbcosim_serve(root: Path = REPO, bind: str = "tcp://127.0.0.1:0",
     try:
         line = proc.stdout.readline()
         assert line.startswith("serving on "), line + proc.stderr.read()
+        # then wait until sessions can be created at once (the fork server has loaded the core)
+        ready = proc.stdout.readline()
+        assert ready.strip() == "sessions ready", ready + proc.stderr.read()
         yield line.split()[2]
     finally:
         proc.terminate()

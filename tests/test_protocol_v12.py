@@ -119,7 +119,8 @@ def test_attach_and_create_session_send_the_scenarios_coupling():
     assert created["content"]["coupling"] == expected
     (_, hello), = svc.handle(message("hello"))
     assert "coupling_info" in hello["content"]["capabilities"]
-    assert hello["content"]["protocol_version"] == PROTOCOL_VERSION == "1.2"
+    # 1.3 (direct endpoints) keeps every 1.2 field; test_protocol_direct replays 1.2 transcripts
+    assert hello["content"]["protocol_version"] == PROTOCOL_VERSION == "1.3"
 
 
 def test_the_documents_full_exchange_runs_as_written():

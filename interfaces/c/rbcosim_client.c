@@ -278,6 +278,7 @@ rbc_status rbc_create_session(rbc_client *c, const char *scenario_path,
     c->n_points = c->n_joints = 0;
     rbc__take_position(c, content);
     read_coupling(content, &c->coupling);
+    rbc__use_direct(c, content);
     return rbc__ok(c);
 }
 
@@ -375,6 +376,8 @@ rbc_status rbc_attach(rbc_client *c, const char *const *points, int n_points,
     read_coupling(content, &c->coupling);
     if (coupling != NULL)
         *coupling = c->coupling;
+    if (c->direct_session == NULL || strcmp(c->direct_session, c->session) != 0)
+        rbc__use_direct(c, content);
     return RBC_OK;
 }
 

@@ -27,7 +27,7 @@
  * ZeroMQ context and socket). Distinct clients may run concurrently.
  *
  * On the wire (PROTOCOL.md): a DEALER socket; every request is two frames, an empty delimiter
- * and one msgpack map with the keys, in this order, version ("1.2"), msg_id (an integer
+ * and one msgpack map with the keys, in this order, version ("1.3"), msg_id (an integer
  * counting from 1 per client), msg_type, session (nil for hello and create_session) and
  * content; arrays inline ({"dtype": "<f8", "shape": [...], "data": bin}). Replies are matched
  * by parent_id; others (late replies to requests that timed out) are dropped. The content
@@ -45,6 +45,11 @@
  *   get_state       (none)            set_state  state (bin), [step]
  *   heartbeat       [client] (when attached)   detach  client   close  (none)
  * interfaces/conformance/ holds a recorded exchange with these exact bytes.
+ * Protocol 1.3: when a create_session or attach reply names the session's direct `endpoint`,
+ * the client opens a second DEALER socket to it (same CURVE keys; tcp: the server's host at
+ * the endpoint's port) and sends that session's requests there; while waiting there it looks
+ * at the server's socket every 0.5 s for a session_ended notice (then RBC_ERR_SERVER,
+ * "session_closed"). hello and create_session stay on the server's endpoint.
  */
 #ifndef RBCOSIM_CLIENT_H
 #define RBCOSIM_CLIENT_H
@@ -55,7 +60,7 @@
 extern "C" {
 #endif
 
-#define RBC_PROTOCOL_VERSION "1.2"
+#define RBC_PROTOCOL_VERSION "1.3"
 #define RBC_PROTOCOL_MAJOR 1
 
 typedef enum rbc_status {

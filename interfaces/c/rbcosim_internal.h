@@ -17,9 +17,15 @@ typedef struct rbc_doubles {
 
 struct rbc_client {
     void *context;
-    void *socket;
+    void *socket;              /* the socket of the request in progress: one of the two below */
+    void *server_socket;       /* to the server's endpoint */
+    void *direct_socket;       /* to the session's direct endpoint (protocol 1.3); NULL: none */
+    char *direct_session;      /* the session whose requests go to direct_socket */
+    char *endpoint;            /* the server's endpoint as given to rbc_connect */
+    int has_keys;              /* CURVE keys given: the direct socket uses them too */
+    char keys[3][41];          /* server public, client public, client secret (Z85) */
     int timeout_ms;
-    int receive_timeout;       /* the socket's ZMQ_RCVTIMEO as last set */
+    int receive_timeout;       /* `socket`'s ZMQ_RCVTIMEO as last set (-2: unknown) */
     uint64_t last_id;          /* msg_id of the last request; ids count from 1 */
 
     char *session;             /* NULL: none */
@@ -70,6 +76,13 @@ rbc_status rbc__transact(rbc_client *c, const msgpack_object **content);
 int rbc__reserve(rbc_doubles *d, size_t n);
 /* Replaces *slot by a copy of text (NULL allowed); 0 on success. */
 int rbc__set_string(char **slot, const char *text);
+
+/* Protocol 1.3: after a create_session or attach reply naming `endpoint`, send `session`'s
+ * requests to it (a second DEALER with the same CURVE keys). Failing to connect keeps the
+ * server's endpoint (not an error). */
+void rbc__use_direct(rbc_client *c, const msgpack_object *content);
+/* Closes the direct socket: every request goes to the server's endpoint again. */
+void rbc__drop_direct(rbc_client *c);
 
 /* Shared by the message files (rbcosim_client.c, rbcosim_state.c). */
 rbc_status rbc__need_client(const rbc_client *c);  /* RBC_ERR_ARGUMENT for NULL */

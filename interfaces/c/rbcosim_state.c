@@ -142,6 +142,7 @@ rbc_status rbc_close_session(rbc_client *c)
     if ((status = rbc__ready_for(c, "rbc_close_session", 1, 0)) != RBC_OK ||
         (status = rbc__simple_request(c, "close", 0)) != RBC_OK)
         return status;
+    rbc__drop_direct(c);
     free(c->session);
     free(c->client_id);
     c->session = c->client_id = NULL;

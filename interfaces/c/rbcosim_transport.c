@@ -202,7 +202,19 @@ rbc_client *rbc_connect(const char *endpoint, const rbc_curve_keys *keys, int ti
         return NULL;
     }
     zmq_setsockopt(c->socket, ZMQ_LINGER, &linger, sizeof linger);
+    c->server_socket = c->socket;
     if (keys != NULL && set_curve(c->socket, keys, error, error_size) != 0) {
+        rbc_destroy(c);
+        return NULL;
+    }
+    if (keys != NULL) {
+        c->has_keys = 1;
+        memcpy(c->keys[0], keys->server_public, 40);
+        memcpy(c->keys[1], keys->client_public, 40);
+        memcpy(c->keys[2], keys->client_secret, 40);
+    }
+    if (rbc__set_string(&c->endpoint, endpoint) != 0) {
+        copy_error(error, error_size, "out of memory");
         rbc_destroy(c);
         return NULL;
     }
@@ -220,16 +232,86 @@ rbc_client *rbc_connect(const char *endpoint, const rbc_curve_keys *keys, int ti
     return c;
 }
 
+/* --- the direct endpoint (1.3) ------------------------------------------------------------ */
+
+void rbc__drop_direct(rbc_client *c)
+{
+    if (c->direct_socket != NULL)
+        zmq_close(c->direct_socket);
+    c->direct_socket = NULL;
+    free(c->direct_session);
+    c->direct_session = NULL;
+    if (c->socket != c->server_socket) {
+        c->socket = c->server_socket;
+        c->receive_timeout = -2;
+    }
+}
+
+void rbc__use_direct(rbc_client *c, const msgpack_object *content)
+{
+    const msgpack_object *value = wire_get(content, "endpoint");
+    char *endpoint, *address = NULL, *session = NULL;
+    void *sock;
+    int linger = 0;
+    if (value == NULL || value->type != MSGPACK_OBJECT_STR || c->session == NULL)
+        return;
+    endpoint = wire_strdup(value, NULL);
+    if (endpoint == NULL)
+        return;
+    /* tcp: the host this client reaches the server by, at the endpoint's port */
+    if (strncmp(endpoint, "tcp://", 6) == 0 && strncmp(c->endpoint, "tcp://", 6) == 0) {
+        const char *port = strrchr(endpoint, ':');
+        const char *host_end = strrchr(c->endpoint, ':');
+        if (port != NULL && host_end != NULL) {
+            size_t n = (size_t)(host_end - c->endpoint) + strlen(port) + 1;
+            address = malloc(n);
+            if (address != NULL)
+                snprintf(address, n, "%.*s%s", (int)(host_end - c->endpoint), c->endpoint, port);
+        }
+    } else {
+        address = endpoint;
+        endpoint = NULL;
+    }
+    free(endpoint);
+    if (address == NULL || rbc__set_string(&session, c->session) != 0) {
+        free(address);
+        return;
+    }
+    rbc__drop_direct(c);
+    sock = zmq_socket(c->context, ZMQ_DEALER);
+    if (sock != NULL) {
+        zmq_setsockopt(sock, ZMQ_LINGER, &linger, sizeof linger);
+        if ((c->has_keys && (zmq_setsockopt(sock, ZMQ_CURVE_SERVERKEY, c->keys[0], 41) != 0 ||
+                             zmq_setsockopt(sock, ZMQ_CURVE_PUBLICKEY, c->keys[1], 41) != 0 ||
+                             zmq_setsockopt(sock, ZMQ_CURVE_SECRETKEY, c->keys[2], 41) != 0)) ||
+            zmq_connect(sock, address) != 0) {
+            zmq_close(sock);
+            sock = NULL;
+        }
+    }
+    free(address);
+    if (sock == NULL) {
+        free(session);
+        return;
+    }
+    c->direct_socket = sock;
+    c->direct_session = session;
+}
+
 void rbc_destroy(rbc_client *c)
 {
     if (c == NULL)
         return;
-    if (c->socket != NULL)
-        zmq_close(c->socket);
+    if (c->direct_socket != NULL)
+        zmq_close(c->direct_socket);
+    if (c->server_socket != NULL)
+        zmq_close(c->server_socket);
     if (c->context != NULL)
         zmq_ctx_term(c->context);
     free_error(c);
     free(c->session);
+    free(c->direct_session);
+    free(c->endpoint);
     free(c->client_id);
     free(c->server_version);
     free(c->reply);
@@ -251,6 +333,14 @@ void rbc_set_timeout(rbc_client *c, int timeout_ms)
 
 rbc_status rbc__begin(rbc_client *c, const char *msg_type, int with_session, size_t n_content)
 {
+    void *target = c->server_socket;
+    if (with_session && c->direct_socket != NULL && c->session != NULL &&
+        strcmp(c->session, c->direct_session) == 0 && strcmp(msg_type, "create_session") != 0)
+        target = c->direct_socket;
+    if (target != c->socket) {
+        c->socket = target;
+        c->receive_timeout = -2; /* each socket has its own ZMQ_RCVTIMEO */
+    }
     msgpack_sbuffer_clear(&c->request);
     c->last_id += 1;
     return rbc__packed(c, wire_envelope(&c->packer, RBC_PROTOCOL_VERSION, c->last_id, msg_type,
@@ -455,14 +545,67 @@ static rbc_status check_reply(rbc_client *c, const msgpack_object *header,
                      "the reply's status is neither \"ok\" nor \"error\"");
 }
 
+/* A session_ended notice for the direct session waiting on the server's socket (1.3): 1 and
+ * the error recorded (the direct socket dropped), else 0. Other messages there are late
+ * replies and are dropped. */
+static int session_ended(rbc_client *c)
+{
+    int found = 0;
+    for (;;) {
+        zmq_msg_t frame;
+        int more = 0;
+        size_t more_size = sizeof more;
+        zmq_msg_init(&frame);
+        if (zmq_msg_recv(&frame, c->server_socket, ZMQ_DONTWAIT) < 0) {
+            zmq_msg_close(&frame);
+            return found;
+        }
+        if (!found && zmq_msg_size(&frame) > 0) {
+            msgpack_unpacked notice;
+            size_t offset = 0;
+            msgpack_unpacked_init(&notice);
+            if (msgpack_unpack_next(&notice, zmq_msg_data(&frame), zmq_msg_size(&frame),
+                                    &offset) == MSGPACK_UNPACK_SUCCESS &&
+                notice.data.type == MSGPACK_OBJECT_MAP &&
+                wire_is_str(wire_get(&notice.data, "msg_type"), "session_ended") &&
+                wire_is_str(wire_get(&notice.data, "session"), c->direct_session)) {
+                const msgpack_object *message = wire_get(wire_get(&notice.data, "error"),
+                                                         "message");
+                int n = message != NULL && message->type == MSGPACK_OBJECT_STR
+                            ? (int)message->via.str.size : 0;
+                rbc__fail(c, RBC_ERR_SERVER, "session_closed", "%.*s", n,
+                          n ? message->via.str.ptr : "the session ended");
+                found = 1;
+            }
+            msgpack_unpacked_destroy(&notice);
+        }
+        zmq_getsockopt(c->server_socket, ZMQ_RCVMORE, &more, &more_size);
+        zmq_msg_close(&frame);
+        if (!more && found) {
+            rbc__drop_direct(c);
+            return 1;
+        }
+    }
+}
+
+#define RBC_NOTICE_SLICE_MS 500.0 /* how often a wait on the direct socket looks for notices */
+
 rbc_status rbc__await(rbc_client *c, uint64_t id, const msgpack_object **content)
 {
     double deadline = deadline_of(c);
     for (;;) {
         size_t size = 0, offset = 0;
         rbc_status status = RBC_ERR_TIMEOUT;
-        if (set_receive_timeout(c, deadline))
+        int direct = c->socket == c->direct_socket && c->direct_socket != NULL;
+        double slice = deadline;
+        if (direct && (deadline < 0 || deadline - now_ms() > RBC_NOTICE_SLICE_MS))
+            slice = now_ms() + RBC_NOTICE_SLICE_MS;
+        if (set_receive_timeout(c, slice))
             status = receive_header(c, &size);
+        if (status == RBC_ERR_TIMEOUT && direct && session_ended(c))
+            return RBC_ERR_SERVER;
+        if (status == RBC_ERR_TIMEOUT && slice != deadline)
+            continue;
         if (status == RBC_ERR_TIMEOUT)
             return rbc__fail(c, RBC_ERR_TIMEOUT, "timeout",
                              "no reply to request %llu within %d ms", (unsigned long long)id,

@@ -1,4 +1,4 @@
-"""Record the conformance transcript of an rbcosim client: a real server, requests packed by
+"""Record the conformance transcript of an rbcosim client: a real server (inproc: no direct endpoint), requests packed by
 Python's msgpack in the key order the C client documents (interfaces/c/rbcosim_client.h).
 
     PYTHONPATH=src python interfaces/conformance/make_transcripts.py [OUT_DIR]
@@ -32,7 +32,7 @@ import zmq
 
 from rbcosim.service.testing import running_server, toy_service
 
-VERSION = "1.2"  # the protocol version the C client speaks (RBC_PROTOCOL_VERSION)
+VERSION = "1.3"  # the protocol version the C client speaks (RBC_PROTOCOL_VERSION)
 HERE = Path(__file__).resolve().parent
 
 SCENARIO = """[toy]
@@ -69,8 +69,9 @@ def plain(value):
 class Recorder:
     """Two DEALER connections to one server; every request and reply written down."""
 
-    def __init__(self, address: str) -> None:
-        self.context = zmq.Context()
+    def __init__(self, address: str, context: zmq.Context | None = None) -> None:
+        self._own_context = context is None
+        self.context = context or zmq.Context()
         self.sockets = {}
         self.ids = {}
         for conn in (1, 2):
@@ -85,7 +86,8 @@ class Recorder:
     def close(self) -> None:
         for s in self.sockets.values():
             s.close(0)
-        self.context.term()
+        if self._own_context:
+            self.context.term()
 
     def request(self, conn: int, call: str, msg_type: str, session, content: dict) -> dict:
         """Send one request (keys: version, msg_id, msg_type, session, content) and return
@@ -128,8 +130,9 @@ def flex_of(kinematics: list[float], k: int) -> list[float]:
     return flex
 
 
-def record_exchange(address: str) -> tuple[Recorder, dict]:
-    r = Recorder(address)
+def record_exchange(address: str, context: zmq.Context | None = None
+                    ) -> tuple[Recorder, dict]:
+    r = Recorder(address, context)
     expect: dict = {"scenario_text": SCENARIO, "client_name": "conformance"}
 
     def take(prefix: str, content: dict, gaps: bool = True) -> None:
@@ -309,9 +312,14 @@ def expect_lines(expect: dict) -> list[str]:
 def main(argv: list[str]) -> int:
     out = Path(argv[1]) if len(argv) > 1 else HERE
     out.mkdir(parents=True, exist_ok=True)
-    with running_server(toy_service()) as server:
-        recorder, expect = record_exchange(server.address)
+    # An inproc server offers no direct endpoint (PROTOCOL.md §1a): the whole exchange stays on
+    # one connection, so that a replay needs one fake server only.
+    context = zmq.Context()
+    with running_server(toy_service(), bind="inproc://rbcosim-conformance",
+                        context=context) as server:
+        recorder, expect = record_exchange(server.address, context)
         recorder.close()
+    context.term()
     (out / "exchange.txt").write_text("\n".join(recorder.lines) + "\n")
     (out / "exchange.expect").write_text("\n".join(expect_lines(expect)) + "\n")
     doc = {

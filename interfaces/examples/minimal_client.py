@@ -19,7 +19,7 @@ import sys
 import msgpack
 import zmq
 
-PROTOCOL_VERSION = "1.2"
+PROTOCOL_VERSION = "1.3"
 STIFFNESS = 50.0  # N/m and N·m/rad of the stand-in flexible body
 DAMPING = 2.0  # N·s/m and N·m·s/rad
 

@@ -7,7 +7,7 @@ module rbcosim_client_c
   private
 
   ! --- constants and types of the header ---------------------------------------------------
-  character(len=*), parameter, public :: RBC_PROTOCOL_VERSION = "1.2"
+  character(len=*), parameter, public :: RBC_PROTOCOL_VERSION = "1.3"
   integer, parameter, public :: RBC_PROTOCOL_MAJOR = 1
   enum, bind(c)
     enumerator :: RBC_OK = 0, RBC_ERR_SERVER = 1, RBC_ERR_TIMEOUT = 2, RBC_ERR_TRANSPORT = 3, &

@@ -14,6 +14,11 @@ joined and the client id it got from `attach`, so a flexible solver's loop reads
 Errors come back as `ServiceError` with the protocol's error code; no reply within ``timeout``
 seconds raises `ServiceTimeout` (the client stays usable: a late reply is recognised by its
 parent id and dropped).
+
+One hop per macro step (protocol 1.3): when a create_session or attach reply names the
+session's direct ``endpoint``, the client opens a second DEALER socket to it (same CURVE keys)
+and sends that session's requests there; `hello`, `create_session`, requests for other
+sessions, and everything after a ``session_ended`` notice go through the server's endpoint.
 """
 
 from __future__ import annotations
@@ -109,6 +114,8 @@ class Client:
     curve_server_key: the server's public key (z85 bytes or a ``.key`` file) to use CURVE.
     curve_client_secret_file: this client's ``.key_secret`` file (listed on the server's
         allow-list); a fresh key pair is generated when only the server key is given.
+    direct: use a session's direct endpoint when the server names one (protocol 1.3); False
+        keeps every request on the server's endpoint (e.g. when only its port is reachable).
     """
 
     def __init__(
@@ -119,8 +126,10 @@ class Client:
         curve_server_key: bytes | str | Path | None = None,
         curve_client_secret_file: str | Path | None = None,
         context: zmq.Context | None = None,
+        direct: bool = True,
     ) -> None:
         self.address = address
+        self.use_direct = direct
         self.timeout = timeout
         self.context = context or zmq.Context.instance()
         self.socket = self.context.socket(zmq.DEALER)
@@ -128,6 +137,12 @@ class Client:
         if curve_server_key is not None:
             self._setup_curve(curve_server_key, curve_client_secret_file)
         self.socket.connect(address)
+        self._curve = (curve_server_key, curve_client_secret_file)
+        self.direct: zmq.Socket | None = None
+        """The DEALER socket to the session's direct endpoint, once a reply named one."""
+        self.direct_endpoint: str | None = None
+        self._direct_session: str | None = None
+        self._poller: zmq.Poller | None = None
         self._ids = itertools.count(1)
         self._prefix = f"py{os.getpid()}-{id(self) & 0xFFFF:x}-"
         self.session: str | None = None
@@ -136,24 +151,54 @@ class Client:
         self.joints: tuple[str, ...] = ()
         self.step_index = 0
 
-    def _setup_curve(self, server_key, secret_file) -> None:
+    def _setup_curve(self, server_key, secret_file, socket: zmq.Socket | None = None) -> None:
         import zmq.auth
 
+        socket = socket or self.socket
         if isinstance(server_key, (str, Path)) and Path(server_key).is_file():
             server_key, _ = zmq.auth.load_certificate(str(server_key))
         if secret_file is not None:
             public, secret = zmq.auth.load_certificate(str(secret_file))
+        elif getattr(self, "_pair", None) is not None:
+            public, secret = self._pair  # the direct socket presents the same identity
         else:
             public, secret = zmq.curve_keypair()
-        self.socket.curve_serverkey = (
-            server_key.encode() if isinstance(server_key, str) else server_key
-        )
-        self.socket.curve_publickey = public
-        self.socket.curve_secretkey = secret
+        self._pair = (public, secret)
+        socket.curve_serverkey = server_key.encode() if isinstance(server_key, str) else server_key
+        socket.curve_publickey = public
+        socket.curve_secretkey = secret
+
+    def _use_direct(self, endpoint: str | None, session: str | None) -> None:
+        """Send `session`'s requests to its direct endpoint from now on (tcp: the host this
+        client reaches the server by, at the endpoint's port)."""
+        if not endpoint or not session or not self.use_direct:
+            return
+        if endpoint.startswith("tcp://") and self.address.startswith("tcp://"):
+            host = self.address[len("tcp://"):].rsplit(":", 1)[0]
+            endpoint = f"tcp://{host}:{endpoint.rsplit(':', 1)[1]}"
+        if self.direct is not None and self.direct_endpoint == endpoint:
+            self._direct_session = session
+            return
+        self._drop_direct()
+        sock = self.context.socket(zmq.DEALER)
+        sock.setsockopt(zmq.LINGER, 0)
+        if self._curve[0] is not None:
+            self._setup_curve(*self._curve, socket=sock)
+        sock.connect(endpoint)
+        self.direct, self.direct_endpoint, self._direct_session = sock, endpoint, session
+        self._poller = zmq.Poller()
+        self._poller.register(sock, zmq.POLLIN)
+        self._poller.register(self.socket, zmq.POLLIN)
+
+    def _drop_direct(self) -> None:
+        if self.direct is not None:
+            self.direct.close(0)
+        self.direct = self.direct_endpoint = self._direct_session = self._poller = None
 
     # --- plumbing ----------------------------------------------------------------------------
 
     def close_socket(self) -> None:
+        self._drop_direct()
         self.socket.close(0)
 
     def __enter__(self) -> Self:
@@ -167,27 +212,44 @@ class Client:
     ) -> str:
         """Send one request without waiting; returns its msg_id (see `receive`)."""
         msg_id = f"{self._prefix}{next(self._ids)}"
+        session = session if session is not None else self.session
         header = {
             "version": PROTOCOL_VERSION,
             "msg_id": msg_id,
             "msg_type": msg_type,
-            "session": session if session is not None else self.session,
+            "session": session,
             "content": content or {},
         }
-        self.socket.send_multipart([b"", msgpack.packb(header, use_bin_type=True)])
+        direct = self.direct is not None and session == self._direct_session \
+            and msg_type != "create_session"
+        (self.direct if direct else self.socket).send_multipart(
+            [b"", msgpack.packb(header, use_bin_type=True)])
         return msg_id
 
     def receive(self, msg_id: str, timeout: float | None = ...) -> dict:
         """The reply to ``msg_id`` (arrays decoded); raises ServiceError on an error reply."""
         timeout = self.timeout if timeout is ... else timeout
+        wait = None if timeout is None else timeout * 1000.0
         while True:
-            if not self.socket.poll(None if timeout is None else timeout * 1000.0):
+            if self._poller is None:
+                sock = self.socket if self.socket.poll(wait) else None
+            else:
+                ready = self._poller.poll(wait)
+                sock = ready[0][0] if ready else None
+            if sock is None:
                 raise ServiceTimeout(f"no reply to {msg_id} from {self.address} within {timeout} s")
-            frames = self.socket.recv_multipart()
+            frames = sock.recv_multipart()
             if frames and not frames[0]:
                 frames = frames[1:]
             reply = msgpack.unpackb(frames[0], raw=False, strict_map_key=True, max_ext_len=0)
             if reply.get("parent_id") != msg_id:
+                if reply.get("parent_id") is None and reply.get("msg_type") == "session_ended" \
+                        and reply.get("session") == self._direct_session is not None:
+                    # The session's worker ended: no reply will come on the direct endpoint.
+                    self._drop_direct()
+                    error = reply.get("error") or {}
+                    raise ServiceError(error.get("code", "session_closed"),
+                                       error.get("message", ""), reply)
                 continue  # a late reply to a request that already timed out
             if reply.get("status") != "ok":
                 error = reply.get("error") or {}
@@ -242,6 +304,7 @@ class Client:
         reply = self.request("create_session", content)
         self.session = reply["session"]
         self.step_index = reply["step"]
+        self._use_direct(reply.get("endpoint"), self.session)
         return reply
 
     def attach(
@@ -268,6 +331,7 @@ class Client:
         if motions:
             content["motions"] = True
         reply = self.request("attach", content)
+        self._use_direct(reply.get("endpoint"), self.session)
         self.client_id = reply["client"]
         self.points = tuple(points)
         self.joints = tuple(joints)
@@ -435,6 +499,8 @@ class Client:
     def close(self) -> dict:
         """Close the session on the server (the socket stays open; see `close_socket`)."""
         reply = self.request("close")
+        if self._direct_session == self.session:
+            self._drop_direct()
         self.session = None
         self.client_id = None
         return reply

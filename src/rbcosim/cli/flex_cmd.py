@@ -24,8 +24,12 @@ def add_parser(sub) -> None:
         "(the same numbers as `rbcosim run`).",
     )
     p.add_argument("--connect", required=True, metavar="ADDR",
-                   help="server endpoint, e.g. tcp://127.0.0.1:5555")
-    p.add_argument("--session", required=True, metavar="ID", help="session id (create_session)")
+                   help="server endpoint, e.g. tcp://127.0.0.1:5555; '-' (with --session -): "
+                        "load the scenario and its flexible bodies first, then read 'ADDR ID' "
+                        "from the first line of stdin (how `rbcosim cosim` starts its processes "
+                        "in parallel)")
+    p.add_argument("--session", required=True, metavar="ID",
+                   help="session id (create_session); '-': read it from stdin with --connect -")
     p.add_argument("--joint", dest="joints", metavar="NAME", action="append", default=[],
                    help="a rigid–flexible joint ([couplings.NAME]) this process drives "
                         "(repeatable)")
@@ -73,12 +77,25 @@ def run(args: argparse.Namespace) -> int:
     joints = select_joints(scenario, args.joints, args.bodies)
     if args.checkpoint_every < 0:
         raise RbcosimError("--checkpoint-every: expected 0 (off) or a positive integer")
-    with Client(args.connect, timeout=args.timeout, curve_server_key=args.curve_server_key,
+    if (args.connect == "-") != (args.session == "-"):
+        raise RbcosimError("--connect - and --session - go together (both read from stdin)")
+    address, session, groups = args.connect, args.session, None
+    if address == "-":
+        from rbcosim.distributed.flex_solver import groups_for
+
+        groups = groups_for(scenario, joints)  # while the server starts
+        words = sys.stdin.readline().split()
+        if len(words) != 2:
+            raise RbcosimError("--connect -: expected 'ADDRESS SESSION' on stdin, got "
+                               f"{' '.join(words)!r}")
+        address, session = words
+    with Client(address, timeout=args.timeout, curve_server_key=args.curve_server_key,
                 curve_client_secret_file=args.curve_secret) as client:
         client.hello(f"rbcosim flex {solver_tag(joints)}")
-        results = run_flex_solver(scenario, joints, client, args.session,
+        results = run_flex_solver(scenario, joints, client, session,
                                   checkpoint_dir=args.checkpoint_dir,
-                                  checkpoint_every=args.checkpoint_every, resume=args.resume)
+                                  checkpoint_every=args.checkpoint_every, resume=args.resume,
+                                  groups=groups)
     if args.out:
         write_results(Path(args.out), results)
     steps = next(iter(results.values())).steps

@@ -29,7 +29,9 @@ SUBCOMMANDS = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every subcommand, or of `only` (when the command line names it: its
+    module alone is imported, so that e.g. `rbcosim serve` starts without the solvers)."""
     parser = argparse.ArgumentParser(
         prog="rbcosim",
         description="Rigid multibody solver and co-simulation server for rigid-flexible coupling.",
@@ -40,13 +42,16 @@ def build_parser() -> argparse.ArgumentParser:
         version=f"rbcosim {__version__} (protocol {PROTOCOL_VERSION})",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module_name in SUBCOMMANDS.values():
-        importlib.import_module(module_name).add_parser(sub)
+    for name, module_name in SUBCOMMANDS.items():
+        if only is None or name == only:
+            importlib.import_module(module_name).add_parser(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    words = sys.argv[1:] if argv is None else argv
+    first = next((w for w in words if not w.startswith("-")), None)
+    parser = build_parser(first if first in SUBCOMMANDS else None)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:

@@ -7,6 +7,7 @@ import math
 import sys
 from dataclasses import replace
 
+from rbcosim.cli.limit_option import LIMIT_HELP, add_limit_option  # noqa: F401 - re-exported
 from rbcosim.errors import ScenarioError
 from rbcosim.integrators import ADAPTIVE, INTEGRATOR_NAMES
 from rbcosim.limits import RunLimits, RunSize, enforce
@@ -29,14 +30,6 @@ def add_scenario_options(parser: argparse.ArgumentParser) -> None:
     add_limit_option(parser)
 
 
-LIMIT_HELP = ("raise a run limit, e.g. total_steps=1000000000 (repeatable); keys: "
-              + ", ".join(RunLimits().as_dict()) + "; `rbcosim check` prints the estimate")
-
-
-def add_limit_option(parser: argparse.ArgumentParser) -> None:
-    """--limit KEY=VALUE (repeatable): raise one of rbcosim.limits.RunLimits."""
-    parser.add_argument("--limit", dest="limits", metavar="KEY=VALUE", action="append",
-                        default=[], help=LIMIT_HELP)
 
 
 def enforce_limits(args: argparse.Namespace, scenario: Scenario) -> RunSize:

@@ -16,7 +16,7 @@ from pathlib import Path
 import zmq
 
 from rbcosim import PROTOCOL_VERSION, __version__
-from rbcosim.cli.options import add_limit_option
+from rbcosim.cli.limit_option import add_limit_option
 from rbcosim.errors import RbcosimError
 from rbcosim.limits import RunLimits
 from rbcosim.service.server import DEFAULT_BUILD_TIMEOUT, DEFAULT_SEND_HWM
@@ -116,6 +116,12 @@ def _load_factory(spec: str):
     return obj
 
 
+def _announce_sessions(server) -> None:
+    server.workers.wait_ready()
+    error = server.workers.fork_error
+    print("sessions ready" if error is None else f"sessions unavailable: {error}", flush=True)
+
+
 def run(args: argparse.Namespace) -> int:
     from rbcosim.service import CurveConfig, Limits, Server, Service, generate_keys
 
@@ -159,6 +165,9 @@ def run(args: argparse.Namespace) -> int:
     in_main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, lambda *_: server.stop()) if in_main else None
     print(f"serving on {server.address}", flush=True)
+    # The server answers from now on; a create_session waits until the session workers' fork
+    # server has loaded the compiled core, which this second line announces.
+    threading.Thread(target=_announce_sessions, args=(server,), daemon=True).start()
     print(
         f"rbcosim {__version__}, protocol {PROTOCOL_VERSION}"
         + (", CURVE on" if curve else "")

@@ -40,6 +40,9 @@ from rbcosim.scenario import Scenario, load_scenario
 from rbcosim.service.server import is_loopback
 
 
+FIRST_SESSION_WAIT = 600.0  # s a create_session may wait for a server's fork server
+
+
 class CosimError(RbcosimError):
     """The multi-process run failed: server unreachable, a process died, results disagree."""
 
@@ -182,6 +185,16 @@ class FlexProcess:
     out: Path
     log: Path
 
+    def hand(self, address: str, session: str) -> None:
+        """Tell a process started without them (`start_flex` with address None) the server
+        and the session: one line on its stdin. A process that already died is left to
+        `failure`."""
+        try:
+            self.proc.stdin.write(f"{address} {session}\n")
+            self.proc.stdin.close()
+        except (BrokenPipeError, OSError, ValueError):
+            pass
+
     def failure(self) -> str | None:
         code = self.proc.poll()
         if code is None or code == 0:
@@ -191,15 +204,19 @@ class FlexProcess:
                 f"{_describe_exit(code)}" + (f":\n{tail}" if tail else ""))
 
 
-def start_flex(address: str, session: str, joints: list[str] | tuple[str, ...],
+def start_flex(address: str | None, session: str | None, joints: list[str] | tuple[str, ...],
                scenario_path: Path, overrides: list[str], workdir: Path, options: CosimOptions,
                resume: bool = False) -> FlexProcess:
     """One `rbcosim flex` process driving `joints` as one client; its output and log go to
-    `workdir`."""
+    `workdir`. With address and session None it starts at once, loads the scenario and its
+    flexible bodies, and waits for them on its stdin (`FlexProcess.hand`): so it starts while
+    the server does."""
     tag = solver_tag(joints)
     out = workdir / f"{tag}.flex"
     log = workdir / f"{tag}.log"
-    cmd = _rbcosim_command("flex", "--connect", address, "--session", session)
+    later = address is None
+    cmd = _rbcosim_command("flex", "--connect", "-" if later else address,
+                           "--session", "-" if later else session)
     for joint in joints:
         cmd += ["--joint", joint]
     cmd += ["--scenario", str(scenario_path), "--out", str(out), "--timeout", repr(options.timeout)]
@@ -216,7 +233,8 @@ def start_flex(address: str, session: str, joints: list[str] | tuple[str, ...],
         cmd += ["--curve-secret", options.curve_secret]
     with open(log, "w") as log_file:
         proc = subprocess.Popen(cmd, stdout=log_file, stderr=subprocess.STDOUT,
-                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                                stdin=subprocess.PIPE if later else subprocess.DEVNULL,
+                                text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
     return FlexProcess(tuple(joints), proc, out, log)
 
 
@@ -320,6 +338,11 @@ def run_distributed(scenario_path: str | Path, overrides: list[str] | None = Non
         flex: list[FlexProcess] = []
         client = None
         try:
+            # Every process starts at once: the flexible solvers load their bodies while the
+            # server starts and the session is created, then get both on their stdin.
+            if not options.serve_external:
+                flex = [start_flex(None, None, joints, scenario_path.resolve(), overrides,
+                                   workdir, options) for joints in body_joints(scenario).values()]
             if options.connect is None:
                 server = ServerProcess(options.bind, options.barrier_timeout,
                                        workdir / "server.log", scenario_path.resolve().parent)
@@ -333,9 +356,8 @@ def run_distributed(scenario_path: str | Path, overrides: list[str] | None = Non
             start = time.perf_counter()
             if options.serve_external:
                 _announce(options, address, session, scenario, scenario_path, overrides)
-            else:
-                flex = [start_flex(address, session, joints, scenario_path.resolve(), overrides,
-                                   workdir, options) for joints in body_joints(scenario).values()]
+            for f in flex:
+                f.hand(address, session)
             _watch(client, flex, n_steps, options, server)
             wall = time.perf_counter() - start
             res = client.results()
@@ -365,6 +387,9 @@ def _create_session(client: Client, scenario_path: Path, overrides: list[str], a
     kwargs = {"overrides": {k.strip(): v.strip() for k, v in pairs},
                   "barrier_timeout": options.barrier_timeout,
                   "snapshot_every": options.checkpoint_every or None, "wait_for_joints": True}
+    # A server answers at once but builds its first session only once its fork server has
+    # loaded the compiled core (the first run after an install compiles it: minutes).
+    timeout, client.timeout = client.timeout, max(client.timeout or 0.0, FIRST_SESSION_WAIT)
     try:
         if local:
             return client.create_session(scenario_path.resolve(), **kwargs)
@@ -372,6 +397,11 @@ def _create_session(client: Client, scenario_path: Path, overrides: list[str], a
         return client.create_session(text=scenario_path.read_text(), base_dir=base, **kwargs)
     except ServiceError as exc:
         raise CosimError(f"the server at {address} refused the scenario: {exc.message}") from None
+    except ServiceTimeout:
+        raise CosimError(f"the server at {address} created no session within "
+                         f"{client.timeout:g} s") from None
+    finally:
+        client.timeout = timeout
 
 
 def _announce(options: CosimOptions, address: str, session: str, scenario: Scenario,

@@ -298,17 +298,20 @@ def run_flex_solver(
     checkpoint_every: int = 0,
     resume: bool = False,
     name: str | None = None,
+    groups: list | None = None,
 ) -> SolverResults:
     """Drive `joints` (whole flexible bodies, `select_joints`) of `session` to solver.t_end as
     ONE client: one attach, and per macro step one message with all their wrenches and node
     reports, one reply with all their motions. Returns this side's result rows per body.
 
+    groups: `groups_for(scenario, joints)` built ahead (e.g. while the server starts).
     checkpoint_dir/checkpoint_every: write this side's state every N macro steps (use the same
     N as the session's snapshot_every). resume: take over the joints (force attach) from a
     session restored to a snapshot, and continue from this side's checkpoint of that step.
     """
     check_distributed(scenario)
-    groups = groups_for(scenario, joints)
+    if groups is None:  # else: built by the caller from the same scenario and joints
+        groups = groups_for(scenario, joints)
     joints = [j for g in groups for j in g.joints]
     point_of = {c.name: c.point for c in scenario.couplings}
     points = [point_of[j] for j in joints]

@@ -293,6 +293,8 @@ class Service(StepRequests, StateRequests):
                 "result_rows",
                 "auto_snapshots",
                 "coupling_info",
+                "direct_endpoint",
+                "interface_jacobian",
             ],
             "max_message_size": self.limits.max_message_size,
             "barrier_timeout": self.barrier_timeout,

@@ -131,9 +131,15 @@ class Server:
         service.announced_limits.update(
             build_timeout=build_timeout, session_memory=session_memory, send_hwm=send_hwm,
             queued_requests=QUEUED_REQUESTS)
+        direct = None
+        if self.address.startswith(("tcp://", "ipc://")):
+            direct = {"address": self.address, "send_hwm": send_hwm,
+                      "hard_limit": self.limits.hard_limit,
+                      "curve": None if curve is None else (str(curve.server_secret_file),
+                                                           str(curve.allowed_clients_dir))}
         self.workers = SessionWorkers(
             self.context, service.worker_config(), max_sessions=service.max_sessions,
-            build_timeout=build_timeout, memory_bytes=session_memory)
+            build_timeout=build_timeout, memory_bytes=session_memory, direct=direct)
         self._stop = threading.Event()
 
     def _setup_curve(self, curve: CurveConfig) -> None:
@@ -171,7 +177,8 @@ class Server:
         poller.register(back, zmq.POLLIN)
         wait_ms = max(1, int(poll_interval * 1000.0))
         while not self._stop.is_set():
-            events = dict(poller.poll(wait_ms))
+            # create_session requests wait for the fork server: look for it often meanwhile
+            events = dict(poller.poll(min(wait_ms, 5) if self.workers.deferred else wait_ms))
             # Bounded batches in turn, so that a flood on one side cannot starve the other
             # (ZeroMQ already queues fairly between the clients of each socket).
             if back in events:
@@ -186,6 +193,8 @@ class Server:
                 # until they are delivered): forward them before its leftovers are answered.
                 self._forward_worker_messages(None)
             for peer, reply in self.workers.reap():
+                self._send(peer, reply)
+            for peer, reply in self.workers.start_deferred():
                 self._send(peer, reply)
 
     def _forward_worker_messages(self, limit: int | None) -> None:

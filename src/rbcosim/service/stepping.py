@@ -160,6 +160,15 @@ class StepRequests:
                 (len(c.points), 2, 6, 6),
             )
             check_finite(jacobian.reshape(len(c.points), -1), "interface_jacobian", c.points)
+            scheme = (s.coupling or {}).get("scheme")
+            if scheme is not None and scheme != "interface_jacobian":
+                if np.any(jacobian):
+                    raise ProtocolError(
+                        "invalid_argument",
+                        f"this session's coupling scheme is {scheme!r}, which does not use "
+                        "interface_jacobian (only cosim.scheme = \"interface_jacobian\" does); "
+                        "leave it out")
+                jacobian = None  # all zeros: the same as none
         return wrench, jacobian
 
     def _on_set_added_mass(self, msg: dict, peer) -> dict:

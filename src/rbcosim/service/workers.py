@@ -14,6 +14,14 @@ delimiter frame, ``f`` it sent buffer frames). Worker → socket loop: ``[b"read
 connected; ``[b"reply", identity, flags, parent_key, *reply frames]``; ``[b"created", session
 id]`` before a successful create_session reply; ``[b"closed"]`` before the close reply (or a
 failed creation), when the worker exits.
+
+One hop per macro step (protocol 1.3): a worker also binds its own ROUTER socket, the *direct
+endpoint* — same transport and interface as the server's bind, an OS-chosen port (tcp) or a
+path beside the server's (ipc), the server's CURVE key and client allow-list — and names it in
+the ``endpoint`` field of its create_session and attach replies to 1.3 clients. Such a client
+then sends the session's requests there, with no socket loop in between; everything else (the
+session's limits, the barrier, its isolation) is the worker's own and holds on both paths. A
+peer is ``(identity, delimited, use_frames, route)``, route `VIA_SERVER` or `DIRECT`.
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ import resource
 import shutil
 import sys
 import tempfile
+import threading
 import time
 import types
 from dataclasses import dataclass, field
@@ -43,6 +52,8 @@ log = logging.getLogger("rbcosim.service")
 
 _PARENT_CHECK_S = 1.0  # how often an idle worker checks that the server still runs
 QUEUED_REQUESTS = 1000  # requests waiting for one session's worker before more are refused
+VIA_SERVER, DIRECT = 0, 1  # the route of a worker's peer: through the socket loop, or direct
+_IPC_PATH_MAX = 100  # bytes of an ipc path the OS takes (sun_path is 108 with the NUL)
 
 
 def flags_of(delimited: bool, use_frames: bool) -> bytes:
@@ -68,13 +79,45 @@ def _bound_memory(memory_bytes: int | None) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
-def _handle(service: Service, frames: list[bytes]) -> list[tuple[Any, dict]]:
+def _handle(service: Service, frames: list[bytes], endpoint: str | None = None
+            ) -> list[tuple[Any, dict]]:
+    """One request from the socket loop: ``[identity, flags, *body]``."""
     identity, flags, *body = frames
-    peer = (identity, b"d" in flags, b"f" in flags)
+    return _serve(service, (identity, b"d" in flags, b"f" in flags, VIA_SERVER), body, endpoint)
+
+
+def _handle_direct(service: Service, frames: list[bytes], endpoint: str | None
+                   ) -> list[tuple[Any, dict]]:
+    """One request on the direct endpoint: ``[identity, (empty,) header, *buffers]``; the
+    size limit the socket loop applies to its requests applies here too."""
+    identity = frames[0]
+    delimited = len(frames) > 1 and not frames[1]
+    body = frames[2:] if delimited else frames[1:]
+    peer = (identity, delimited, len(body) > 1, DIRECT)
+    size = sum(len(f) for f in body)
+    if size > service.limits.max_message_size:
+        return [(peer, error_reply(None, ProtocolError(
+            "message_too_large", f"the message is {size} bytes; this server accepts at most "
+            f"{service.limits.max_message_size} bytes")))]
+    return _serve(service, peer, body, endpoint)
+
+
+def _serve(service: Service, peer, body: list[bytes], endpoint: str | None
+           ) -> list[tuple[Any, dict]]:
     msg = None
     try:
         msg = decode(body, service.limits)
-        return service.handle(msg, peer)
+        if peer[3] == DIRECT and msg["msg_type"] == "create_session":
+            raise ProtocolError(
+                "invalid_argument", "this is a session's direct endpoint; send create_session "
+                "to the server's endpoint")
+        replies = service.handle(msg, peer)
+        if endpoint is not None and msg["msg_type"] in _NAMING_REPLIES \
+                and offers_direct(msg["version"]):
+            for target, reply in replies:
+                if target == peer and reply["status"] == "ok":
+                    reply["content"]["endpoint"] = endpoint
+        return replies
     except ProtocolError as exc:
         return [(peer, error_reply(msg or exc.envelope, exc))]
     except MemoryError:
@@ -87,21 +130,87 @@ def _handle(service: Service, frames: list[bytes]) -> list[tuple[Any, dict]]:
                                                       f"{type(exc).__name__}: {exc}")))]
 
 
-def _send(sock: zmq.Socket, peer, reply: dict) -> None:
-    identity, delimited, use_frames = peer
+_NAMING_REPLIES = ("create_session", "attach")
+
+
+def offers_direct(version: str) -> bool:
+    """Whether a request of this protocol version is answered with the direct endpoint (1.3+)."""
+    _, _, minor = version.partition(".")
+    return minor.isdigit() and int(minor) >= 3
+
+
+def _send(sock: zmq.Socket, direct: zmq.Socket | None, peer, reply: dict) -> None:
+    identity, delimited, use_frames, route = peer
     try:
         frames = encode(reply, use_frames)
     except Exception as exc:  # noqa: BLE001 - an unencodable reply becomes an error reply
         error = {"code": "internal_error", "message": f"cannot encode the reply: {exc}"}
         frames = encode({**reply, "status": "error", "content": {}, "error": error})
+    if route == DIRECT:
+        try:  # a client over its high-water mark loses the reply (ROUTER drops it)
+            direct.send_multipart([identity, b"", *frames] if delimited else [identity, *frames],
+                                  zmq.NOBLOCK)
+        except zmq.ZMQError as exc:
+            log.warning("direct reply dropped: %s", exc)
+        return
     sock.send_multipart([b"reply", identity, flags_of(delimited, use_frames),
                          parent_key(reply.get("parent_id")), *frames])
 
 
+def direct_bind(server_address: str, folder: str, worker_id: bytes) -> str | None:
+    """Where a session worker binds its direct endpoint, from the server's bound address:
+    tcp on the same interface with an OS-chosen port; ipc beside the server's path (in the
+    workers' folder when that path would be too long); None for other transports."""
+    scheme, _, rest = server_address.partition("://")
+    if scheme == "tcp":
+        return f"tcp://{rest.rsplit(':', 1)[0]}:0"
+    if scheme == "ipc":
+        path = f"{rest}.{worker_id.decode()}"
+        if len(path.encode()) > _IPC_PATH_MAX:
+            path = f"{folder}/{worker_id.decode()}.sock"
+        return f"ipc://{path}"
+    return None
+
+
+def _open_direct(ctx: zmq.Context, bind: str | None, direct: dict) -> tuple[zmq.Socket | None,
+                                                                             str | None, Any]:
+    """The worker's direct ROUTER socket with the server's limits and CURVE keys (None where
+    the server's transport offers none); returns (socket, its endpoint, the authenticator)."""
+    if bind is None:
+        return None, None, None
+    sock = ctx.socket(zmq.ROUTER)
+    sock.setsockopt(zmq.LINGER, 2000)  # the close reply must get out before the process ends
+    sock.setsockopt(zmq.MAXMSGSIZE, direct["hard_limit"])
+    sock.setsockopt(zmq.SNDHWM, direct["send_hwm"])
+    sock.setsockopt(zmq.RCVHWM, QUEUED_REQUESTS)
+    auth = None
+    if direct.get("curve") is not None:
+        from zmq.auth import load_certificate
+        from zmq.auth.thread import ThreadAuthenticator
+
+        secret_file, clients_dir = direct["curve"]
+        public, secret = load_certificate(secret_file)
+        auth = ThreadAuthenticator(ctx)
+        auth.start()
+        auth.configure_curve(domain="*", location=clients_dir)
+        sock.curve_secretkey = secret
+        sock.curve_publickey = public
+        sock.curve_server = True
+    sock.bind(bind)
+    endpoint = sock.getsockopt(zmq.LAST_ENDPOINT).decode()
+    if bind.startswith("ipc://"):
+        with contextlib.suppress(OSError):
+            os.chmod(endpoint[len("ipc://"):], 0o600)
+    return sock, endpoint, auth
+
+
 def run_worker(backend: str, worker_id: bytes, config: dict, memory_bytes: int | None,
-               server_pid: int) -> None:
+               server_pid: int, direct: dict | None = None) -> None:
     """A session worker's whole life: serve the requests of one session until it is closed,
-    its creation fails, or the server process is gone."""
+    its creation fails, or the server process is gone.
+
+    direct: the direct endpoint's settings (``bind``, ``send_hwm``, ``hard_limit``, ``curve``:
+    (server secret file, allowed clients folder) or None); None: no direct endpoint."""
     _bound_memory(memory_bytes)
     service = Service(**config)
     ctx = zmq.Context()
@@ -109,14 +218,24 @@ def run_worker(backend: str, worker_id: bytes, config: dict, memory_bytes: int |
     sock.setsockopt(zmq.IDENTITY, worker_id)
     sock.setsockopt(zmq.LINGER, 2000)
     sock.connect(backend)
+    direct_sock, endpoint, auth = _open_direct(ctx, (direct or {}).get("bind"), direct or {})
     sock.send_multipart([b"ready"])
+    poller = zmq.Poller()
+    if direct_sock is not None:
+        poller.register(direct_sock, zmq.POLLIN)  # first: the hot path
+    poller.register(sock, zmq.POLLIN)
     try:
         while True:
             deadline = service.next_deadline()
             wait = _PARENT_CHECK_S if deadline is None else min(
                 _PARENT_CHECK_S, max(0.0, deadline - service.clock()))
-            if sock.poll(max(1, int(wait * 1000))):
-                replies = _handle(service, sock.recv_multipart())
+            ready = poller.poll(max(1, int(wait * 1000)))
+            if ready:
+                which = ready[0][0]
+                if which is direct_sock:
+                    replies = _handle_direct(service, direct_sock.recv_multipart(), endpoint)
+                else:
+                    replies = _handle(service, sock.recv_multipart(), endpoint)
             else:
                 replies = service.poll_timeouts()
                 if not _alive(server_pid):
@@ -127,10 +246,17 @@ def run_worker(backend: str, worker_id: bytes, config: dict, memory_bytes: int |
             for peer, reply in replies:
                 if reply["msg_type"] == "create_session_reply" and reply["status"] == "ok":
                     sock.send_multipart([b"created", reply["content"]["session"].encode()])
-                _send(sock, peer, reply)
+                _send(sock, direct_sock, peer, reply)
             if ended:
                 return
     finally:
+        if direct_sock is not None:
+            direct_sock.close()
+            if endpoint is not None and endpoint.startswith("ipc://"):
+                with contextlib.suppress(OSError):
+                    os.unlink(endpoint[len("ipc://"):])
+        if auth is not None:
+            auth.stop()
         sock.close()
         ctx.term()
 
@@ -162,6 +288,10 @@ class Worker:
     """Requests that arrived before the worker connected."""
     ready: bool = False
     closed: bool = False
+    notify: dict[bytes, Any] = field(default_factory=dict)
+    """Client identity -> peer of the 1.3 clients that reached this session through the
+    socket loop: told by a ``session_ended`` notice when the worker ends (their requests on
+    the direct endpoint have no one else to answer them)."""
 
 
 class SessionWorkers:
@@ -173,7 +303,8 @@ class SessionWorkers:
     """
 
     def __init__(self, context: zmq.Context, config: dict, *, max_sessions: int,
-                 build_timeout: float, memory_bytes: int | None) -> None:
+                 build_timeout: float, memory_bytes: int | None,
+                 direct: dict | None = None) -> None:
         self._folder = tempfile.mkdtemp(prefix="rbcosim-workers-")
         self.socket = context.socket(zmq.ROUTER)
         self.socket.setsockopt(zmq.LINGER, 0)
@@ -185,16 +316,59 @@ class SessionWorkers:
         self.max_sessions = max_sessions
         self.build_timeout = build_timeout
         self.memory_bytes = memory_bytes
+        self.direct = direct
+        """The direct endpoints' settings (`run_worker`), with ``address`` the server's bound
+        address; None: sessions get no direct endpoint."""
         self._mp = multiprocessing.get_context("forkserver")
-        # One fork server per process, started here so that the first session does not wait
-        # for it; it preloads the compiled core (rbcosim.service.preload).
+        # One fork server per process, started here on a thread so that the server answers at
+        # once and the first session does not wait for it longer than it must; it preloads
+        # the compiled core (rbcosim.service.preload). create_session requests that come
+        # before it is ready wait in `deferred`.
         self._mp.set_forkserver_preload(["rbcosim.service.preload"])
-        self._wait_for_fork_server()
+        self._fork_ready = threading.Event()
+        self._fork_error: str | None = None
+        self.deferred: list[tuple[Any, dict, list[bytes]]] = []
+        threading.Thread(target=self._start_fork_server, name="rbcosim fork server",
+                         daemon=True).start()
         self._ids = itertools.count(1)
         self.workers: dict[bytes, Worker] = {}
         self.by_session: dict[str, Worker] = {}
         self.lost: dict[str, str] = {}
         """Session id -> why its worker ended, for requests that still name it."""
+        self.forwarded = 0
+        """Requests handed to workers by the socket loop (the direct endpoints' are not)."""
+
+    def _start_fork_server(self) -> None:
+        try:
+            self._wait_for_fork_server()
+        except BaseException as exc:  # noqa: BLE001 - reported to every create_session
+            self._fork_error = f"{type(exc).__name__}: {exc}"
+            log.error("the session workers' fork server did not start: %s", self._fork_error)
+        finally:
+            self._fork_ready.set()
+
+    @property
+    def fork_error(self) -> str | None:
+        """Why the fork server did not start (None: it did, or is still starting)."""
+        return self._fork_error
+
+    def wait_ready(self, timeout: float | None = None) -> bool:
+        """Wait until the fork server has loaded the core (True) or `timeout` s passed."""
+        return self._fork_ready.wait(timeout)
+
+    def start_deferred(self) -> list[tuple[Any, dict]]:
+        """Start the workers of create_session requests that came before the fork server was
+        ready; error replies to those that cannot start."""
+        if not self.deferred or not self._fork_ready.is_set():
+            return []
+        items, self.deferred = self.deferred, []
+        replies = []
+        for peer, msg, body in items:
+            try:
+                self.create(peer, msg, body)
+            except ProtocolError as exc:
+                replies.append((peer, error_reply(msg, exc)))
+        return replies
 
     def _wait_for_fork_server(self) -> None:
         """Start the fork server and wait until it has loaded the core (seconds once per
@@ -216,16 +390,27 @@ class SessionWorkers:
 
     # --- requests in ----------------------------------------------------------------------
     def create(self, peer, msg: dict, body: list[bytes]) -> None:
-        """Start a worker for a create_session request and hand the request to it."""
-        if len(self.workers) >= self.max_sessions:
+        """Start a worker for a create_session request and hand the request to it (once the
+        fork server is ready: until then the request waits in `deferred`)."""
+        if len(self.workers) + len(self.deferred) >= self.max_sessions:
             raise ProtocolError(
                 "too_many_sessions",
                 f"the server holds its maximum of {self.max_sessions} sessions; close one",
             )
+        if not self._fork_ready.is_set():
+            self.deferred.append((peer, msg, body))
+            return
+        if self._fork_error is not None:
+            raise ProtocolError("internal_error", "the server cannot start session workers: "
+                                f"{self._fork_error}")
         worker_id = f"w{next(self._ids)}".encode()
+        direct = None
+        if self.direct is not None:
+            direct = {**self.direct, "bind": direct_bind(self.direct["address"], self._folder,
+                                                         worker_id)}
         process = self._mp.Process(
             target=run_worker, name=f"rbcosim session worker {worker_id.decode()}",
-            args=(self.address, worker_id, self.config, self.memory_bytes, os.getpid()),
+            args=(self.address, worker_id, self.config, self.memory_bytes, os.getpid(), direct),
             daemon=True)
         with _without_main_module():
             process.start()
@@ -241,7 +426,10 @@ class SessionWorkers:
 
     def forward(self, w: Worker, peer, msg: dict, body: list[bytes]) -> None:
         identity, delimited, use_frames = peer
+        self.forwarded += 1
         w.outstanding[(identity, parent_key(msg["msg_id"]))] = (peer, _envelope(msg))
+        if self.direct is not None and identity not in w.notify and offers_direct(msg["version"]):
+            w.notify[identity] = peer
         frames = [w.id, identity, flags_of(delimited, use_frames), *body]
         if not w.ready:  # it connects a moment after it starts
             if len(w.queue) >= QUEUED_REQUESTS:
@@ -295,7 +483,9 @@ class SessionWorkers:
 
     def reap(self) -> list[tuple[Any, dict]]:
         """Forget workers that ended; kill builds past the timeout; error replies to the
-        requests each left unanswered."""
+        requests each left unanswered, and a ``session_ended`` notice (parent_id nil) to each
+        1.3 client of a created session, whose direct requests the worker can no longer
+        answer."""
         replies: list[tuple[Any, dict]] = []
         now = time.monotonic()
         for wid, w in list(self.workers.items()):
@@ -314,6 +504,8 @@ class SessionWorkers:
                 replies += self._answer(w, ProtocolError("session_closed", f"the session {reason}"))
                 if w.session is not None and not w.closed:
                     self.lost[w.session] = reason
+                if w.session is not None:
+                    replies += _notices(w, f"the session {w.session} {reason}")
             else:
                 continue
             del self.workers[wid]
@@ -338,6 +530,18 @@ def _without_main_module():
         yield
     finally:
         sys.modules["__main__"] = main
+
+
+def _notices(w: Worker, sentence: str) -> list[tuple[Any, dict]]:
+    """``session_ended`` notices to the 1.3 clients of an ended session (PROTOCOL.md §3):
+    parent_id nil; every request of theirs still in flight on that session failed with it."""
+    out = []
+    for peer in w.notify.values():
+        notice = error_reply({"msg_type": "session_ended", "session": w.session},
+                             ProtocolError("session_closed", sentence))
+        notice["msg_type"] = "session_ended"
+        out.append((peer, notice))
+    return out
 
 
 def _envelope(msg: dict) -> dict:
