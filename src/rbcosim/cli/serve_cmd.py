@@ -150,8 +150,7 @@ def run(args: argparse.Namespace) -> int:
         limits=Limits(max_message_size=args.max_message_size),
         run_limits=RunLimits.from_items(args.limits),
     )
-    print("loading the compiled core for the session workers (the first run after an install "
-          "compiles it: about a minute)", file=sys.stderr, flush=True)
+    print("loading the core for the session workers", file=sys.stderr, flush=True)
     try:
         server = Server(
             service, args.bind, allow_remote=args.allow_remote, curve=curve, insecure=args.insecure,

@@ -40,7 +40,7 @@ from rbcosim.scenario import Scenario, load_scenario
 from rbcosim.service.server import is_loopback
 
 
-FIRST_SESSION_WAIT = 600.0  # s a create_session may wait for a server's fork server
+FIRST_SESSION_WAIT = 60.0  # s a create_session may wait for a server's fork server (it loads in ~1 s)
 
 
 class CosimError(RbcosimError):
@@ -123,11 +123,10 @@ class ServerProcess:
     """`rbcosim serve` in a child process; `address` is read from its first stdout line.
 
     root: the only folder it may read (the scenario's own folder, which holds what it names).
-    wait: s to wait for its address (it first loads the compiled core; the first run after an
-    install compiles it)."""
+    wait: s to wait for its address (it first loads the core, about a second)."""
 
     def __init__(self, bind: str, barrier_timeout: float, log_path: Path, root: Path,
-                 wait: float = 600.0):
+                 wait: float = 60.0):
         if not is_loopback(bind):
             raise CosimError(
                 f"--bind {bind}: the server `rbcosim cosim` starts binds to loopback only; to "
@@ -388,7 +387,7 @@ def _create_session(client: Client, scenario_path: Path, overrides: list[str], a
                   "barrier_timeout": options.barrier_timeout,
                   "snapshot_every": options.checkpoint_every or None, "wait_for_joints": True}
     # A server answers at once but builds its first session only once its fork server has
-    # loaded the compiled core (the first run after an install compiles it: minutes).
+    # loaded the core (about a second of imports).
     timeout, client.timeout = client.timeout, max(client.timeout or 0.0, FIRST_SESSION_WAIT)
     try:
         if local:

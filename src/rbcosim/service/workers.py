@@ -371,9 +371,8 @@ class SessionWorkers:
         return replies
 
     def _wait_for_fork_server(self) -> None:
-        """Start the fork server and wait until it has loaded the core (seconds once per
-        process; minutes on the very first run after an install, which compiles it), so that
-        no create_session waits for it."""
+        """Start the fork server and wait until it has loaded the core (about a second
+        of imports once per process), so that no create_session waits for it."""
         with _without_main_module():
             probe = self._mp.Process(target=int, daemon=True)
             probe.start()
