@@ -117,7 +117,9 @@ class CoupledSteps:
             if not body._wrench_ok:  # the power at the first step's start
                 body.wrench()
             p = body._propagator(H) if body._grounded else _NO_P
-            out.append((body._handle, ep._exchange, p, j.ints, j.floats, j.motions, j.ledger))
+            rotations = _NO_P if ep._deformation is None else ep._deformation._rotations
+            out.append((body._handle, ep._exchange, p, j.ints, j.floats, j.motions, j.ledger,
+                        rotations))
         return tuple(out)
 
     def _store(self, done: int, t: float, micro: int, start: np.ndarray,

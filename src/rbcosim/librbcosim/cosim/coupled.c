@@ -123,8 +123,23 @@ static int flex_step(rbc_cs_joint *j, const double *motion, double t, double H, 
         double e = 0.0;
         for (int64_t i = 0; i < k; i++) e += eta[i] * eta[i];
         if (!((1.0 + 1e-9) * j->rotation_gain * sqrt(e) * (1.0 + 1e-12)
-              <= j->rotation_limit * (1.0 - 1e-12)))
-            return 0;
+              <= j->rotation_limit * (1.0 - 1e-12))) {
+            /* DeformationRange.rotation: the largest nodal rotation, quiet below the limit
+             * with a margin far above the rounding of its sums */
+            if (j->n_rotations == 0) return 0;
+            double largest = 0.0;
+            for (int64_t node = 0; node + 3 <= j->n_rotations; node += 3) {
+                double s2 = 0.0;
+                for (int c = 0; c < 3; c++) {
+                    const double *row = j->rotations + (node + c) * k;
+                    double u = 0.0;
+                    for (int64_t i = 0; i < k; i++) u += row[i] * eta[i];
+                    s2 += u * u;
+                }
+                if (!(s2 <= largest)) largest = s2;
+            }
+            if (!(sqrt(largest) < j->rotation_limit * (1.0 - 1e-9))) return 0;
+        }
     }
     return 1;
 }

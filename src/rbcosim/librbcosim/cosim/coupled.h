@@ -47,6 +47,8 @@ typedef struct rbc_cs_joint {
                                 is certainly quiet; +inf when the check is off */
     double rotation_gain;    /* bound of the largest elastic rotation per |eta| (0: off) */
     double rotation_limit;   /* rad */
+    const double *rotations; /* (3 N, k) the nodes' elastic rotation rows (structure frame) */
+    int64_t n_rotations;     /* 3 N (0: only the bound) */
     double *motions;         /* (2, 20) the rigid motions stepped from, newest first:
                                 (19) values and the time s */
     int64_t *n_motions;      /* (1,) how many are valid (<= 2) */

@@ -16,10 +16,11 @@ static int sized(const rbc_arr *a, int64_t size, const char *what) {
 }
 
 /* One joint from (body, exchange, p, ints [point, micro_steps, n_motions], floats [tol (4),
- * spin_floor, rotation_gain, rotation_limit], motions (2, 20), ledger (23,)). */
+ * spin_floor, rotation_gain, rotation_limit], motions (2, 20), ledger (23,), rotations (3 N, k)
+ * or empty). */
 static int parse_joint(PyObject *item, rbc_cs_joint *j, int64_t k, double H) {
-    if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 7) {
-        PyErr_SetString(PyExc_TypeError, "coupled_steps: a joint is a tuple of 7 items");
+    if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 8) {
+        PyErr_SetString(PyExc_TypeError, "coupled_steps: a joint is a tuple of 8 items");
         return 0;
     }
     PyObject *const *a = &PyTuple_GET_ITEM(item, 0);
@@ -28,9 +29,9 @@ static int parse_joint(PyObject *item, rbc_cs_joint *j, int64_t k, double H) {
         PyErr_Clear();
         kind = "flex_grounded";
     }
-    rbc_arr p, ints, floats, motions, ledger;
-    if (!rbc_parse(a, 7, "coupled_steps", "HHDLDDD", kind, &j->body, "flex_exchange",
-                   (void **)&j->x, &p, &ints, &floats, &motions, &ledger))
+    rbc_arr p, ints, floats, motions, ledger, rotations;
+    if (!rbc_parse(a, 8, "coupled_steps", "HHDLDDDD", kind, &j->body, "flex_exchange",
+                   (void **)&j->x, &p, &ints, &floats, &motions, &ledger, &rotations))
         return 0;
     j->floating = kind[5] == 'f';
     rbc_arr *state, *wrench;
@@ -76,6 +77,12 @@ static int parse_joint(PyObject *item, rbc_cs_joint *j, int64_t k, double H) {
     j->spin_floor = floats.d[4];
     j->rotation_gain = floats.d[5];
     j->rotation_limit = floats.d[6];
+    if (rotations.size % (3 * (modes ? modes : 1)) || (rotations.size && !modes)) {
+        PyErr_SetString(PyExc_ValueError, "coupled_steps: rotations: (3 N, k) rows");
+        return 0;
+    }
+    j->rotations = rotations.d;
+    j->n_rotations = modes ? rotations.size / modes : 0;
     j->motions = motions.d;
     j->ledger = ledger.d;
     (void)H;
