@@ -7,8 +7,15 @@
 
 #include <string.h>
 
-/* points whose last rotated added mass is kept (rbc_inertial_added_mass) */
+/* points whose last rotated added mass is kept (rbc_inertial_added_mass), per thread */
 #define ADDED_MASS_CACHE 8
+#if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define RBC_THREAD_LOCAL _Thread_local
+#elif defined(__GNUC__)
+#define RBC_THREAD_LOCAL __thread
+#else
+#error "rigid/interface.c needs C11 _Thread_local or GCC's __thread"
+#endif
 
 #define ROW3(a, k) ((a)->d + 3 * (int64_t)(k))
 #define ROW9(a, k) ((a)->d + 9 * (int64_t)(k))
@@ -130,7 +137,7 @@ void rbc_inertial_added_mass(const rbc_points *pts, const rbc_frames *fr, int64_
      * same frames (accelerations, then the stage power or the point state): the last inputs
      * and result per point slot are kept (per thread), and an exact match of the bits returns
      * the same bits without the 324 products. */
-    static _Thread_local struct {
+    static RBC_THREAD_LOCAL struct {
         double key[40], out[36];
         int valid;
     } cache[ADDED_MASS_CACHE];
