@@ -32,6 +32,7 @@ from rbcosim.cosim.codec import (
     unpack_state,
     write_atomically,
 )
+from rbcosim.cosim.coupled import CoupledSteps
 from rbcosim.cosim.flex_endpoint import FlexEndpoint, motion_of
 from rbcosim.cosim.flex_groups import build_groups, refuse_multi_node
 from rbcosim.cosim.rigid_side import RigidSide
@@ -65,6 +66,7 @@ class CosimMaster:
         self._points = {c.name: c.point for g in self.endpoints.values() for c in g.couplings}
         self.iterations: list[int] = []
         self.step_index = 0
+        self._coupled: CoupledSteps | None | bool = False  # the C batch, built on first use
         motions = self.motions()
         for group in self.endpoints.values():
             for joint, handover in group.initialize(self.rigid.time, motions).items():
@@ -97,7 +99,22 @@ class CosimMaster:
             for joint, c in group.polynomials(t).items():
                 self.rigid.set_wrench_polynomial(self._points[joint], c)
 
-    # --- one macro step -----------------------------------------------------------------------
+    # --- macro steps ---------------------------------------------------------------------------
+    def advance(self, count: int) -> None:
+        """`count` macro steps: in batches of one C call each where the master's case allows
+        (rbcosim.cosim.coupled: the same bits as step()), otherwise, and for the steps a batch
+        leaves to Python, one step() each."""
+        end = self.step_index + count
+        batch = self._coupled
+        if batch is False:
+            batch = self._coupled = CoupledSteps.for_master(self)
+        if type(self).step is not _STEP:  # a subclass's or a patched step(): one call per step
+            batch = None
+        while self.step_index < end:
+            if batch is not None and batch.run(end - self.step_index) and self.step_index >= end:
+                break
+            self.step()
+
     def step(self) -> None:
         """Advance both sides by one macro step H with the configured scheme."""
         t = self.rigid.time
@@ -228,6 +245,12 @@ class CosimMaster:
         self.step_index = step
 
 
+_STEP = CosimMaster.step  # the step() the C batch reproduces
+
+#: most macro steps between two progress updates
+_BATCH = 256
+
+
 def run_cosimulation(scenario: Scenario, *, progress: bool = True, checkpoint: Path | None = None,
                      checkpoint_every: int = 0, resume: Path | None = None) -> Results:
     """Run the scenario's co-simulation from t = 0 (or a checkpoint) to solver.t_end."""
@@ -239,8 +262,13 @@ def run_cosimulation(scenario: Scenario, *, progress: bool = True, checkpoint: P
     every = scenario.solver.output_every
     with Progress(n_steps, enabled=progress, label="cosim") as bar:
         while master.step_index < n_steps:
+            # up to the next output row, checkpoint or end, and at most _BATCH steps
+            k = master.step_index
+            stop = min(n_steps, (k // every + 1) * every, k + _BATCH)
+            if checkpoint is not None and checkpoint_every:
+                stop = min(stop, (k // checkpoint_every + 1) * checkpoint_every)
             try:
-                master.step()
+                master.advance(stop - k)
             except SimulationError as exc:
                 master.rigid.sim.diagnostics.wall_time = time.perf_counter() - start
                 raise failure(master.columns(), rows, master.diagnostics(), exc) from None

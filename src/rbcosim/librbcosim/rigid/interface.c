@@ -5,6 +5,18 @@
 #include "maximal.h"
 #include "rotation.h"
 
+#include <string.h>
+
+/* points whose last rotated added mass is kept (rbc_inertial_added_mass), per thread */
+#define ADDED_MASS_CACHE 8
+#if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define RBC_THREAD_LOCAL _Thread_local
+#elif defined(__GNUC__)
+#define RBC_THREAD_LOCAL __thread
+#else
+#error "rigid/interface.c needs C11 _Thread_local or GCC's __thread"
+#endif
+
 #define ROW3(a, k) ((a)->d + 3 * (int64_t)(k))
 #define ROW9(a, k) ((a)->d + 9 * (int64_t)(k))
 
@@ -121,6 +133,22 @@ void rbc_inertial_added_mass(const rbc_points *pts, const rbc_frames *fr, int64_
     }
     double q[4], Rp[9];
     point_q(pts, fr, k, q);
+    /* The result is a function of q and M_a only, and a step asks for it several times at the
+     * same frames (accelerations, then the stage power or the point state): the last inputs
+     * and result per point slot are kept (per thread), and an exact match of the bits returns
+     * the same bits without the 324 products. */
+    static RBC_THREAD_LOCAL struct {
+        double key[40], out[36];
+        int valid;
+    } cache[ADDED_MASS_CACHE];
+    int slot = (int)(k % ADDED_MASS_CACHE);
+    double key[40];
+    memcpy(key, q, sizeof q);
+    memcpy(key + 4, ma, 36 * sizeof(double));
+    if (cache[slot].valid && memcmp(cache[slot].key, key, sizeof key) == 0) {
+        memcpy(out, cache[slot].out, 36 * sizeof(double));
+        return;
+    }
     q_matrix(q, Rp);
     for (int r = 0; r < 6; r++)
         for (int c = 0; c < 6; c++) {
@@ -131,4 +159,7 @@ void rbc_inertial_added_mass(const rbc_points *pts, const rbc_frames *fr, int64_
                          * Rp[3 * (c % 3) + j];
             out[6 * r + c] = s;
         }
+    memcpy(cache[slot].key, key, sizeof key);
+    memcpy(cache[slot].out, out, 36 * sizeof(double));
+    cache[slot].valid = 1;
 }

@@ -1,0 +1,144 @@
+/* Python entry point of the coupled co-simulation macro steps (cosim/coupled.h). */
+#include "rbc_py.h"
+
+#include "../cosim/coupled.h"
+#include "../flex/frame.h"
+
+#define FAIL(...) return PyErr_Format(PyExc_ValueError, __VA_ARGS__)
+
+static int sized(const rbc_arr *a, int64_t size, const char *what) {
+    if (a->size != size) {
+        PyErr_Format(PyExc_ValueError, "coupled_steps: %s has %lld elements, expected %lld", what,
+                     (long long)a->size, (long long)size);
+        return 0;
+    }
+    return 1;
+}
+
+/* One joint from (body, exchange, p, ints [point, micro_steps, n_motions], floats [tol (4),
+ * spin_floor, rotation_gain, rotation_limit], motions (2, 20), ledger (23,), rotations (3 N, k)
+ * or empty). */
+static int parse_joint(PyObject *item, rbc_cs_joint *j, int64_t k, double H) {
+    if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 8) {
+        PyErr_SetString(PyExc_TypeError, "coupled_steps: a joint is a tuple of 8 items");
+        return 0;
+    }
+    PyObject *const *a = &PyTuple_GET_ITEM(item, 0);
+    const char *kind = "flex_floating";
+    if (!rbc_parse(a, 1, "coupled_steps", "H", kind, &j->body)) {
+        PyErr_Clear();
+        kind = "flex_grounded";
+    }
+    rbc_arr p, ints, floats, motions, ledger, rotations;
+    if (!rbc_parse(a, 8, "coupled_steps", "HHDLDDDD", kind, &j->body, "flex_exchange",
+                   (void **)&j->x, &p, &ints, &floats, &motions, &ledger, &rotations))
+        return 0;
+    j->floating = kind[5] == 'f';
+    rbc_arr *state, *wrench;
+    if (j->floating) {
+        rbc_fx_floating_body *b = j->body;
+        state = &b->state;
+        wrench = &b->wrench;
+    } else {
+        rbc_fx_grounded_body *b = j->body;
+        state = &b->state;
+        wrench = &b->wrench;
+    }
+    int64_t modes = (state->size - FX_ETA) / 2;
+    if (state->size < FX_ETA || (state->size - FX_ETA) % 2 || modes > FX_MAX_MODES) {
+        PyErr_SetString(PyExc_ValueError, "coupled_steps: a body's state is not a flex state");
+        return 0;
+    }
+    rbc_fx_exchange *x = j->x;
+    if (!sized(wrench, 6, "wrench") || !sized(&ints, 3, "ints") || !sized(&floats, 7, "floats")
+        || !sized(&motions, 40, "motions") || !sized(&ledger, RBC_CS_LEDGER, "ledger")
+        || !sized(&x->times, FX_HISTORY, "times") || !sized(&x->wrenches, 6 * FX_HISTORY, "wrenches")
+        || !sized(&x->count, 1, "count") || !sized(&x->energy, 1, "energy")
+        || !sized(&x->pending, 1, "pending") || !sized(&x->handed_mass, 36, "handed_mass")
+        || !sized(&x->implicit, 1, "implicit") || !sized(&x->rigid_input, 6, "rigid_input"))
+        return 0;
+    if (!j->floating) {
+        rbc_fx_grounded_body *b = j->body;
+        int64_t nb = b->comps.size;
+        if (nb > FX_MAX_BOUNDARY || !sized(&p, modes ? 2 * modes * (3 * modes + 5 * nb) : p.size, "p"))
+            return 0;
+    }
+    j->p = p.d;
+    j->point = ints.i[0];
+    j->micro_steps = ints.i[1];
+    j->n_motions = ints.i + 2;
+    if (j->point < 0 || j->point >= k || j->micro_steps < 1 || j->n_motions[0] < 0
+        || j->n_motions[0] > 2) {
+        PyErr_SetString(PyExc_ValueError, "coupled_steps: a joint's point, micro steps or motion "
+                        "count is out of range");
+        return 0;
+    }
+    for (int c = 0; c < 4; c++) j->tol[c] = floats.d[c];
+    j->spin_floor = floats.d[4];
+    j->rotation_gain = floats.d[5];
+    j->rotation_limit = floats.d[6];
+    if (rotations.size % (3 * (modes ? modes : 1)) || (rotations.size && !modes)) {
+        PyErr_SetString(PyExc_ValueError, "coupled_steps: rotations: (3 N, k) rows");
+        return 0;
+    }
+    j->rotations = rotations.d;
+    j->n_rotations = modes ? rotations.size / modes : 0;
+    j->motions = motions.d;
+    j->ledger = ledger.d;
+    (void)H;
+    return 1;
+}
+
+/* coupled_steps(h, y, t, H, n, method, do_project, tol, max_newton, matrix, valid, times,
+ * start, end, acc, energy, stats, failed, scheme, order, K, joints) -> (code, steps done, t,
+ * micro steps): up to K coupled macro steps (cosim/coupled.h); code 0 done, 1 stopped before
+ * step `done` (to be taken by the Python master). */
+static PyObject *py_coupled_steps(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    rbc_maximal *h;
+    rbc_arr y, matrix, valid, times, start, end, acc, energy, stats, failed;
+    double t, H, tol;
+    int64_t n, method, max_newton, scheme, order, K;
+    int do_project;
+    if (nargs != 22) FAIL("coupled_steps() takes 22 arguments (%zd given)", nargs);
+    if (!rbc_parse(args, 21, "coupled_steps", "HDddnnbdnDLDDDDDDDnnn", "maximal", (void **)&h,
+                   &y, &t, &H, &n, &method, &do_project, &tol, &max_newton, &matrix, &valid,
+                   &times, &start, &end, &acc, &energy, &stats, &failed, &scheme, &order, &K))
+        return NULL;
+    int64_t k = h->sys.points.body.size, nb = h->sys.mass_blocks.shape[0] - 1;
+    if (!sized(&y, 13 * nb, "y")) return NULL;
+    if (n < 1 || K < 0 || !(H > 0) || order < 0 || order > 2 || scheme < RBC_CS_JACOBI
+        || scheme > RBC_CS_FLEX_FIRST)
+        FAIL("coupled_steps: n >= 1, K >= 0, H > 0, order 0..2 and a known scheme");
+    if (method == RBC_METHOD_SDIRK2) {
+        if (!sized(&matrix, y.size * y.size, "matrix") || !sized(&valid, 1, "valid")) return NULL;
+    } else if (method != RBC_METHOD_RK4) {
+        FAIL("coupled_steps: unknown method %lld", (long long)method);
+    }
+    if (!sized(&times, n + 1, "times") || !sized(&start, 19 * k, "start")
+        || !sized(&end, 19 * k, "end") || !sized(&acc, 6 * k, "acc") || !sized(&energy, k, "energy")
+        || !sized(&stats, 2, "stats") || !sized(&failed, y.size, "failed"))
+        return NULL;
+    PyObject *list = args[21];
+    if (!PyTuple_Check(list) || PyTuple_GET_SIZE(list) > RBC_CS_MAX_JOINTS)
+        FAIL("coupled_steps: joints: a tuple of at most %d joints", RBC_CS_MAX_JOINTS);
+    rbc_cs_joint joints[RBC_CS_MAX_JOINTS];
+    Py_ssize_t nj = PyTuple_GET_SIZE(list);
+    for (Py_ssize_t i = 0; i < nj; i++)
+        if (!parse_joint(PyTuple_GET_ITEM(list, i), joints + i, k, H)) return NULL;
+    rbc_stepper st = {(int)method, do_project, tol, max_newton, matrix.d, valid.i};
+    rbc_macro_io io = {times.d, start.d, end.d, acc.d, energy.d, stats.d, failed.d};
+    int64_t done, micro;
+    int code;
+    Py_BEGIN_ALLOW_THREADS
+    code = rbc_cs_steps(h, &st, y.d, &t, H, n, (int)scheme, order, joints, nj, K, &io, &done,
+                        &micro);
+    Py_END_ALLOW_THREADS
+    if (code < 0) return PyErr_NoMemory();
+    return Py_BuildValue("iLdL", code, (long long)done, t, (long long)micro);
+}
+
+PyMethodDef rbc_cosim_methods[] = {
+    RBC_METHOD(coupled_steps),
+    {NULL, NULL, 0, NULL},
+};
