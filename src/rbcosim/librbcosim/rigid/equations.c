@@ -147,7 +147,9 @@ static int rows_and_factor(rbc_maximal *h, double t, const rbc_arr *minv) {
     return rbc_factor(&h->sys.pattern, &w->kept, minv, &w->mj, &w->band, w->solve.d + 2 * m);
 }
 
-int rbc_accelerations(rbc_maximal *h, double t, const double *y) {
+/* rbc_accelerations; with `reuse`, the kept rows' blocks and the factor in the workspace are
+ * those of the same positions and time (the last rbc_project call) and are kept. */
+static int accelerations(rbc_maximal *h, double t, const double *y, int reuse) {
     rbc_workspace *w = &h->w;
     rbc_fill_frames(y, &w->frames);
     rbc_arr minv_view;
@@ -155,30 +157,48 @@ int rbc_accelerations(rbc_maximal *h, double t, const double *y) {
     const rbc_pattern *pat = &h->sys.pattern;
     int64_t m = pat->rows.shape[0];
     if (m == 0) return RBC_OK;
-    if (!rows_and_factor(h, t, minv)) return RBC_SINGULAR;
+    if (reuse && minv == &h->sys.minv)
+        rbc_evaluate_rows(&h->sys.rows, t, &w->frames, &w->rows, &w->jac, &w->aux);
+    else if (!rows_and_factor(h, t, minv))
+        return RBC_SINGULAR;
     rbc_velocity_errors(&h->sys.rows, &w->frames, &w->rows, &w->jac);
     int64_t n = h->sys.mass_blocks.shape[0] - 1, rows = w->rows.shape[1];
     const double *acc = w->body.d + 6 * n;
     double *rhs = w->solve.d, *mu = w->solve.d + m;
+    const double *phi = w->rows.d + RBC_PHI * rows, *gamma = w->rows.d + RBC_GAMMA * rows;
+    const double *phidot = w->rows.d + RBC_PHIDOT * rows;
     double alpha = h->sys.alpha.d[0], beta = h->sys.beta.d[0];
+    const int64_t *prow = pat->rows.i;
     for (int64_t i = 0; i < m; i++) {
-        int64_t r = pat->rows.i[3 * i], a = pat->rows.i[3 * i + 1], b = pat->rows.i[3 * i + 2];
+        int64_t r = prow[3 * i], a = prow[3 * i + 1], b = prow[3 * i + 2];
         const double *ka = w->kept.d + 6 * i, *kb = w->kept.d + 6 * (m + i);
         double s = 0.0;
-        for (int c = 0; c < 6; c++) {
-            if (a > 0) s += ka[c] * acc[6 * (a - 1) + c];
-            if (b > 0) s += kb[c] * acc[6 * (b - 1) + c];
+        if (a > 0 && b > 0) {
+            const double *xa = acc + 6 * (a - 1), *xb = acc + 6 * (b - 1);
+            for (int c = 0; c < 6; c++) {
+                s += ka[c] * xa[c];
+                s += kb[c] * xb[c];
+            }
+        } else if (a > 0) {
+            const double *xa = acc + 6 * (a - 1);
+            for (int c = 0; c < 6; c++) s += ka[c] * xa[c];
+        } else if (b > 0) {
+            const double *xb = acc + 6 * (b - 1);
+            for (int c = 0; c < 6; c++) s += kb[c] * xb[c];
         }
-        rhs[i] = s - (w->rows.d[RBC_GAMMA * rows + r] - 2.0 * alpha * w->rows.d[RBC_PHIDOT * rows + r]
-                      - beta * beta * w->rows.d[RBC_PHI * rows + r]);
+        rhs[i] = s - (gamma[r] - 2.0 * alpha * phidot[r] - beta * beta * phi[r]);
     }
     rbc_solve(pat, &w->band, w->solve.d + 2 * m, rhs, mu);
     rbc_apply_correction(pat, &w->mj, mu, w->body.d + 6 * n);
     return RBC_OK;
 }
 
-int rbc_derivative(rbc_maximal *h, double t, const double *y, double *out) {
-    int status = rbc_accelerations(h, t, y);
+int rbc_accelerations(rbc_maximal *h, double t, const double *y) {
+    return accelerations(h, t, y, 0);
+}
+
+static int derivative(rbc_maximal *h, double t, const double *y, double *out, int reuse) {
+    int status = accelerations(h, t, y, reuse);
     const rbc_frames *fr = &h->w.frames;
     int64_t n = h->sys.mass_blocks.shape[0] - 1;
     const double *acc = h->w.body.d + 6 * n;
@@ -198,6 +218,14 @@ int rbc_derivative(rbc_maximal *h, double t, const double *y, double *out) {
         out[o + 3] = 0.5 * (-q2 * wx + q1 * wy + q0 * wz);
     }
     return status;
+}
+
+int rbc_derivative(rbc_maximal *h, double t, const double *y, double *out) {
+    return derivative(h, t, y, out, 0);
+}
+
+int rbc_derivative_after_projection(rbc_maximal *h, double t, const double *y, double *out) {
+    return derivative(h, t, y, out, 1);
 }
 
 static double kept_violation(const rbc_maximal *h) {

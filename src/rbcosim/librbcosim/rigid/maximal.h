@@ -172,6 +172,10 @@ void rbc_inertial_added_mass(const rbc_points *pts, const rbc_frames *fr, int64_
 int rbc_accelerations(rbc_maximal *h, double t, const double *y);
 /* y' (13n,) of y at time t into out.  Status. */
 int rbc_derivative(rbc_maximal *h, double t, const double *y, double *out);
+/* rbc_derivative right after a successful rbc_project of the same positions at the same time t
+ * (nothing in between): the projection's factor of J M^-1 J^T is reused (same numbers; without
+ * added mass, else it is rebuilt). */
+int rbc_derivative_after_projection(rbc_maximal *h, double t, const double *y, double *out);
 /* Positions (Newton, mass-weighted minimum norm, to max |Phi| <= tol over the kept rows), then
  * velocities of y (in place) onto Phi' = 0.  Status; the final max |Phi| into *worst. */
 int rbc_project(rbc_maximal *h, double t, double *y, double tol, int64_t max_iter, double *worst);

@@ -10,12 +10,15 @@
 static int block_diagonal(const rbc_arr *minv) {
     int64_t nb = minv->shape[0];
     const double *M = minv->d;
-    for (int64_t b = 0; b < nb; b++, M += 36)
-        for (int r = 0; r < 6; r++)
-            for (int c = 0; c < 6; c++) {
-                int zero = r < 3 ? c != r : c < 3;
-                if (zero && M[6 * r + c] != 0.0) return 0;
-            }
+    for (int64_t b = 0; b < nb; b++, M += 36) {
+        int nz = (M[1] != 0.0) | (M[2] != 0.0) | (M[3] != 0.0) | (M[4] != 0.0) | (M[5] != 0.0)
+                 | (M[6] != 0.0) | (M[8] != 0.0) | (M[9] != 0.0) | (M[10] != 0.0)
+                 | (M[11] != 0.0) | (M[12] != 0.0) | (M[13] != 0.0) | (M[15] != 0.0)
+                 | (M[16] != 0.0) | (M[17] != 0.0) | (M[18] != 0.0) | (M[19] != 0.0)
+                 | (M[20] != 0.0) | (M[24] != 0.0) | (M[25] != 0.0) | (M[26] != 0.0)
+                 | (M[30] != 0.0) | (M[31] != 0.0) | (M[32] != 0.0);
+        if (nz) return 0;
+    }
     return 1;
 }
 
@@ -131,10 +134,11 @@ int rbc_factor(const rbc_pattern *pat, const rbc_arr *kept, const rbc_arr *minv,
 void rbc_solve(const rbc_pattern *pat, const rbc_arr *band, const double *scale,
                const double *rhs, double *out) {
     int64_t m = pat->rows.shape[0], w = pat->width.i[0], W = w + 1;
-    const double *B = band->d;
+    const double *restrict B = band->d;
     for (int64_t i = 0; i < m; i++) {
         double s = rhs[i] * scale[i];
-        for (int64_t k = (i - w > 0 ? i - w : 0); k < i; k++) s -= B[W * i + i - k] * out[k];
+        const double *Bi = B + W * i;
+        for (int64_t k = (i - w > 0 ? i - w : 0); k < i; k++) s -= Bi[i - k] * out[k];
         out[i] = s;
     }
     for (int64_t i = 0; i < m; i++) out[i] /= B[W * i];
@@ -150,12 +154,23 @@ void rbc_solve(const rbc_pattern *pat, const rbc_arr *band, const double *scale,
 void rbc_apply_correction(const rbc_pattern *pat, const rbc_arr *mj, const double *mu,
                           double *acc) {
     int64_t m = pat->rows.shape[0];
-    for (int64_t i = 0; i < m; i++)
+    const int64_t *prow = pat->rows.i;
+    const double *restrict MJ = mj->d;
+    double *restrict A = acc;
+    for (int64_t i = 0; i < m; i++) {
+        double mi = mu[i];
         for (int side = 0; side < 2; side++) {
-            int64_t body = RBC_I2(&pat->rows, i, 1 + side);
+            int64_t body = prow[3 * i + 1 + side];
             if (body > 0) {
-                const double *x = mj->d + 12 * i + 6 * side;
-                for (int r = 0; r < 6; r++) acc[6 * (body - 1) + r] -= x[r] * mu[i];
+                const double *x = MJ + 12 * i + 6 * side;
+                double *o = A + 6 * (body - 1);
+                o[0] -= x[0] * mi;
+                o[1] -= x[1] * mi;
+                o[2] -= x[2] * mi;
+                o[3] -= x[3] * mi;
+                o[4] -= x[4] * mi;
+                o[5] -= x[5] * mi;
             }
         }
+    }
 }
