@@ -89,7 +89,7 @@ int rbc_factor(const rbc_pattern *pat, const rbc_arr *kept, const rbc_arr *minv,
     for (int64_t p = 0; p < np; p++) {
         const int64_t *q = pairs + 4 * p;
         int64_t i = q[0], j = q[2];
-        const double *x = (q[1] ? kb : ka) + 6 * i, *y = MJ + 12 * j + 6 * q[3];
+        const double *x = ka + 6 * (q[1] * m + i), *y = MJ + 6 * (2 * j + q[3]);
         double s = 0.0;
         s += x[0] * y[0];
         s += x[1] * y[1];
