@@ -22,11 +22,14 @@ static int block_diagonal(const rbc_arr *minv) {
     return 1;
 }
 
-/* Row i's band entries B[i, 0..] scaled, then the LDL^T update of row i; t (w,) scratch for
- * L[i,k] D[k] (the same product, left to right, as L[i,k] * D[k] * L[j,k]). */
+/* The LDL^T update of band row i (after scaling); t (w,) scratch for L[i,k] D[k] (the same
+ * product, left to right, as L[i,k] * D[k] * L[j,k]).  Columns before row i's first nonzero
+ * (its profile) stay +0 and are skipped: their terms are exact zeros, and a difference that
+ * starts at +0 or a nonzero value is not changed by subtracting them (finite values, D > 0). */
 static int ldl_row(double *restrict B, int64_t i, int64_t w, int64_t W, double *restrict t) {
     int64_t lo = i - w > 0 ? i - w : 0;
     double *Bi = B + W * i;
+    while (lo < i && Bi[i - lo] == 0.0 && !signbit(Bi[i - lo])) lo++;
     for (int64_t j = lo; j < i; j++) {
         const double *Bj = B + W * j;
         double s = Bi[i - j];
