@@ -2,6 +2,7 @@
  * of the non-conservative forces.  Arithmetic in the order of the former numba kernels. */
 #include "maximal.h"
 #include "rotation.h"
+#include <string.h>
 
 #define ROW3(a, k) ((a)->d + 3 * (int64_t)(k))
 #define ROW9(a, k) ((a)->d + 9 * (int64_t)(k))
@@ -134,6 +135,7 @@ static const rbc_arr *free_accelerations(rbc_maximal *h, double t, rbc_arr *minv
  * factorised with minv; 0 when it is singular. */
 static int rows_and_factor(rbc_maximal *h, double t, const rbc_arr *minv) {
     rbc_workspace *w = &h->w;
+    w->factored.d[0] = 0.0;
     rbc_evaluate_rows(&h->sys.rows, t, &w->frames, &w->rows, &w->jac, &w->aux);
     const rbc_arr *order = &h->sys.pattern.rows;
     int64_t m = order->shape[0], rows = w->jac.shape[1];
@@ -147,9 +149,16 @@ static int rows_and_factor(rbc_maximal *h, double t, const rbc_arr *minv) {
     return rbc_factor(&h->sys.pattern, &w->kept, minv, &w->mj, &w->band, w->solve.d + 2 * m);
 }
 
-/* rbc_accelerations; with `reuse`, the kept rows' blocks and the factor in the workspace are
- * those of the same positions and time (the last rbc_project call) and are kept. */
-static int accelerations(rbc_maximal *h, double t, const double *y, int reuse) {
+/* 1 when the workspace holds rbc_project's factor at time t and the positions of y. */
+static int factor_of(const rbc_maximal *h, double t, const double *y) {
+    const double *f = h->w.factored.d;
+    int64_t n = h->sys.mass_blocks.shape[0] - 1;
+    return f[0] == 1.0 && f[1] == t && memcmp(f + 2, y, (size_t)(7 * n) * sizeof(double)) == 0;
+}
+
+/* rbc_accelerations; the kept rows' blocks and the factor are kept when they are those of the
+ * same positions and time (the last rbc_project call: same numbers). */
+static int accelerations(rbc_maximal *h, double t, const double *y) {
     rbc_workspace *w = &h->w;
     rbc_fill_frames(y, &w->frames);
     rbc_arr minv_view;
@@ -157,7 +166,7 @@ static int accelerations(rbc_maximal *h, double t, const double *y, int reuse) {
     const rbc_pattern *pat = &h->sys.pattern;
     int64_t m = pat->rows.shape[0];
     if (m == 0) return RBC_OK;
-    if (reuse && minv == &h->sys.minv)
+    if (minv == &h->sys.minv && factor_of(h, t, y))
         rbc_evaluate_rows(&h->sys.rows, t, &w->frames, &w->rows, &w->jac, &w->aux);
     else if (!rows_and_factor(h, t, minv))
         return RBC_SINGULAR;
@@ -194,11 +203,11 @@ static int accelerations(rbc_maximal *h, double t, const double *y, int reuse) {
 }
 
 int rbc_accelerations(rbc_maximal *h, double t, const double *y) {
-    return accelerations(h, t, y, 0);
+    return accelerations(h, t, y);
 }
 
-static int derivative(rbc_maximal *h, double t, const double *y, double *out, int reuse) {
-    int status = accelerations(h, t, y, reuse);
+int rbc_derivative(rbc_maximal *h, double t, const double *y, double *out) {
+    int status = accelerations(h, t, y);
     const rbc_frames *fr = &h->w.frames;
     int64_t n = h->sys.mass_blocks.shape[0] - 1;
     const double *acc = h->w.body.d + 6 * n;
@@ -218,14 +227,6 @@ static int derivative(rbc_maximal *h, double t, const double *y, double *out, in
         out[o + 3] = 0.5 * (-q2 * wx + q1 * wy + q0 * wz);
     }
     return status;
-}
-
-int rbc_derivative(rbc_maximal *h, double t, const double *y, double *out) {
-    return derivative(h, t, y, out, 0);
-}
-
-int rbc_derivative_after_projection(rbc_maximal *h, double t, const double *y, double *out) {
-    return derivative(h, t, y, out, 1);
 }
 
 static double kept_violation(const rbc_maximal *h) {
@@ -279,6 +280,10 @@ int rbc_project(rbc_maximal *h, double t, double *y, double tol, int64_t max_ite
             y[7 * n + 3 * i + c] = step[6 * i + c];
             y[10 * n + 3 * i + c] = step[6 * i + 3 + c];
         }
+    double *f = w->factored.d;  /* the factor of these positions at t (rows_and_factor above) */
+    memcpy(f + 2, y, (size_t)(7 * n) * sizeof(double));
+    f[1] = t;
+    f[0] = 1.0;
     return RBC_OK;
 }
 

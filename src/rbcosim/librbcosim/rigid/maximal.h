@@ -98,6 +98,9 @@ typedef struct rbc_workspace {
     rbc_arr scratch;   /* (4, 6, 6) added-mass products and inverse */
     rbc_arr aux;       /* (2, 2, 6) drivers' auxiliary rows */
     rbc_arr point_acc; /* (k, 6) point accelerations */
+    rbc_arr factored;  /* (2 + 7n,) [1 while kept, mj, band and the scaling are rbc_project's
+                          factor, its time s, its positions r, q of y]: a later evaluation at
+                          the same positions and time reuses them (same numbers) */
 } rbc_workspace;
 
 /* One system: its model and data block (the 'maximal' handle). */
@@ -108,10 +111,10 @@ typedef struct rbc_maximal {
 
 #define RBC_FRAMES_SLOTS 6
 #define RBC_ROWS_SLOTS 9
-#define RBC_MAXIMAL_SLOTS (2 + RBC_FORCES_SLOTS + RBC_ROWS_SLOTS + 3 + 2 + 9 + RBC_FRAMES_SLOTS + 12)
+#define RBC_MAXIMAL_SLOTS (2 + RBC_FORCES_SLOTS + RBC_ROWS_SLOTS + 3 + 2 + 9 + RBC_FRAMES_SLOTS + 13)
 #define RBC_ROWS_TYPES "lddllldld"
 #define RBC_MAXIMAL_TYPES "dd" RBC_FORCES_TYPES RBC_ROWS_TYPES "lll" "dd" "ldddlddld" \
-    "dddddd" "dddddddddddd"
+    "dddddd" "ddddddddddddd"
 
 /* ---- frames, rows (frames.c, rows.c) -------------------------------------------------------- */
 
@@ -172,10 +175,6 @@ void rbc_inertial_added_mass(const rbc_points *pts, const rbc_frames *fr, int64_
 int rbc_accelerations(rbc_maximal *h, double t, const double *y);
 /* y' (13n,) of y at time t into out.  Status. */
 int rbc_derivative(rbc_maximal *h, double t, const double *y, double *out);
-/* rbc_derivative right after a successful rbc_project of the same positions at the same time t
- * (nothing in between): the projection's factor of J M^-1 J^T is reused (same numbers; without
- * added mass, else it is rebuilt). */
-int rbc_derivative_after_projection(rbc_maximal *h, double t, const double *y, double *out);
 /* Positions (Newton, mass-weighted minimum norm, to max |Phi| <= tol over the kept rows), then
  * velocities of y (in place) onto Phi' = 0.  Status; the final max |Phi| into *worst. */
 int rbc_project(rbc_maximal *h, double t, double *y, double tol, int64_t max_iter, double *worst);
