@@ -36,6 +36,8 @@ class FixedStepIntegrator:
         self.system = system
         self.project = project
         self._stats = np.zeros(2)
+        self._times = np.zeros(2)
+        self._failed = np.empty(0)
 
     @property
     def quaternion_error(self) -> float:
@@ -57,7 +59,23 @@ class FixedStepIntegrator:
         self._stats[1] = value
 
     def step(self, state: State, h: float) -> State:
-        return self.advance(state, np.array([state.t, state.t + h]), h)
+        """One step of h s (as `advance` over [t, t + h]), with this integrator's own buffers
+        for the two times and a failed candidate."""
+        if not h > 0:
+            raise ValueError(f"step size h must be positive, got {h}")
+        y = state.vector
+        t1 = state.t + h
+        times, failed = self._times, self._failed
+        if failed.size != y.size:
+            failed = self._failed = np.empty_like(y)
+        times[0] = state.t
+        times[1] = t1
+        status, done = self._run(y, times, float(h), failed)
+        if status == 0 and done == 1:
+            state.t = t1
+            return state
+        self.finish_advance(state, times.copy(), status, done, failed.copy())
+        return state
 
     def advance(self, state: State, times: np.ndarray, h: float) -> State:
         """Steps of h s from times[0] = state.t through every entry of `times` (s)."""

@@ -57,6 +57,7 @@ class Workspace(NamedTuple):
     scratch: np.ndarray   # (4, 6, 6) added-mass products and inverse
     aux: np.ndarray       # (2, 2, 6) drivers' auxiliary rows
     point_acc: np.ndarray  # (k, 6) point accelerations
+    factored: np.ndarray  # (2 + 7n,) 1 while band holds rbc_project's factor, its t, its r and q
 
 
 def workspace(n: int, n_rows: int, pattern: SchurPattern, n_points: int) -> Workspace:
@@ -65,4 +66,4 @@ def workspace(n: int, n_rows: int, pattern: SchurPattern, n_points: int) -> Work
                      np.zeros((4, n_rows)), np.zeros((2, n_rows, 6)), np.zeros((2, m, 6)),
                      np.zeros((3, m)), np.zeros((m, 2, 6)), np.zeros((m, pattern.width + 1)),
                      np.zeros((n_points, 6)), np.zeros((4, 6, 6)), np.zeros((2, 2, 6)),
-                     np.zeros((n_points, 6)))
+                     np.zeros((n_points, 6)), np.zeros(2 + 7 * n))

@@ -25,10 +25,15 @@ static const rbc_kind *find_kind(const char *name) {
     return NULL;
 }
 
-int rbc_view(PyObject *obj, char type, rbc_arr *out, const char *what) {
+/* rbc_view; the error message names `what`, or else argument k + 1 of name(), formatted only
+ * when there is an error (the step path views every array of every call). */
+static int view(PyObject *obj, char type, rbc_arr *out, const char *what, const char *name,
+                Py_ssize_t k) {
+    char buf[96];
     Py_buffer view;
     if (PyObject_GetBuffer(obj, &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
         PyErr_Clear();
+        if (!what) { snprintf(buf, sizeof buf, "%s() argument %zd", name, k + 1); what = buf; }
         PyErr_Format(PyExc_TypeError, "%s: expected a C-contiguous numpy array, got %.80s", what,
                      Py_TYPE(obj)->tp_name);
         return 0;
@@ -38,6 +43,7 @@ int rbc_view(PyObject *obj, char type, rbc_arr *out, const char *what) {
     char got = (view.itemsize == 8 && (strcmp(f, "d") == 0)) ? 'd'
              : (view.itemsize == 8 && (strcmp(f, "l") == 0 || strcmp(f, "q") == 0)) ? 'l' : '?';
     if (got == '?' || (type && got != type) || view.ndim > 4) {
+        if (!what) { snprintf(buf, sizeof buf, "%s() argument %zd", name, k + 1); what = buf; }
         PyErr_Format(PyExc_TypeError, "%s: expected a %s array of at most 4 dimensions, got "
                      "format '%s' with %d dimensions", what,
                      type == 'l' ? "int64" : type == 'd' ? "float64" : "float64 or int64",
@@ -49,12 +55,21 @@ int rbc_view(PyObject *obj, char type, rbc_arr *out, const char *what) {
     out->i = got == 'l' ? (int64_t *)view.buf : NULL;
     out->ndim = view.ndim;
     out->size = view.len / 8;
-    for (int k = 0; k < 4; k++) out->shape[k] = k < view.ndim ? view.shape[k] : 1;
+    for (int j = 0; j < 4; j++) out->shape[j] = j < view.ndim ? view.shape[j] : 1;
     PyBuffer_Release(&view);  /* the caller holds obj for as long as the view is used */
     return 1;
 }
 
+int rbc_view(PyObject *obj, char type, rbc_arr *out, const char *what) {
+    return view(obj, type, out, what, NULL, 0);
+}
+
 static PyTypeObject RbcHandleType;
+
+/* rbc_view of argument k of name(), the message formatted only on an error. */
+static int view_quick(PyObject *obj, char type, rbc_arr *out, const char *name, Py_ssize_t k) {
+    return view(obj, type, out, NULL, name, k);
+}
 
 int rbc_parse(PyObject *const *args, Py_ssize_t nargs, const char *name, const char *fmt, ...) {
     Py_ssize_t want = (Py_ssize_t)strlen(fmt);
@@ -65,25 +80,24 @@ int rbc_parse(PyObject *const *args, Py_ssize_t nargs, const char *name, const c
     va_list ap;
     va_start(ap, fmt);
     int ok = 1;
-    char what[96];
     for (Py_ssize_t k = 0; ok && k < want; k++) {
         PyObject *obj = args[k];
-        snprintf(what, sizeof what, "%s() argument %zd", name, k + 1);
         switch (fmt[k]) {
         case 'H': {
             const char *kind = va_arg(ap, const char *);
             void **out = va_arg(ap, void **);
             if (!PyObject_TypeCheck(obj, &RbcHandleType)
                 || strcmp(((RbcHandle *)obj)->kind->name, kind) != 0) {
-                PyErr_Format(PyExc_TypeError, "%s: expected a '%s' handle", what, kind);
+                PyErr_Format(PyExc_TypeError, "%s() argument %zd: expected a '%s' handle", name,
+                             k + 1, kind);
                 ok = 0;
             } else {
                 *out = ((RbcHandle *)obj)->slots;
             }
             break;
         }
-        case 'D': ok = rbc_view(obj, 'd', va_arg(ap, rbc_arr *), what); break;
-        case 'L': ok = rbc_view(obj, 'l', va_arg(ap, rbc_arr *), what); break;
+        case 'D': ok = view_quick(obj, 'd', va_arg(ap, rbc_arr *), name, k); break;
+        case 'L': ok = view_quick(obj, 'l', va_arg(ap, rbc_arr *), name, k); break;
         case 'd': {
             double *out = va_arg(ap, double *);
             *out = PyFloat_AsDouble(obj);

@@ -2,6 +2,7 @@
  * of the non-conservative forces.  Arithmetic in a fixed order (no FMA contraction). */
 #include "maximal.h"
 #include "rotation.h"
+#include <string.h>
 
 #define ROW3(a, k) ((a)->d + 3 * (int64_t)(k))
 #define ROW9(a, k) ((a)->d + 9 * (int64_t)(k))
@@ -134,6 +135,7 @@ static const rbc_arr *free_accelerations(rbc_maximal *h, double t, rbc_arr *minv
  * factorised with minv; 0 when it is singular. */
 static int rows_and_factor(rbc_maximal *h, double t, const rbc_arr *minv) {
     rbc_workspace *w = &h->w;
+    w->factored.d[0] = 0.0;
     rbc_evaluate_rows(&h->sys.rows, t, &w->frames, &w->rows, &w->jac, &w->aux);
     const rbc_arr *order = &h->sys.pattern.rows;
     int64_t m = order->shape[0], rows = w->jac.shape[1];
@@ -147,7 +149,16 @@ static int rows_and_factor(rbc_maximal *h, double t, const rbc_arr *minv) {
     return rbc_factor(&h->sys.pattern, &w->kept, minv, &w->mj, &w->band, w->solve.d + 2 * m);
 }
 
-int rbc_accelerations(rbc_maximal *h, double t, const double *y) {
+/* 1 when the workspace holds rbc_project's factor at time t and the positions of y. */
+static int factor_of(const rbc_maximal *h, double t, const double *y) {
+    const double *f = h->w.factored.d;
+    int64_t n = h->sys.mass_blocks.shape[0] - 1;
+    return f[0] == 1.0 && f[1] == t && memcmp(f + 2, y, (size_t)(7 * n) * sizeof(double)) == 0;
+}
+
+/* rbc_accelerations; the kept rows' blocks and the factor are kept when they are those of the
+ * same positions and time (the last rbc_project call: same numbers). */
+static int accelerations(rbc_maximal *h, double t, const double *y) {
     rbc_workspace *w = &h->w;
     rbc_fill_frames(y, &w->frames);
     rbc_arr minv_view;
@@ -155,30 +166,48 @@ int rbc_accelerations(rbc_maximal *h, double t, const double *y) {
     const rbc_pattern *pat = &h->sys.pattern;
     int64_t m = pat->rows.shape[0];
     if (m == 0) return RBC_OK;
-    if (!rows_and_factor(h, t, minv)) return RBC_SINGULAR;
+    if (minv == &h->sys.minv && factor_of(h, t, y))
+        rbc_evaluate_rows(&h->sys.rows, t, &w->frames, &w->rows, &w->jac, &w->aux);
+    else if (!rows_and_factor(h, t, minv))
+        return RBC_SINGULAR;
     rbc_velocity_errors(&h->sys.rows, &w->frames, &w->rows, &w->jac);
     int64_t n = h->sys.mass_blocks.shape[0] - 1, rows = w->rows.shape[1];
     const double *acc = w->body.d + 6 * n;
     double *rhs = w->solve.d, *mu = w->solve.d + m;
+    const double *phi = w->rows.d + RBC_PHI * rows, *gamma = w->rows.d + RBC_GAMMA * rows;
+    const double *phidot = w->rows.d + RBC_PHIDOT * rows;
     double alpha = h->sys.alpha.d[0], beta = h->sys.beta.d[0];
+    const int64_t *prow = pat->rows.i;
     for (int64_t i = 0; i < m; i++) {
-        int64_t r = pat->rows.i[3 * i], a = pat->rows.i[3 * i + 1], b = pat->rows.i[3 * i + 2];
+        int64_t r = prow[3 * i], a = prow[3 * i + 1], b = prow[3 * i + 2];
         const double *ka = w->kept.d + 6 * i, *kb = w->kept.d + 6 * (m + i);
         double s = 0.0;
-        for (int c = 0; c < 6; c++) {
-            if (a > 0) s += ka[c] * acc[6 * (a - 1) + c];
-            if (b > 0) s += kb[c] * acc[6 * (b - 1) + c];
+        if (a > 0 && b > 0) {
+            const double *xa = acc + 6 * (a - 1), *xb = acc + 6 * (b - 1);
+            for (int c = 0; c < 6; c++) {
+                s += ka[c] * xa[c];
+                s += kb[c] * xb[c];
+            }
+        } else if (a > 0) {
+            const double *xa = acc + 6 * (a - 1);
+            for (int c = 0; c < 6; c++) s += ka[c] * xa[c];
+        } else if (b > 0) {
+            const double *xb = acc + 6 * (b - 1);
+            for (int c = 0; c < 6; c++) s += kb[c] * xb[c];
         }
-        rhs[i] = s - (w->rows.d[RBC_GAMMA * rows + r] - 2.0 * alpha * w->rows.d[RBC_PHIDOT * rows + r]
-                      - beta * beta * w->rows.d[RBC_PHI * rows + r]);
+        rhs[i] = s - (gamma[r] - 2.0 * alpha * phidot[r] - beta * beta * phi[r]);
     }
     rbc_solve(pat, &w->band, w->solve.d + 2 * m, rhs, mu);
     rbc_apply_correction(pat, &w->mj, mu, w->body.d + 6 * n);
     return RBC_OK;
 }
 
+int rbc_accelerations(rbc_maximal *h, double t, const double *y) {
+    return accelerations(h, t, y);
+}
+
 int rbc_derivative(rbc_maximal *h, double t, const double *y, double *out) {
-    int status = rbc_accelerations(h, t, y);
+    int status = accelerations(h, t, y);
     const rbc_frames *fr = &h->w.frames;
     int64_t n = h->sys.mass_blocks.shape[0] - 1;
     const double *acc = h->w.body.d + 6 * n;
@@ -251,6 +280,10 @@ int rbc_project(rbc_maximal *h, double t, double *y, double tol, int64_t max_ite
             y[7 * n + 3 * i + c] = step[6 * i + c];
             y[10 * n + 3 * i + c] = step[6 * i + 3 + c];
         }
+    double *f = w->factored.d;  /* the factor of these positions at t (rows_and_factor above) */
+    memcpy(f + 2, y, (size_t)(7 * n) * sizeof(double));
+    f[1] = t;
+    f[0] = 1.0;
     return RBC_OK;
 }
 

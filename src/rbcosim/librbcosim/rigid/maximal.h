@@ -98,6 +98,9 @@ typedef struct rbc_workspace {
     rbc_arr scratch;   /* (4, 6, 6) added-mass products and inverse */
     rbc_arr aux;       /* (2, 2, 6) drivers' auxiliary rows */
     rbc_arr point_acc; /* (k, 6) point accelerations */
+    rbc_arr factored;  /* (2 + 7n,) [1 while kept, mj, band and the scaling are rbc_project's
+                          factor, its time s, its positions r, q of y]: a later evaluation at
+                          the same positions and time reuses them (same numbers) */
 } rbc_workspace;
 
 /* One system: its model and data block (the 'maximal' handle). */
@@ -108,10 +111,10 @@ typedef struct rbc_maximal {
 
 #define RBC_FRAMES_SLOTS 6
 #define RBC_ROWS_SLOTS 9
-#define RBC_MAXIMAL_SLOTS (2 + RBC_FORCES_SLOTS + RBC_ROWS_SLOTS + 3 + 2 + 9 + RBC_FRAMES_SLOTS + 12)
+#define RBC_MAXIMAL_SLOTS (2 + RBC_FORCES_SLOTS + RBC_ROWS_SLOTS + 3 + 2 + 9 + RBC_FRAMES_SLOTS + 13)
 #define RBC_ROWS_TYPES "lddllldld"
 #define RBC_MAXIMAL_TYPES "dd" RBC_FORCES_TYPES RBC_ROWS_TYPES "lll" "dd" "ldddlddld" \
-    "dddddd" "dddddddddddd"
+    "dddddd" "ddddddddddddd"
 
 /* ---- frames, rows (frames.c, rows.c) -------------------------------------------------------- */
 

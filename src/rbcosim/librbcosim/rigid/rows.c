@@ -4,6 +4,7 @@
 #include "maximal.h"
 #include "expression.h"
 #include "rotation.h"
+#include <string.h>
 
 #ifndef M_PI
 #define M_PI 3.14159265358979323846
@@ -139,40 +140,73 @@ static double contact_row(const rbc_rows *tb, const rbc_frames *fr, int64_t i, r
     return phi;
 }
 
+/* What consecutive rows of one joint share at the same frames: the point pair (bodies a, b and
+ * the two points, compared bit for bit) and the axis u1 (body f and its vector).  Reused values
+ * are the same expressions of the same inputs, so no bit changes. */
+typedef struct {
+    int point_valid, axis_valid;
+    int64_t a, b, f;
+    double point_key[6], axis_key[3];
+    rbc_v3 rho_a, rho_b, d, dd, cc;  /* cc = w_b x (w_b x rho_b) - w_a x (w_a x rho_a) */
+    rbc_v3 u1, wf_u1, wf_wf_u1;
+} row_cache;
+
 /* (Phi, gamma) of primitive row i; Jacobian blocks into jac[0, slot], jac[1, slot]. */
 static double primitive_row(const rbc_rows *tb, const rbc_frames *fr, int64_t i, rbc_arr *jac,
-                            int64_t slot, double *gamma) {
+                            int64_t slot, double *gamma, row_cache *cache) {
     int64_t kind = RBC_I2(&tb->index, i, 0), a = RBC_I2(&tb->index, i, 1);
     int64_t b = RBC_I2(&tb->index, i, 2), f = RBC_I2(&tb->index, i, 3);
     if (kind >= RBC_CONTACT_HEIGHT) return contact_row(tb, fr, i, jac, slot, gamma);
     const double *Ra = ROW9(&fr->R, a), *Rb = ROW9(&fr->R, b), *vec = tb->vectors.d + 15 * i;
-    rbc_v3 u1 = m3_mul(ROW9(&fr->R, f), v3_at(vec)), u2 = m3_mul(Rb, v3_at(vec + 3));
-    rbc_v3 rho_a = m3_mul(Ra, v3_at(vec + 6)), rho_b = m3_mul(Rb, v3_at(vec + 9));
-    rbc_v3 wa = v3_at(ROW3(&fr->wi, a)), wb = v3_at(ROW3(&fr->wi, b)), wf = v3_at(ROW3(&fr->wi, f));
-    rbc_v3 wa_rho = v3_cross(wa, rho_a), wb_rho = v3_cross(wb, rho_b);
-    rbc_v3 d = v3_sub(v3_add(v3_at(ROW3(&fr->r, b)), rho_b), v3_add(v3_at(ROW3(&fr->r, a)), rho_a));
-    rbc_v3 dd = v3_sub(v3_add(v3_at(ROW3(&fr->v, b)), wb_rho), v3_add(v3_at(ROW3(&fr->v, a)), wa_rho));
+    rbc_v3 wb = v3_at(ROW3(&fr->wi, b));
     rbc_v3 zero = v3(0.0, 0.0, 0.0), trans, w_a, w_b;
     double phi;
+    if (kind != RBC_DOT1 && !(cache->point_valid && cache->a == a && cache->b == b
+                              && memcmp(cache->point_key, vec + 6, 6 * sizeof(double)) == 0)) {
+        rbc_v3 rho_a = m3_mul(Ra, v3_at(vec + 6)), rho_b = m3_mul(Rb, v3_at(vec + 9));
+        rbc_v3 wa = v3_at(ROW3(&fr->wi, a));
+        rbc_v3 wa_rho = v3_cross(wa, rho_a), wb_rho = v3_cross(wb, rho_b);
+        cache->rho_a = rho_a;
+        cache->rho_b = rho_b;
+        cache->d = v3_sub(v3_add(v3_at(ROW3(&fr->r, b)), rho_b), v3_add(v3_at(ROW3(&fr->r, a)), rho_a));
+        cache->dd = v3_sub(v3_add(v3_at(ROW3(&fr->v, b)), wb_rho), v3_add(v3_at(ROW3(&fr->v, a)), wa_rho));
+        cache->cc = v3_sub(v3_cross(wb, wb_rho), v3_cross(wa, wa_rho));
+        cache->a = a;
+        cache->b = b;
+        memcpy(cache->point_key, vec + 6, 6 * sizeof(double));
+        cache->point_valid = 1;
+    }
+    if (kind != RBC_DIST && !(cache->axis_valid && cache->f == f
+                              && memcmp(cache->axis_key, vec, 3 * sizeof(double)) == 0)) {
+        rbc_v3 u1 = m3_mul(ROW9(&fr->R, f), v3_at(vec));
+        rbc_v3 wf = v3_at(ROW3(&fr->wi, f));
+        cache->u1 = u1;
+        cache->wf_u1 = v3_cross(wf, u1);
+        cache->wf_wf_u1 = v3_cross(wf, cache->wf_u1);
+        cache->f = f;
+        memcpy(cache->axis_key, vec, 3 * sizeof(double));
+        cache->axis_valid = 1;
+    }
     if (kind == RBC_DIST) {
+        rbc_v3 d = cache->d, dd = cache->dd, rho_a = cache->rho_a, rho_b = cache->rho_b;
         double L = tb->length.d[i];
         phi = 0.5 * (v3_dot(d, d) - L * L);
-        *gamma = -(v3_dot(dd, dd) + v3_dot(d, v3_sub(v3_cross(wb, wb_rho), v3_cross(wa, wa_rho))));
+        *gamma = -(v3_dot(dd, dd) + v3_dot(d, cache->cc));
         trans = d;
         w_a = v3_scaled(-1.0, v3_cross(rho_a, d));
         w_b = v3_cross(rho_b, d);
     } else {
-        rbc_v3 wf_u1 = v3_cross(wf, u1);
-        rbc_v3 wf_wf_u1 = v3_cross(wf, wf_u1);
+        rbc_v3 u1 = cache->u1, wf_u1 = cache->wf_u1, wf_wf_u1 = cache->wf_wf_u1;
         if (kind == RBC_PLANE) {
+            rbc_v3 d = cache->d, dd = cache->dd;
             phi = v3_dot(u1, d);
-            *gamma = -(v3_dot(wf_wf_u1, d) + 2.0 * v3_dot(wf_u1, dd)
-                       + v3_dot(u1, v3_sub(v3_cross(wb, wb_rho), v3_cross(wa, wa_rho))));
+            *gamma = -(v3_dot(wf_wf_u1, d) + 2.0 * v3_dot(wf_u1, dd) + v3_dot(u1, cache->cc));
             trans = u1;
-            w_a = v3_cross(u1, rho_a);
-            w_b = v3_cross(rho_b, u1);
+            w_a = v3_cross(u1, cache->rho_a);
+            w_b = v3_cross(cache->rho_b, u1);
             if (f == a) w_a = v3_add(w_a, v3_cross(u1, d));
         } else {
+            rbc_v3 u2 = m3_mul(Rb, v3_at(vec + 3));
             phi = v3_dot(u1, u2);
             rbc_v3 wb_u2 = v3_cross(wb, u2);
             *gamma = -(v3_dot(wf_wf_u1, u2) + 2.0 * v3_dot(wf_u1, wb_u2)
@@ -202,7 +236,7 @@ static double rate(const rbc_arr *jac, int64_t slot, const rbc_frames *fr, int64
 }
 
 static void driver_rows(const rbc_rows *tb, double t, const rbc_frames *fr, rbc_arr *values,
-                        rbc_arr *jac, rbc_arr *aux) {
+                        rbc_arr *jac, rbc_arr *aux, row_cache *cache) {
     int64_t n = tb->n_main.i[0], rows = values->shape[1], jrows = jac->shape[1];
     double *phi = values->d, *phi_t = phi + rows, *gam = phi + 2 * rows;
     for (int64_t j = 0; j < tb->drivers.shape[0]; j++) {
@@ -213,11 +247,11 @@ static void driver_rows(const rbc_rows *tb, double t, const rbc_frames *fr, rbc_
         int64_t a = RBC_I2(&tb->index, i1, 1), b = RBC_I2(&tb->index, i1, 2);
         int64_t out = n + j;
         double gam_a, gam_b;
-        double phi_a = primitive_row(tb, fr, i1, aux, 0, &gam_a);
+        double phi_a = primitive_row(tb, fr, i1, aux, 0, &gam_a, cache);
         double *ja = jac->d + 6 * out, *jb = jac->d + 6 * (jrows + out);
         const double *x = aux->d;  /* aux (2 sides, 2 slots, 6) */
         if (RBC_I2(&tb->drivers, j, 0)) {
-            double phi_b = primitive_row(tb, fr, i2, aux, 1, &gam_b);
+            double phi_b = primitive_row(tb, fr, i2, aux, 1, &gam_b, cache);
             double rate_a = rate(aux, 0, fr, a, b), rate_b = rate(aux, 1, fr, a, b);
             double c = cos(f), s = sin(f);
             phi[out] = phi_a * c - phi_b * s;
@@ -243,11 +277,14 @@ static void driver_rows(const rbc_rows *tb, double t, const rbc_frames *fr, rbc_
 void rbc_evaluate_rows(const rbc_rows *table, double t, const rbc_frames *fr, rbc_arr *values,
                        rbc_arr *jac, rbc_arr *aux) {
     int64_t n = table->n_main.i[0], rows = values->shape[1];
+    row_cache cache;
+    cache.point_valid = 0;
+    cache.axis_valid = 0;
     for (int64_t i = 0; i < n; i++) {
-        values->d[i] = primitive_row(table, fr, i, jac, i, &values->d[2 * rows + i]);
+        values->d[i] = primitive_row(table, fr, i, jac, i, &values->d[2 * rows + i], &cache);
         values->d[rows + i] = 0.0;
     }
-    if (table->drivers.shape[0]) driver_rows(table, t, fr, values, jac, aux);
+    if (table->drivers.shape[0]) driver_rows(table, t, fr, values, jac, aux, &cache);
 }
 
 void rbc_velocity_errors(const rbc_rows *table, const rbc_frames *fr, rbc_arr *values,

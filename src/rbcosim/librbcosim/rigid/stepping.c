@@ -59,7 +59,7 @@ int rbc_rk4_steps(rbc_maximal *h, double *y, const double *times, int64_t n_time
     int status = RBC_OK;
     for (int64_t s = 0; s + 1 < n_times; s++) {
         double t = times[s];
-        status = rbc_derivative(h, t, y, k1);
+        status = rbc_derivative(h, t, y, k1);  /* reuses the projection's factor */
         double work = rbc_stage_power(h, t);
         axpy(y, 0.5 * step, k1, yt, size);
         status |= rbc_derivative(h, t + 0.5 * step, yt, k2);
