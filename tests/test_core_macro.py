@@ -42,7 +42,7 @@ def test_macro_step_is_the_composed_step(integrator):
             side.set_interface_jacobian(point, kx, np.zeros((6, 6)))
         before = a.energy_rigid[joint]
         a.step(H)
-        work, end, acc = _composed_step(b, H, n, wrench, kx)
+        work, end, _acc = _composed_step(b, H, n, wrench, kx)
         assert a.time == b.time
         np.testing.assert_allclose(a.sim.state.vector, b.sim.state.vector, rtol=0, atol=1e-15)
         np.testing.assert_allclose(a.end_wrenches, end[:, 13:], rtol=0, atol=1e-12)

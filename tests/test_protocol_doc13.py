@@ -80,7 +80,7 @@ def test_10_example_matches_the_scenario_it_names():
     shown = json.loads(re.search(r'"coupling": (\{"scheme"[^}]*\})', text, re.DOTALL).group(1)
                        .replace("\n", " "))
     svc = Service()
-    sid, created, attached = _pendulum(svc)
+    _sid, created, attached = _pendulum(svc)
     assert shown == attached["coupling"] == created["coupling"]
     if shown["added_mass"]:
         assert '"msg_type": "set_added_mass"' in text and '"msg_type": "report"' in text

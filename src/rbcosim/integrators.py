@@ -22,7 +22,6 @@ from rbcosim.kernels import equations as eq
 from rbcosim.kernels import handle as kernel
 from rbcosim.state import State
 
-
 #: placeholders for the Newton matrix and flag of a method that has none
 _NO_MATRIX, _NO_FLAG = np.zeros(1), np.zeros(1, dtype=np.int64)
 

@@ -164,7 +164,7 @@ class CoupledSteps:
         times, start, end, acc, energy, failed = scratch
         integrator = sim.integrator
         method, do_project, tol, max_newton, matrix, valid = integrator.stepper()
-        code, done, t, micro = _core.coupled_steps(
+        _code, done, t, micro = _core.coupled_steps(
             sim.system.handle, state.vector, state.t, float(self.master.H), n, method,
             do_project, tol, max_newton, matrix, valid, times, start, end, acc, energy,
             integrator._stats, failed, self.scheme, self.order, int(count), joints)

@@ -39,7 +39,6 @@ from rbcosim.results import Results
 from rbcosim.scenario import Scenario, load_scenario
 from rbcosim.service.server import is_loopback
 
-
 FIRST_SESSION_WAIT = 60.0  # s a create_session may wait for a server's fork server (it loads in ~1 s)
 
 

@@ -91,18 +91,8 @@ def export_native_fmu(
 
     if self_contained:
         return export_self_contained_fmu(scenario, output, fmi_version=fmi_version, name=name)
-    if fmi_version not in PLATFORM:
-        raise ValueError(f"fmi_version must be 2 or 3, got {fmi_version!r}")
-    if sys.platform != "linux":
-        raise NativeBuildError(f"--native builds Linux FMUs only, not on {sys.platform}")
-    for needed in (NATIVE_SOURCES / "fmu_core.c", CLIENT_SOURCES / "rbcosim_client.c"):
-        if not needed.is_file():
-            raise NativeBuildError(f"--native compiles the C sources of a source checkout; "
-                                   f"{needed} is missing")
-    scenario = Path(scenario).resolve()
-    output = Path(output).resolve()
-    if output.suffix != ".fmu":
-        raise ValueError(f"output must end in .fmu: {output}")
+    scenario, output = _checked_request(fmi_version, scenario, output,
+                                        CLIENT_SOURCES / "rbcosim_client.c")
     identifier = model_identifier(scenario, name)
     side = RigidSide.from_scenario(scenario)
     options = ExportOptions(mode="remote", address=address, timeout=timeout, name=identifier)
@@ -150,23 +140,31 @@ def export_native_fmu(
     return output
 
 
+def _checked_request(fmi_version, scenario, output, sources: Path) -> tuple[Path, Path]:
+    """(scenario, output) as absolute paths once the FMI version, the platform, the C sources
+    (`sources` and the FMI layer) and the output's suffix are fine; else ValueError or
+    NativeBuildError saying which."""
+    if fmi_version not in PLATFORM:
+        raise ValueError(f"fmi_version must be 2 or 3, got {fmi_version!r}")
+    if sys.platform != "linux":
+        raise NativeBuildError(f"--native builds Linux FMUs only, not on {sys.platform}")
+    for needed in (NATIVE_SOURCES / "fmu_core.c", sources):
+        if not needed.is_file():
+            raise NativeBuildError(f"--native compiles the C sources of a source checkout; "
+                                   f"{needed} is missing")
+    output = Path(output).resolve()
+    if output.suffix != ".fmu":
+        raise ValueError(f"output must end in .fmu: {output}")
+    return Path(scenario).resolve(), output
+
+
 def export_self_contained_fmu(scenario: str | Path, output: str | Path, *, fmi_version: int = 2,
                               name: str | None = None) -> Path:
     """The self-contained native FMU of ``scenario``'s rigid side (module docstring)."""
     from rbcosim.cosim.rigid_side import RigidSide
 
-    if fmi_version not in PLATFORM:
-        raise ValueError(f"fmi_version must be 2 or 3, got {fmi_version!r}")
-    if sys.platform != "linux":
-        raise NativeBuildError(f"--native builds Linux FMUs only, not on {sys.platform}")
-    for needed in (NATIVE_SOURCES / "fmu_core.c", CORE_SOURCES / "rigid" / "macro.c"):
-        if not needed.is_file():
-            raise NativeBuildError(f"--native compiles the C sources of a source checkout; "
-                                   f"{needed} is missing")
-    scenario = Path(scenario).resolve()
-    output = Path(output).resolve()
-    if output.suffix != ".fmu":
-        raise ValueError(f"output must end in .fmu: {output}")
+    scenario, output = _checked_request(fmi_version, scenario, output,
+                                        CORE_SOURCES / "rigid" / "macro.c")
     identifier = model_identifier(scenario, name)
     side = RigidSide.from_scenario(scenario)
     table, config = describe(scenario, ExportOptions(mode="remote", name=identifier), side=side)

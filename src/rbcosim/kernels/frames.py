@@ -8,7 +8,6 @@ from typing import NamedTuple
 import numpy as np
 
 
-
 class Frames(NamedTuple):
     """Arrays over ground + n bodies: q (n+1, 4) unit, R (n+1, 3, 3) body -> inertial,
     r (n+1, 3) m, v (n+1, 3) m/s, wi (n+1, 3) inertial and wb (n+1, 3) body-frame angular

@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from rbcosim import _core
+from rbcosim.core import make_handle
 from rbcosim.dynamics import MaximalSystem
 from rbcosim.errors import SimulationError
 from rbcosim.kernels.forces import force_table, has_applied_forces
@@ -21,7 +22,6 @@ from rbcosim.minimal import stepper
 from rbcosim.minimal.algorithms import TreeDynamics
 from rbcosim.minimal.motion import BodyKinematics
 from rbcosim.minimal.tree import Tree, build_tree, initial_positions
-from rbcosim.core import make_handle
 from rbcosim.model import Model
 from rbcosim.state import State
 

@@ -6,8 +6,8 @@ module there loads the service, the scenario reader, the rigid and flexible core
 memory — shared copy-on-write — and a `create_session` costs the model build only.
 """
 
-import rbcosim._core  # noqa: F401 - the compiled core
-import rbcosim.cosim.rigid_side  # noqa: F401 - the rigid side a session steps
-import rbcosim.flex.body  # noqa: F401 - flexible bodies of a scenario
+import rbcosim._core
+import rbcosim.cosim.rigid_side
+import rbcosim.flex.body
 import rbcosim.scenario  # noqa: F401 - the scenario reader
 from rbcosim.service import workers  # noqa: F401 - the worker's own code
