@@ -6,14 +6,14 @@ SCENARIO defaults to scenarios/rigid_flex_pendulum.toml (the main job), run to i
 or to T (s; --quick: 0.25 s). Two runs, one after the other:
 
 - in process, rbcosim.runner.run_scenario (after an untimed run of four macro steps, so that
-  JIT compilation is not counted): every method of RigidSide is timed into "rigid side"
+  first-call costs such as imports and caches are not counted): every method of RigidSide is timed into "rigid side"
   and every method of FlexEndpoint and FlexBody into "flexible side" (perf_counter
   accumulators wrapped around the classes' methods from here; a call made while another timed
   call is running counts for the outer one only). The rest of the run's wall time is the
   master's own work: schemes, extrapolation, results rows.
 - distributed, `rbcosim cosim SCENARIO --no-plot --quiet` in a subprocess (server and one
   flexible-solver process per flexible body over loopback), to the end time and, for the
-  start-up, to four macro steps: the processes' start-up (imports, JIT, session set-up, results
+  start-up, to four macro steps: the processes' start-up (imports, session set-up, results
   file) is the short run's wall time; messaging is what remains of the long run's once the
   start-up and the in-process rigid and flexible compute are taken off.
 
@@ -75,7 +75,7 @@ class Accumulators:
 
 def in_process(scenario_path: Path, overrides: dict) -> tuple[float, dict[str, float]]:
     """Wall time of run_scenario (s) and the seconds spent in each side, after an untimed
-    warm-up run of a few macro steps (JIT compilation and caches, which the distributed run's
+    warm-up run of a few macro steps (imports and caches, which the distributed run's
     processes pay as start-up)."""
     acc = Accumulators()
     acc.wrap(RigidSide, "rigid side")

@@ -375,7 +375,7 @@ def run_case(case: Case, rounds: int, chunk_s: float) -> list[Row]:
             continue
         try:
             engine = case.build(name)
-            last = [per_step(engine, 1) for _ in range(case.warmup)][-1]  # after any JIT
+            last = [per_step(engine, 1) for _ in range(case.warmup)][-1]  # after MuJoCo's and the caches' first-call costs
         except Exception as exc:  # an engine that cannot run this model: say why, go on
             rows.append(Row(name, note=f"failed: {type(exc).__name__}: {exc}"))
             continue
