@@ -181,7 +181,7 @@ def test_structure_alone_equals_the_python_endpoint(
 ):
     """Fed the same rigid motions, the C structure gives the Python FlexEndpoint's wrench
     polynomials, node kinematics, energies, wrenches and interior states to 1e-12."""
-    scenario, data = massive_boundary if massive else (TWO_MASS, TWO_MASS_DATA)
+    scenario = massive_boundary[0] if massive else TWO_MASS
     motions = tmp_path / "motions.txt"
     sets = [
         f'cosim.scheme="{scheme}"',
@@ -230,7 +230,7 @@ def test_two_mass_against_rbcosim_serve_equals_run(native_build, tmp_path, schem
 def test_two_mass_hands_a_massive_boundary_over_and_equals_run(
     native_build, tmp_path, massive_boundary
 ):
-    scenario, data = massive_boundary
+    scenario, _ = massive_boundary
     sets = (T_END, 'cosim.scheme="jacobi"')
     with rbcosim_serve(root=scenario.parent) as address:
         cmd = [
@@ -258,7 +258,8 @@ def test_two_mass_against_cosim_serve_external_equals_run(native_build, tmp_path
     sets = (T_END, f'cosim.scheme="{scheme}"')
     with cosim_serve_external(tmp_path, TWO_MASS, *sets) as (address, session, proc, out):
         body = body_file(tmp_path, TWO_MASS, *sets)
-        run_c([example(native_build, "two_mass_flex"), address, "--session", session, "--body", body])
+        cmd = [example(native_build, "two_mass_flex"), address, "--session", session]
+        run_c([*cmd, "--body", body])
         assert proc.wait(60) == 0
     got = Results.read_csv(out)
     ref = reference(tmp_path, TWO_MASS, *sets)
