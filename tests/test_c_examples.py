@@ -68,10 +68,21 @@ def worst_difference(columns, rows: np.ndarray, ref: Results) -> float:
     return worst
 
 
+def body_file(tmp_path: Path, scenario: Path, *sets: str) -> Path:
+    """`rbcosim export-body SCENARIO --body structure` with the overrides: the body file the
+    C side loads (rbcosim's own grounded structure, stepped by the library rbcosim_flex)."""
+    out = tmp_path / f"{scenario.stem}.body"
+    args = ["export-body", str(scenario), "--body", "structure", "-o", str(out)]
+    for s in sets:
+        args += ["--set", s]
+    assert main(args) == 0
+    return out
+
+
 def modal_coordinate(own: np.ndarray) -> np.ndarray:
-    """The Craig-Bampton coordinate of the C side's rows (t, x2, x_node): x2 = psi u_b + eta1,
-    psi = -K_ii^-1 K_ib = 100/1100, u_b = x_node (the structure's own node, reference 0)."""
-    return own[:, 1] - own[:, 2] * (100.0 / 1100.0)
+    """The Craig-Bampton coordinate of the C side's rows (t, eta1, x_node): the C side steps
+    rbcosim's own body, so it writes the modal coordinate itself."""
+    return own[:, 1]
 
 
 def own_rows(path: Path) -> np.ndarray:
@@ -170,7 +181,7 @@ def test_structure_alone_equals_the_python_endpoint(
 ):
     """Fed the same rigid motions, the C structure gives the Python FlexEndpoint's wrench
     polynomials, node kinematics, energies, wrenches and interior states to 1e-12."""
-    scenario, data = massive_boundary if massive else (TWO_MASS, TWO_MASS_DATA)
+    scenario = massive_boundary[0] if massive else TWO_MASS
     motions = tmp_path / "motions.txt"
     sets = [
         f'cosim.scheme="{scheme}"',
@@ -178,16 +189,8 @@ def test_structure_alone_equals_the_python_endpoint(
         f'flex_bodies.structure.boundary_dofs=["{component}"]',
     ]
     py = structure_reference().record(scenario, motions, overrides=sets, steps=300)
-    done = run_c(
-        [
-            example(native_build, "structure_driver"),
-            data / "m.mtx",
-            data / "k.mtx",
-            data / "c.mtx",
-            component,
-            motions,
-        ]
-    )
+    body = body_file(tmp_path, scenario, *sets)
+    done = run_c([example(native_build, "structure_driver"), body, motions])
     c = np.loadtxt(done.stdout.splitlines(), ndmin=2)
     assert c.shape == py.shape
     assert np.array_equal(c[:, :2], py[:, :2])  # step index, number of polynomial terms
@@ -207,6 +210,7 @@ def test_two_mass_against_rbcosim_serve_equals_run(native_build, tmp_path, schem
     x2 = tmp_path / "x2.csv"
     with rbcosim_serve() as address:
         cmd = [example(native_build, "two_mass_flex"), address, "--scenario", TWO_MASS, "--out", x2]
+        cmd += ["--body", body_file(tmp_path, TWO_MASS, *sets)]
         for s in sets:
             cmd += ["--set", s]
         done = run_c(cmd)
@@ -226,7 +230,7 @@ def test_two_mass_against_rbcosim_serve_equals_run(native_build, tmp_path, schem
 def test_two_mass_hands_a_massive_boundary_over_and_equals_run(
     native_build, tmp_path, massive_boundary
 ):
-    scenario, data = massive_boundary
+    scenario, _ = massive_boundary
     sets = (T_END, 'cosim.scheme="jacobi"')
     with rbcosim_serve(root=scenario.parent) as address:
         cmd = [
@@ -234,8 +238,8 @@ def test_two_mass_hands_a_massive_boundary_over_and_equals_run(
             address,
             "--scenario",
             scenario,
-            "--data",
-            data,
+            "--body",
+            body_file(tmp_path, scenario, *sets),
         ]
         for s in sets:
             cmd += ["--set", s]
@@ -253,7 +257,9 @@ def test_two_mass_hands_a_massive_boundary_over_and_equals_run(
 def test_two_mass_against_cosim_serve_external_equals_run(native_build, tmp_path, scheme):
     sets = (T_END, f'cosim.scheme="{scheme}"')
     with cosim_serve_external(tmp_path, TWO_MASS, *sets) as (address, session, proc, out):
-        run_c([example(native_build, "two_mass_flex"), address, "--session", session])
+        body = body_file(tmp_path, TWO_MASS, *sets)
+        cmd = [example(native_build, "two_mass_flex"), address, "--session", session]
+        run_c([*cmd, "--body", body])
         assert proc.wait(60) == 0
     got = Results.read_csv(out)
     ref = reference(tmp_path, TWO_MASS, *sets)
@@ -272,6 +278,8 @@ def test_two_mass_refuses_an_unsupported_scheme(native_build, tmp_path):
                 T_END,
                 "--set",
                 'cosim.scheme="interface_jacobian"',
+                "--body",
+                str(body_file(tmp_path, TWO_MASS)),
             ],
             capture_output=True,
             text=True,

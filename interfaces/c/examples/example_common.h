@@ -15,13 +15,13 @@ typedef struct ex_options {
     const char *scenario;     /* --scenario FILE (the server reads it) ... */
     const char *session;      /* ... or --session ID (join) */
     const char *out;          /* --out FILE.csv or NULL */
-    const char *data;         /* --data DIR (example specific) or NULL */
+    const char *body;         /* --body FILE (a body file, example specific) or NULL */
     const char *set_keys[EX_MAX_SETS], *set_values[EX_MAX_SETS];
     int n_sets;               /* --set KEY=VALUE (with --scenario) */
     int timeout_ms;           /* --timeout S (default 60 s) */
 } ex_options;
 
-/* Parse "ENDPOINT (--scenario FILE | --session ID) [--out FILE] [--set K=V]... [--data DIR]
+/* Parse "ENDPOINT (--scenario FILE | --session ID) [--out FILE] [--set K=V]... [--body FILE]
  * [--timeout S]"; prints usage and returns -1 on a bad command line. Keeps pointers into
  * argv (--set is split in place). */
 int ex_parse(int argc, char **argv, ex_options *o, const char *usage);

@@ -5,22 +5,19 @@ grounded structure, fed with a prescribed sequence of rigid motions; writes the 
     python structure_reference.py SCENARIO MOTIONS.txt REFERENCE.txt [--scheme S]
         [--extrapolation N] [--steps N] [--set KEY=VALUE ...]
 
-Rows: k terms coeff[3][6] kin[13] energy wrench[6] x[n_i] x'[n_i] (physical interior
-coordinates, x = T [u_b; eta] with the Craig-Bampton transformation T).
+Rows: k terms coeff[3][6] kin[13] energy wrench[6] eta[k] eta'[k] (the body's Craig-Bampton
+modal coordinates and velocities: the C side steps the same body, read from its body file).
 """
 
 from __future__ import annotations
 
 import argparse
 import math
-from pathlib import Path
 
 import numpy as np
 
 from rbcosim.cosim.flex_endpoint import motion_of
 from rbcosim.cosim.master import build_endpoints
-from rbcosim.flex.craig_bampton import craig_bampton
-from rbcosim.flex.matrices_io import load_mtx
 from rbcosim.scenario import load_scenario
 
 
@@ -35,18 +32,6 @@ def prescribed_motion(t: float) -> np.ndarray:
     return np.array([x, y, 0.0, *q, vx, vy, 0.0, 0.0, 0.0, dphi, ax, ay, 0.0, 0.0, 0.0, ddphi])
 
 
-def physical_interior(body, transformation: np.ndarray) -> np.ndarray:
-    nb = body.model.n_boundary
-    ub, vb = body.boundary_state()
-    t_i = transformation[nb:]
-    return np.concatenate(
-        [
-            t_i @ np.concatenate([ub, body.modal_coordinates]),
-            t_i @ np.concatenate([vb, body.modal_velocities]),
-        ]
-    )
-
-
 def record(scenario_path, motions_path, *, overrides=(), steps=200):
     """Run the Python endpoint over `steps` macro steps; write the motions file; return the
     reference rows (steps, n_columns)."""
@@ -54,10 +39,6 @@ def record(scenario_path, motions_path, *, overrides=(), steps=200):
     joint = scenario.couplings[0].name
     ep = build_endpoints(scenario, scenario.cosim.macro_step)[joint]
     H = scenario.cosim.macro_step
-    model = ep.body.model
-    # the transformation of the same reduction the body was built from (all modes kept)
-    mass, stiffness = _structure_matrices(scenario)
-    cb = craig_bampton(mass, stiffness, np.arange(model.n_boundary), None)
     times = [k * H for k in range(steps + 1)]
     motions = [prescribed_motion(t) for t in times]
     ref = ep.coupling.grounded_reference
@@ -82,7 +63,8 @@ def record(scenario_path, motions_path, *, overrides=(), steps=200):
                     kin,
                     [energy],
                     ep.body.wrench(),
-                    physical_interior(ep.body, cb.transformation),
+                    ep.body.modal_coordinates,
+                    ep.body.modal_velocities,
                 ]
             )
         )
@@ -96,15 +78,6 @@ def record(scenario_path, motions_path, *, overrides=(), steps=200):
         for t, m in zip(times, motions):
             f.write(" ".join(repr(float(v)) for v in [t, *m]) + "\n")
     return np.array(rows)
-
-
-def _structure_matrices(scenario):
-    """(M, K) of the scenario's first flexible body, from its Matrix Market files."""
-    cfg = next(iter(scenario.raw["flex_bodies"].values()))
-    base = Path(scenario.source).parent
-    files = {k: base / v for k, v in cfg["files"].items()}
-    structure = load_mtx(files, int(cfg["n_boundary"]), cfg.get("boundary_dofs"))
-    return structure.mass, structure.stiffness
 
 
 def main() -> None:
