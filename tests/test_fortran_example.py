@@ -120,8 +120,9 @@ def test_structure_alone_equals_the_python_endpoint(fortran, tmp_path, scheme):
         check=False,
     )
     assert done.returncode == 0, done.stderr
+    body = body_file(tmp_path, sets)
     done = subprocess.run(
-        [str(fortran / "structure_replay_f"), str(body_file(tmp_path, sets)), str(motions), str(ours)],
+        [str(fortran / "structure_replay_f"), str(body), str(motions), str(ours)],
         capture_output=True,
         text=True,
         timeout=60,
