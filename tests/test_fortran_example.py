@@ -28,7 +28,6 @@ pytestmark = pytest.mark.protocol
 
 REPO = Path(__file__).resolve().parents[1]
 SCENARIO = REPO / "scenarios" / "two_mass_oscillator_mtx.toml"
-DATA = REPO / "scenarios" / "data" / "two_mass"
 EXAMPLES = REPO / "interfaces" / "fortran" / "examples"
 TOLERANCE = 1e-12
 
@@ -65,9 +64,20 @@ def max_difference(columns: list[str], rows: np.ndarray, reference: Results) -> 
     return float(np.max(np.abs(rows - reference.data[:, index])))
 
 
-def run_fortran(fortran: Path, address: str, *args: str, timeout: float = 300):
+def body_file(tmp_path: Path, sets: list[str]) -> Path:
+    """`rbcosim export-body SCENARIO --body structure` with the overrides: the body file the
+    Fortran side loads (rbcosim's own grounded structure, stepped by the library rbcosim_flex)."""
+    out = tmp_path / "structure.body"
+    args = ["export-body", str(SCENARIO), "--body", "structure", "-o", str(out)]
+    for s in sets:
+        args += ["--set", s]
+    assert main(args) == 0
+    return out
+
+
+def run_fortran(fortran: Path, address: str, body: Path, *args: str, timeout: float = 300):
     return subprocess.run(
-        [str(fortran / "two_mass_flex_f"), address, "--data", str(DATA), *args],
+        [str(fortran / "two_mass_flex_f"), address, "--body", str(body), *args],
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -93,6 +103,7 @@ def test_structure_alone_equals_the_python_endpoint(fortran, tmp_path, scheme):
     FlexEndpoint's reports and wrench polynomials for them; the Fortran replay of the same
     motions gives the same rows (relative to each column's size)."""
     motions, reference, ours = tmp_path / "motions.txt", tmp_path / "ref.txt", tmp_path / "f.txt"
+    sets = [*overrides(scheme, 0.3), "cosim.extrapolation=2"]
     done = subprocess.run(
         [
             sys.executable,
@@ -100,9 +111,7 @@ def test_structure_alone_equals_the_python_endpoint(fortran, tmp_path, scheme):
             str(SCENARIO),
             str(motions),
             str(reference),
-            *[a for s in overrides(scheme, 0.3) for a in ("--set", s)],
-            "--set",
-            "cosim.extrapolation=2",
+            *[a for s in sets for a in ("--set", s)],
         ],
         capture_output=True,
         text=True,
@@ -111,8 +120,9 @@ def test_structure_alone_equals_the_python_endpoint(fortran, tmp_path, scheme):
         check=False,
     )
     assert done.returncode == 0, done.stderr
+    body = body_file(tmp_path, sets)
     done = subprocess.run(
-        [str(fortran / "structure_replay_f"), str(DATA), str(motions), str(ours)],
+        [str(fortran / "structure_replay_f"), str(body), str(motions), str(ours)],
         capture_output=True,
         text=True,
         timeout=60,
@@ -149,7 +159,12 @@ def test_fortran_flex_side_against_rbcosim_serve(fortran, tmp_path, scheme):
     sets = overrides(scheme)
     with rbcosim_serve() as address:
         done = run_fortran(
-            fortran, address, "--scenario", str(SCENARIO), *[a for s in sets for a in ("--set", s)]
+            fortran,
+            address,
+            body_file(tmp_path, sets),
+            "--scenario",
+            str(SCENARIO),
+            *[a for s in sets for a in ("--set", s)],
         )
         assert done.returncode == 0, done.stdout + done.stderr
         session = re.search(r"^session (\S+)$", done.stdout, re.MULTILINE).group(1)
@@ -197,7 +212,7 @@ def test_fortran_flex_side_joins_cosim_serve_external(fortran, tmp_path, scheme)
         found = re.match(r"serving session (\S+) on (\S+);", line)
         assert found, line + cosim.stderr.read()
         session, address = found.group(1), found.group(2)
-        done = run_fortran(fortran, address, "--session", session)
+        done = run_fortran(fortran, address, body_file(tmp_path, sets), "--session", session)
         assert done.returncode == 0, done.stdout + done.stderr
         stdout, stderr = cosim.communicate(timeout=120)
         assert cosim.returncode == 0, stdout + stderr

@@ -1,58 +1,63 @@
-!> structure_replay: the structure-alone check. Drives the Fortran flexible side with the
-!> rigid motions record_motions.py recorded and writes the same rows as its REFERENCE file
-!> (see there), so that the two can be compared number by number.
+!> structure_replay: the structure-alone check. Drives rbcosim's own flexible body (module
+!> body_endpoint: the library rbcosim_flex on a body file) with the rigid motions
+!> record_motions.py recorded and writes the same rows as its REFERENCE file (see there), so
+!> that the two can be compared number by number.
 !>
-!>   structure_replay DATA_DIR MOTIONS OUT
+!>   structure_replay BODY_FILE MOTIONS OUT
+!>
+!> BODY_FILE: `rbcosim export-body SCENARIO --body structure -o BODY_FILE`, with the overrides
+!> the motions were recorded with (it carries the grounded reference and the micro steps).
 program structure_replay
+  use, intrinsic :: iso_c_binding, only: c_ptr, c_double, c_int, c_associated
   use, intrinsic :: iso_fortran_env, only: error_unit
-  use dense, only: dp
-  use flex_endpoint_mod, only: flex_endpoint
-  use two_mass_setup, only: load_structure, grounded_reference
+  use body_endpoint
   implicit none
-  character(len=4096) :: data_dir, motions_path, out_path
+  integer, parameter :: dp = c_double
+  character(len=4096) :: body_path, motions_path, out_path
   character(len=64) :: scheme
   character(len=:), allocatable :: message
-  type(flex_endpoint) :: ep
-  integer :: extrapolation, micro_steps, n_steps, added_mass, inp, out, k, ios
-  real(dp) :: h, t0, m0(19), rec(40), kin(13), energy, mass(6, 6), jac(6, 6, 2)
-  real(dp), allocatable :: poly(:, :)
-  logical :: ok, handover, has_jacobian
+  type(c_ptr) :: ep
+  integer :: extrapolation, micro_steps, n_steps, added_mass, inp, out, k, ios, rows, id, handed
+  real(dp) :: h, t0, m0(19), rec(40), kin(13), energy, mass(36), coeff(6, 4)
 
-  if (command_argument_count() /= 3) error stop "usage: structure_replay DATA_DIR MOTIONS OUT"
-  call get_command_argument(1, data_dir)
+  if (command_argument_count() /= 3) error stop "usage: structure_replay BODY_FILE MOTIONS OUT"
+  call get_command_argument(1, body_path)
   call get_command_argument(2, motions_path)
   call get_command_argument(3, out_path)
   open (newunit=inp, file=trim(motions_path), status="old", action="read")
   read (inp, *) scheme, extrapolation, micro_steps, h, n_steps, added_mass
-  call load_structure(trim(data_dir), trim(scheme), extrapolation, micro_steps, h, &
-                      added_mass /= 0, ep, ok, message)
-  if (.not. ok) then
+  id = bef_scheme_of(trim(scheme))
+  if (id < 0) then
+    write (error_unit, "(a)") "structure_replay: scheme " // trim(scheme) // " is not run here"
+    error stop 1
+  end if
+  ep = bef_open(trim(body_path), id, extrapolation, h, micro_steps, message)
+  if (.not. c_associated(ep)) then
     write (error_unit, "(a)") message
     error stop 1
   end if
   read (inp, *) t0, m0
-  call ep%initialize(t0, m0, grounded_reference, handover, mass)
+  ! added_mass: the coupling asks for a handover (made when the body has an added mass)
+  handed = be_start(ep, t0, m0, int(added_mass, c_int), mass)
   open (newunit=out, file=trim(out_path), status="replace", action="write")
-  call ep%report(kin, energy)
-  call write_row(kin, energy, ep%polynomial(t0))
+  call be_report(ep, kin, energy)
+  rows = be_polynomial(ep, t0, coeff)
+  call write_row(kin, energy, coeff(:, 1:rows))
   do k = 1, n_steps
     read (inp, *, iostat=ios) rec
     if (ios /= 0) error stop "structure_replay: truncated motions file"
-    call ep%report(kin, energy)
-    call ep%inputs_for_rigid(rec(1), rec(2:20), poly, jac, has_jacobian, ok)
-    if (.not. ok) error stop "structure_replay: non-finite state"
-    call write_row(kin, energy, poly)
-    if (ep%needs_end_motion()) then
-      call ep%finish(rec(1), rec(2:20), rec(22:40), rec(21), ok)
-    else
-      call ep%finish(rec(1), rec(2:20), ok=ok)
-    end if
-    if (.not. ok) error stop "structure_replay: non-finite state"
+    call be_report(ep, kin, energy)
+    rows = be_inputs(ep, rec(1), rec(2:20), coeff)
+    if (rows < 0) error stop "structure_replay: non-finite state"
+    call write_row(kin, energy, coeff(:, 1:rows))
+    if (be_finish(ep, rec(1), rec(2:20), rec(21), rec(22:40)) /= 0) &
+      error stop "structure_replay: non-finite state"
   end do
-  call ep%report(kin, energy)
+  call be_report(ep, kin, energy)
   write (out, "(*(1x, es25.17e3))") kin, energy
   close (out)
   close (inp)
+  call be_close(ep)
 
 contains
 

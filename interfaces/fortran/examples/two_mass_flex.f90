@@ -1,25 +1,30 @@
 !> two_mass_flex_f: the flexible side of the two-mass oscillator
-!> (scenarios/two_mass_oscillator_mtx.toml) in Fortran, over the rbcosim_client module.
-!> It follows PROTOCOL.md section 7a, so the rigid side's results equal `rbcosim run`'s.
+!> (scenarios/two_mass_oscillator_mtx.toml) in Fortran, over the rbcosim_client module, on
+!> rbcosim's own flexible body (module body_endpoint: the library rbcosim_flex on a body file,
+!> the kernels rbcosim's FlexBody and FlexEndpoint call). It follows PROTOCOL.md section 7a,
+!> so the rigid side's results equal `rbcosim run`'s. The body file:
 !>
-!>   two_mass_flex_f ENDPOINT (--scenario FILE | --session ID) [options]
+!>   rbcosim export-body scenarios/two_mass_oscillator_mtx.toml --body structure -o FILE.body
+!>
+!> (with the session's --set overrides where they touch the body or the macro step).
+!>
+!>   two_mass_flex_f ENDPOINT (--scenario FILE | --session ID) --body FILE.body [options]
 !>     --scenario FILE   create a session of FILE (a path the server can read), print its id
 !>     --session ID      join a session (e.g. the one `rbcosim cosim --serve-external` serves)
 !>     --set KEY=VALUE   a scenario override for --scenario (repeatable)
-!>     --data DIR        folder of m.mtx, k.mtx, c.mtx (default scenarios/data/two_mass)
+!>     --body FILE       the structure's body file (required)
 !>     --point NAME, --joint NAME   default "interface", "coupling"
 !>     --timeout S       seconds to wait for any reply (default 120)
 !>     --close           close the session at the end (default: leave it for its results)
 program two_mass_flex
-  use, intrinsic :: iso_c_binding, only: c_ptr, c_double, c_associated
+  use, intrinsic :: iso_c_binding, only: c_ptr, c_double, c_int, c_associated
   use, intrinsic :: iso_fortran_env, only: error_unit, output_unit
   use rbcosim_client
-  use dense, only: dp
-  use flex_endpoint_mod, only: flex_endpoint
-  use two_mass_setup, only: load_structure, grounded_reference
+  use body_endpoint
   implicit none
+  integer, parameter :: dp = c_double
 
-  character(len=:), allocatable :: endpoint, scenario, session, data_dir, point, joint, message
+  character(len=:), allocatable :: endpoint, scenario, session, body, point, joint, message
   character(len=256), allocatable :: keys(:), values(:)
   character(len=:), allocatable :: scheme
   real(dp) :: timeout_s
@@ -27,13 +32,12 @@ program two_mass_flex
   type(c_ptr) :: client
   type(rbc_coupling) :: coupling
   type(rbc_exchange) :: ex
-  type(flex_endpoint) :: ep
+  type(c_ptr) :: ep
   real(c_double), pointer :: mot(:, :)
-  real(dp) :: t, motion(19), kin(13), energy, mass(6, 6), jac(6, 6, 2), jac_c(6, 6, 2, 1)
-  real(dp), allocatable :: poly(:, :)
-  integer :: status, i
+  real(dp) :: t, motion(19), kin(13), energy, mass(36), coeff(6, 4)
+  integer :: i, rows, scheme_id
   integer(kind(ex%step)) :: k
-  logical :: ok, handover, has_jacobian
+  integer(c_int) :: want
 
   call parse_arguments()
   client = rbcf_connect(endpoint, nint(1000 * timeout_s), error=message)
@@ -52,15 +56,16 @@ program two_mass_flex
                          name="two_mass_flex_f " // joint), "attach")
   scheme = rbcf_scheme(coupling)
   select case (scheme)
-  case ("jacobi", "gauss_seidel_rigid_first", "gauss_seidel_flex_first", "interface_jacobian")
+  case ("jacobi", "gauss_seidel_rigid_first", "gauss_seidel_flex_first")
   case default
-    call fail("coupling scheme " // scheme // " is not one a separate flexible solver runs")
+    call fail("coupling scheme " // scheme // " is not one this example runs")
   end select
+  scheme_id = bef_scheme_of(scheme)
   if (ex%step /= 0) call fail("the session is not at step 0: a fresh solver starts a run")
-  call load_structure(data_dir, scheme, int(coupling%extrapolation), &
-                      int(coupling%micro_steps), coupling%macro_step, &
-                      coupling%added_mass /= 0, ep, ok, message)
-  if (.not. ok) call fail(message)
+  if (coupling%macro_step <= 0) call fail("the coupling has no macro step")
+  ep = bef_open(body, scheme_id, int(coupling%extrapolation), coupling%macro_step, &
+                int(coupling%micro_steps), message)
+  if (.not. c_associated(ep)) call fail(message)
 
   ! Initialise from the motion at t_0; hand the added mass over; report at step 0 with the
   ! initial wrench held, so that the motions of the first step include it.
@@ -69,48 +74,43 @@ program two_mass_flex
   mot => rbcf_motions(ex)
   if (.not. associated(mot)) call fail("the attach reply carries no motions")
   motion = mot(:, 1)
-  call ep%initialize(t, motion, grounded_reference, handover, mass)
-  if (handover) call check(rbcf_set_added_mass(client, reshape(mass, [6, 6, 1]), &
-                                               ["inertial"]), "set_added_mass")
-  call ep%report(kin, energy)
-  poly = ep%polynomial(t)
-  call check(rbcf_report(client, ex, wrench=reshape(poly, [6, size(poly, 2), 1]), &
+  want = 0
+  if (coupling%added_mass /= 0) want = 1
+  ! the added mass in C order, as rbcf_set_added_mass hands it on
+  if (be_start(ep, t, motion, want, mass) /= 0) &
+    call check(rbcf_set_added_mass(client, reshape(mass, [6, 6, 1]), ["inertial"]), &
+               "set_added_mass")
+  call be_report(ep, kin, energy)
+  rows = be_polynomial(ep, t, coeff)
+  call check(rbcf_report(client, ex, wrench=reshape(coeff(:, 1:rows), [6, rows, 1]), &
                          flex_kinematics=reshape(kin, [13, 1]), flex_energy=[energy]), &
              "report")
   motion = rbcf_motions_row(ex)
 
   ! One exchange in each direction per macro step (PROTOCOL.md 7a, item 4).
   do while (k < coupling%n_steps)
-    call ep%report(kin, energy)
-    call ep%inputs_for_rigid(t, motion, poly, jac, has_jacobian, ok)
-    if (.not. ok) call fail("the structure's state is not finite")
-    if (has_jacobian) then
-      ! C order [1][2][6][6]: each 6 x 6 block transposed (see rbcosim_client)
-      jac_c(:, :, 1, 1) = transpose(jac(:, :, 1))
-      jac_c(:, :, 2, 1) = transpose(jac(:, :, 2))
-      status = rbcf_step_send(client, wrench=reshape(poly, [6, size(poly, 2), 1]), &
-                              flex_kinematics=reshape(kin, [13, 1]), flex_energy=[energy], &
-                              interface_jacobian=jac_c)
-    else
-      status = rbcf_step_send(client, wrench=reshape(poly, [6, size(poly, 2), 1]), &
-                              flex_kinematics=reshape(kin, [13, 1]), flex_energy=[energy])
-    end if
-    call check(status, "step")
-    if (ep%needs_end_motion()) then
+    call be_report(ep, kin, energy)
+    rows = be_inputs(ep, t, motion, coeff)  ! flexible side first: the body steps here
+    if (rows < 0) call fail("the structure's state is not finite")
+    call check(rbcf_step_send(client, wrench=reshape(coeff(:, 1:rows), [6, rows, 1]), &
+                              flex_kinematics=reshape(kin, [13, 1]), flex_energy=[energy]), &
+               "step")
+    if (scheme_id == BE_JACOBI) then  ! while the rigid side takes the same step
+      if (be_finish(ep, t, motion, t, motion) /= 0) &
+        call fail("the structure's state is not finite")
       call check(rbcf_step_wait(client, ex), "step")
-      call ep%finish(t, motion, rbcf_motions_row(ex), ex%time, ok)
     else
-      call ep%finish(t, motion, ok=ok)  ! while the rigid side takes the same step
       call check(rbcf_step_wait(client, ex), "step")
+      if (be_finish(ep, t, motion, ex%time, rbcf_motions_row(ex)) /= 0) &
+        call fail("the structure's state is not finite")
     end if
-    if (.not. ok) call fail("the structure's state is not finite")
     k = ex%step
     t = ex%time
     motion = rbcf_motions_row(ex)
   end do
 
   ! The final report: the server records the last result row.
-  call ep%report(kin, energy)
+  call be_report(ep, kin, energy)
   call check(rbcf_report(client, ex, flex_kinematics=reshape(kin, [13, 1]), &
                          flex_energy=[energy]), "report")
   write (output_unit, "(a, i0, a, es12.5, a, es12.5, a)") "done: ", k, " steps to t = ", t, &
@@ -121,6 +121,7 @@ program two_mass_flex
     call check(rbc_detach(client), "detach")
   end if
   call rbc_destroy(client)
+  call be_close(ep)
 
 contains
 
@@ -151,7 +152,6 @@ contains
     character(len=4096) :: arg
     integer :: n, eq
     n = command_argument_count()
-    data_dir = "scenarios/data/two_mass"
     point = "interface"
     joint = "coupling"
     timeout_s = 120.0_dp
@@ -165,8 +165,8 @@ contains
         scenario = next_value()
       case ("--session")
         session = next_value()
-      case ("--data")
-        data_dir = next_value()
+      case ("--body")
+        body = next_value()
       case ("--point")
         point = next_value()
       case ("--joint")
@@ -195,6 +195,8 @@ contains
       call usage()
       error stop 2
     end if
+    if (.not. allocated(body)) call fail("--body FILE.body is required (rbcosim export-body " // &
+                                         "SCENARIO --body structure -o FILE.body)")
   end subroutine parse_arguments
 
   function next_value() result(v)
@@ -208,7 +210,7 @@ contains
 
   subroutine usage()
     write (error_unit, "(a)") "usage: two_mass_flex_f ENDPOINT (--scenario FILE | " // &
-      "--session ID) [--set KEY=VALUE]... [--data DIR] [--point NAME] [--joint NAME] " // &
+      "--session ID) --body FILE.body [--set KEY=VALUE]... [--point NAME] [--joint NAME] " // &
       "[--timeout S] [--close]"
   end subroutine usage
 
