@@ -118,14 +118,8 @@ def export_native_fmu(
         )
         c_files = sorted(p.name for p in sources.glob("*.c"))
         (sources / "buildDescription.xml").write_bytes(build_description(identifier, c_files))
-        binary = root / "binaries" / PLATFORM[fmi_version] / f"{identifier}.so"
-        binary.parent.mkdir(parents=True)
-        compile_binary(sources, c_files, binary)
-        (root / "modelDescription.xml").write_bytes(
-            fmi2_model_description(table, config, identifier, guid, c_files)
-            if fmi_version == 2
-            else fmi3_model_description(table, config, identifier, guid)
-        )
+        _binary_and_description(root, sources, c_files, compile_binary, fmi_version,
+                                (table, config, identifier, guid))
         bundle = root / "resources" / "scenario"
         bundle.mkdir(parents=True)
         shutil.copy2(scenario, bundle / scenario.name)
@@ -138,6 +132,21 @@ def export_native_fmu(
                 if path.is_file():
                     fmu.write(path, path.relative_to(root).as_posix())
     return output
+
+
+def _binary_and_description(root: Path, sources: Path, c_files: list[str], compile_fn,
+                            fmi_version: int, described: tuple) -> None:
+    """Compile `c_files` of `sources` with `compile_fn` into the FMU folder `root`'s binary
+    and write its modelDescription.xml; `described` = (table, config, identifier, guid)."""
+    table, config, identifier, guid = described
+    binary = root / "binaries" / PLATFORM[fmi_version] / f"{identifier}.so"
+    binary.parent.mkdir(parents=True)
+    compile_fn(sources, c_files, binary)
+    (root / "modelDescription.xml").write_bytes(
+        fmi2_model_description(table, config, identifier, guid, c_files)
+        if fmi_version == 2
+        else fmi3_model_description(table, config, identifier, guid)
+    )
 
 
 def _checked_request(fmi_version, scenario, output, sources: Path) -> tuple[Path, Path]:
@@ -184,8 +193,8 @@ def export_self_contained_fmu(scenario: str | Path, output: str | Path, *, fmi_v
         shutil.copy2(NATIVE_SOURCES / "include" / "LICENSE.txt", sources / "LICENSE_FMI.txt")
         core = sources / "librbcosim"
         (core / "rigid").mkdir(parents=True)
-        for name in ("rbc_array.h", "model_file.h", "model_file.c"):
-            shutil.copy2(CORE_SOURCES / name, core / name)
+        for file_name in ("rbc_array.h", "model_file.h", "model_file.c"):
+            shutil.copy2(CORE_SOURCES / file_name, core / file_name)
         for path in sorted((CORE_SOURCES / "rigid").glob("*.[ch]")):
             shutil.copy2(path, core / "rigid" / path.name)
         (sources / "model_table.c").write_text(
@@ -195,14 +204,8 @@ def export_self_contained_fmu(scenario: str | Path, output: str | Path, *, fmi_v
         c_files = sorted(p.relative_to(sources).as_posix() for p in sources.rglob("*.c"))
         (sources / "buildDescription.xml").write_bytes(
             build_description(identifier, c_files, libraries=("m",), language="C11"))
-        binary = root / "binaries" / PLATFORM[fmi_version] / f"{identifier}.so"
-        binary.parent.mkdir(parents=True)
-        compile_local_binary(sources, c_files, binary)
-        (root / "modelDescription.xml").write_bytes(
-            fmi2_model_description(table, config, identifier, guid, c_files)
-            if fmi_version == 2
-            else fmi3_model_description(table, config, identifier, guid)
-        )
+        _binary_and_description(root, sources, c_files, compile_local_binary, fmi_version,
+                                (table, config, identifier, guid))
         resources = root / "resources"
         resources.mkdir()
         (resources / "model.bin").write_bytes(model_bytes(side))
