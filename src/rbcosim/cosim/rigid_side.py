@@ -257,11 +257,11 @@ class RigidSide:
             try:
                 integrator.finish_advance(state, times, status, done, failed)
             finally:
-                sim.diagnostics.steps += int(round((state.t - times[0]) / (H / n)))
+                sim.diagnostics.steps += round((state.t - times[0]) / (H / n))
                 sim.diagnostics.quaternion_error = integrator.quaternion_error
         else:
             state.t = float(times[n])
-            sim.diagnostics.steps += int(round((state.t - times[0]) / (H / n)))
+            sim.diagnostics.steps += round((state.t - times[0]) / (H / n))
             sim.diagnostics.quaternion_error = integrator.quaternion_error
             if phase == MACRO_END:
                 sim.system._raise(status, state.t)

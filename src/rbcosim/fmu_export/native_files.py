@@ -106,7 +106,7 @@ def model_table_c(table: VariableTable, config: dict, identifier: str, guid: str
             f"    {c_string(identifier)}, {c_string(guid)}, {c_string(config['scenario_file'])},",
             f"    {float(config['start_time'])!r}, {float(config['macro_step'])!r},",
             f"    {len(table.point_names)}, {len(table.joint_names)}, {len(table.variables)}, "
-            f"{len(body_names)},",
+            + f"{len(body_names)},",
             "    POINTS, JOINTS, JOINT_POINT, VARS,",
             "};",
             "",
