@@ -307,6 +307,28 @@ rbf_result rbf_set_strings(rbf_instance *inst, const char *call, const unsigned 
     return RBF_OK;
 }
 
+int rbf_added_mass_parameters(const rbf_instance *inst, double *mass, const char **frames,
+                              char *reason, size_t size) {
+    const rbf_model *m = inst->m;
+    int any = 0;
+    for (int vr = 1; vr < m->n_vars; ++vr) {
+        const rbf_var *v = &m->vars[vr];
+        if (v->kind == RBF_ADDED_MASS) {
+            mass[36 * v->owner + v->index] = inst->reals[vr];
+            any |= inst->reals[vr] != 0.0;
+        } else if (v->kind == RBF_ADDED_MASS_FRAME) {
+            const char *frame = inst->strings[vr];
+            if (strcmp(frame, "point") != 0 && strcmp(frame, "inertial") != 0) {
+                snprintf(reason, size, "%s: expected 'point' or 'inertial', got '%.100s'",
+                         v->name, frame);
+                return -1;
+            }
+            frames[v->owner] = frame;
+        }
+    }
+    return any;
+}
+
 void rbf_publish_values(rbf_instance *inst, long step, double time, const double *kinematics,
                         int stride, const double *motions, const double *bodies) {
     const rbf_model *m = inst->m;

@@ -176,26 +176,17 @@ static int added_mass(rbf_instance *inst, local *L, char *reason, size_t size) {
     const rbf_model *m = inst->m;
     rbc_points *pts = &model(L)->sys.points;
     double *mass = calloc((size_t)L->np * 36 + 1, sizeof(double));
-    if (mass == NULL) {
+    const char **frames = calloc((size_t)L->np + 1, sizeof(char *));
+    if (mass == NULL || frames == NULL) {
+        free(mass);
+        free(frames);
         snprintf(reason, size, "out of memory");
         return -1;
     }
-    int rc = 0;
-    for (int vr = 1; rc == 0 && vr < m->n_vars; ++vr) {
-        const rbf_var *v = &m->vars[vr];
-        if (v->kind == RBF_ADDED_MASS) {
-            mass[36 * v->owner + v->index] = inst->reals[vr];
-        } else if (v->kind == RBF_ADDED_MASS_FRAME) {
-            const char *frame = inst->strings[vr];
-            if (strcmp(frame, "point") != 0 && strcmp(frame, "inertial") != 0) {
-                snprintf(reason, size, "%s: expected 'point' or 'inertial', got '%.100s'",
-                         v->name, frame);
-                rc = -1;
-            } else {
-                pts->flags.i[2 * v->owner + 1] = strcmp(frame, "point") == 0;
-            }
-        }
-    }
+    int rc = rbf_added_mass_parameters(inst, mass, frames, reason, size) < 0 ? -1 : 0;
+    for (int64_t i = 0; rc == 0 && i < L->np; ++i)
+        if (frames[i] != NULL) pts->flags.i[2 * i + 1] = strcmp(frames[i], "point") == 0;
+    free(frames);
     int any = 0;
     for (int64_t i = 0; rc == 0 && i < L->np; ++i) {
         const double *a = mass + 36 * i;

@@ -246,21 +246,9 @@ static int hand_over_added_mass(rbf_instance *inst, char *reason, size_t size) {
     if (mass == NULL || frames == NULL) {
         snprintf(reason, size, "out of memory");
         rc = -1;
-    }
-    for (int vr = 1; rc == 0 && vr < m->n_vars; ++vr) {
-        const rbf_var *v = &m->vars[vr];
-        if (v->kind == RBF_ADDED_MASS) {
-            mass[36 * v->owner + v->index] = inst->reals[vr];
-            any |= inst->reals[vr] != 0.0;
-        } else if (v->kind == RBF_ADDED_MASS_FRAME) {
-            const char *frame = inst->strings[vr];
-            if (strcmp(frame, "point") != 0 && strcmp(frame, "inertial") != 0) {
-                snprintf(reason, size, "%s: expected 'point' or 'inertial', got '%.100s'",
-                         v->name, frame);
-                rc = -1;
-            }
-            frames[v->owner] = frame;
-        }
+    } else {
+        any = rbf_added_mass_parameters(inst, mass, frames, reason, size);
+        rc = any < 0 ? -1 : 0;
     }
     if (rc == 0 && any && rbc_set_added_mass(inst->client, mass, frames) != RBC_OK) {
         snprintf(reason, size, "the server refused the added mass: %s: %s",

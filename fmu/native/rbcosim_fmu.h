@@ -139,6 +139,13 @@ void rbf_store_real(rbf_instance *inst, unsigned vr, double value);
 void rbf_publish_values(rbf_instance *inst, long step, double time, const double *kinematics,
                         int stride, const double *motions, const double *bodies);
 
+/* The added-mass parameters as set: mass[36 i + 6 r + c] (n_points x 36, zeroed by the
+ * caller; kg, kg m, kg m^2) and frames[i] ("point" or "inertial"; left as it is where the
+ * point has no frame parameter). Returns 1 when an entry is nonzero, 0 when all are zero,
+ * -1 with the reason in reason[size] for a frame that is neither. */
+int rbf_added_mass_parameters(const rbf_instance *inst, double *mass, const char **frames,
+                              char *reason, size_t size);
+
 /* -- the backend (fmu_session.c or fmu_local.c) --------------------------------------------
  * Each returns RBF_OK, or refuses (rbf_refuse) naming the reason. */
 /* Start the model at exit of initialization mode (parameters and added mass as set), and

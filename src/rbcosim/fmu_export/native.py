@@ -177,7 +177,7 @@ def export_self_contained_fmu(scenario: str | Path, output: str | Path, *, fmi_v
     identifier = model_identifier(scenario, name)
     side = RigidSide.from_scenario(scenario)
     table, config = describe(scenario, ExportOptions(mode="remote", name=identifier), side=side)
-    table = local_table(with_exchange(table, side), scenario, identifier)
+    table = local_table(with_exchange(table, side), scenario, identifier, side)
     config["description"] = config["description"].replace("(remote)", "(native, self-contained)")
     guid = str(uuid.uuid5(uuid.NAMESPACE_URL, f"rbcosim-local:{identifier}:{table.to_json()}"))
     with tempfile.TemporaryDirectory(prefix="rbcosim_native_") as tmp:
@@ -217,12 +217,12 @@ def export_self_contained_fmu(scenario: str | Path, output: str | Path, *, fmi_v
     return output
 
 
-def local_table(table: VariableTable, scenario: Path, identifier: str) -> VariableTable:
+def local_table(table: VariableTable, scenario: Path, identifier: str, side) -> VariableTable:
     """The server-client table without what needs the scenario rebuilt or a server (scenario
     parameters, server settings), plus every body's state as outputs (the embedded FMU's
-    names), numbered from 0 again."""
+    names), numbered from 0 again; `side` is the scenario's RigidSide, built once."""
     kept = [v for v in table.variables if v.kind not in SERVER_ONLY_KINDS]
-    embedded, _ = describe(scenario, ExportOptions(mode="embedded", name=identifier))
+    embedded, _ = describe(scenario, ExportOptions(mode="embedded", name=identifier), side=side)
     kept += [v for v in embedded.variables if v.kind == "body"]
     variables = tuple(replace(v, vr=vr) for vr, v in enumerate(kept))
     return replace(table, variables=variables)
