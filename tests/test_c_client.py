@@ -7,6 +7,7 @@ client doing the same exchange, the server, or the header's status enum."""
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import re
 import shutil
@@ -420,13 +421,23 @@ def test_install_and_pkg_config_shared_and_static(native_build, tmp_path):
     assert len(pcs) == 1 and (prefix / "include" / "rbcosim_client.h").is_file()
     pkg_env = {**os.environ, "PKG_CONFIG_PATH": str(pcs[0].parent)}
     (tmp_path / "p.c").write_text(PROGRAM)
-    for package, exe in (("rbcosim-client", "shared"), ("rbcosim-client-static", "static")):
-        flags = run(["pkg-config", "--cflags", "--libs", package], env=pkg_env)
+    # Without LD_LIBRARY_PATH: the shared flags carry the install's run path. With --static
+    # too: Debian's own libzmq.pc cannot be linked statically, so ours must not pull it in.
+    no_library_path = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
+    for package, static in itertools.product(("rbcosim-client", "rbcosim-client-static"),
+                                             ((), ("--static",))):
+        exe = tmp_path / (package + "".join(static))
+        flags = run(["pkg-config", *static, "--cflags", "--libs", package], env=pkg_env)
         assert flags.returncode == 0, flags.stderr
-        cc = run(["cc", "-std=c99", tmp_path / "p.c", "-o", tmp_path / exe, *flags.stdout.split()])
-        assert cc.returncode == 0, cc.stderr
-        libdir = run(["pkg-config", "--variable=libdir", package], env=pkg_env).stdout.strip()
-        ran = run([tmp_path / exe], env={**os.environ, "LD_LIBRARY_PATH": libdir})
-        assert ran.returncode == 0, ran.stderr
-        needed = run(["readelf", "-d", tmp_path / exe]).stdout
-        assert ("librbcosim_client.so" in needed) == (exe == "shared"), needed
+        cc = run(["cc", "-std=c99", tmp_path / "p.c", "-o", exe, *flags.stdout.split()])
+        assert cc.returncode == 0, (package, static, cc.stderr)
+        ran = run([exe], env=no_library_path)
+        assert ran.returncode == 0, (package, static, ran.stderr)
+        needed = run(["readelf", "-d", exe]).stdout
+        assert ("librbcosim_client.so" in needed) == (package == "rbcosim-client"), needed
+
+
+def test_ctest_in_the_build_folder_runs_the_conformance_replay(native_build):
+    done = run(["ctest", "--test-dir", native_build, "--output-on-failure"])
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "conformance_replay" in done.stdout and "100% tests passed" in done.stdout
