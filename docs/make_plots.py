@@ -1,6 +1,6 @@
 """Make the figures of docs/coupling.md (PNG files in docs/img/).
 
-    python docs/make_plots.py                    # both figures, about a minute on 2 cores
+    python docs/make_plots.py                    # every figure, a minute or two on 2 cores
     python docs/make_plots.py continuity_gaps    # one of them
 
 The figures run the shipped scenarios with their own coupling settings (scheme,
@@ -8,7 +8,8 @@ extrapolation, added mass): regenerate them when a scenario's settings change.
 
 - img/continuity_gaps.png: the rigid–flexible pendulum's continuity gaps (position, rotation,
   velocity, angular velocity) and energy residual against time at two macro steps;
-- img/coupling_orders.png: max |x1 − exact| of the two-mass oscillator against H per scheme.
+- img/coupling_orders.png: max |x1 − exact| of the two-mass oscillator against H per scheme;
+- img/rigid_flex_pendulum.gif, img/flexible_slider_crank.gif: the README's animations.
 """
 
 from __future__ import annotations
@@ -91,9 +92,28 @@ def coupling_orders() -> Path:
     return out
 
 
+def animations() -> list[Path]:
+    """The README's GIFs of the main job and the flexible slider-crank (`rbcosim animate`'s
+    drawing; the flexible bodies' modal displacements magnified to be seen)."""
+    from rbcosim.animate.movie import movie_writer, write_movie
+    from rbcosim.animate.scene import build_scene
+    from rbcosim.runner import run_scenario
+
+    written = []
+    for name, scale in (("rigid_flex_pendulum", 50.0), ("flexible_slider_crank", 10.0)):
+        scenario = load_scenario(SCENARIOS / f"{name}.toml")
+        results = run_scenario(scenario, progress=False)
+        rows = np.unique(np.linspace(0, len(results.t) - 1, 100).round().astype(int))
+        scene = build_scene(results, scenario, scale=scale)
+        path = IMG / f"{name}.gif"
+        written.append(write_movie(scene, path, rows, movie_writer(path, fps=15.0),
+                                   title=f"{name} (deflection × {scale:g})"))
+    return written
+
+
 def main(names: list[str]) -> None:
     IMG.mkdir(exist_ok=True)
-    figures = {make.__name__: make for make in (continuity_gaps, coupling_orders)}
+    figures = {make.__name__: make for make in (continuity_gaps, coupling_orders, animations)}
     unknown = [n for n in names if n not in figures]
     if unknown:
         raise SystemExit(f"make_plots.py: no figure {unknown[0]!r}; figures: {', '.join(figures)}")

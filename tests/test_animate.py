@@ -169,3 +169,21 @@ def test_without_meshio_one_line_names_the_extra(tmp_path, scenarios_dir, capsys
     assert main(["animate", str(out), "-o", str(tmp_path / "b")]) == 1
     assert capsys.readouterr().err == ("rbcosim animate: error: animate needs meshio: "
                                        "pip install 'rbcosim[animate]'\n")
+    assert not (tmp_path / "b").exists()
+
+
+def test_mp4_without_ffmpeg_and_bad_options_are_one_line(tmp_path, scenarios_dir, capsys,
+                                                          monkeypatch):
+    from matplotlib import animation
+
+    out, _ = run_animated(tmp_path, str(scenarios_dir / "double_pendulum.toml"), "--t-end",
+                          "0.05")
+    capsys.readouterr()
+    monkeypatch.setattr(animation.writers, "is_available", lambda name: False)
+    assert main(["animate", str(out), "-o", str(tmp_path / "c"), "--mp4"]) == 1
+    assert capsys.readouterr().err == (f"rbcosim animate: error: {tmp_path / 'c' / 'run.mp4'}: "
+                                       "an MP4 needs ffmpeg on PATH; write a .gif instead\n")
+    assert not (tmp_path / "c").exists()  # refused before anything is written
+    assert main(["animate", str(out), "--every", "0"]) == 1
+    assert capsys.readouterr().err == ("rbcosim animate: error: --every: expected an integer "
+                                       ">= 1, got 0\n")

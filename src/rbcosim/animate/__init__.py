@@ -8,9 +8,9 @@ from pathlib import Path
 
 import numpy as np
 
-from rbcosim.animate.movie import write_movie
+from rbcosim.animate.movie import movie_writer, write_movie
 from rbcosim.animate.scene import build_scene
-from rbcosim.animate.vtk_series import write_series
+from rbcosim.animate.vtk_series import check_meshio, write_series
 from rbcosim.results import Results
 
 
@@ -21,12 +21,14 @@ def write_animation(results: Results, directory: str | Path, stem: str, scenario
     last) and ``<directory>/<stem>.<movie>`` (at most `gif_frames` frames, evenly spaced;
     no movie when `gif_frames` is 0); returns the paths written."""
     directory = Path(directory)
+    movie_path = directory / f"{stem}.{movie}"
+    writer = movie_writer(movie_path, fps) if gif_frames > 0 else None
+    check_meshio()
     scene = build_scene(results, scenario, scale)
     n = len(results.t)
     rows = np.unique(np.append(np.arange(0, n, max(1, every)), n - 1))
     written = [write_series(scene, directory, stem, rows)]
-    if gif_frames > 0:
+    if writer is not None:
         frames = np.unique(np.linspace(0, n - 1, min(n, gif_frames)).round().astype(int))
-        written.append(write_movie(scene, directory / f"{stem}.{movie}", frames, fps,
-                                   title=stem))
+        written.append(write_movie(scene, movie_path, frames, writer, title=stem))
     return written

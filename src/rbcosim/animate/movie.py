@@ -1,6 +1,7 @@
 """A quick look at the Scene: a GIF (matplotlib's Pillow writer) or, where ffmpeg is installed,
 an MP4, projected on the inertial plane the motion spans most (the two axes with the largest
-range of the drawn points)."""
+range of the drawn points). With a magnified deflection (scale ≠ 1) the flexible output nodes,
+which stay where the run put them, are left out."""
 
 from __future__ import annotations
 
@@ -18,27 +19,32 @@ _LINE_STYLES = (((0,), "0.15", 2.5), ((1,), "tab:red", 1.0), ((2,), "tab:green",
 _POINT_STYLES = ((4, "o", "tab:orange"), (6, "s", "tab:red"))
 
 
-def write_movie(scene: Scene, path: Path, rows: np.ndarray, fps: float = 20.0,
-                title: str = "", size_in: float = 4.0, dpi: int = 80) -> Path:
-    """Write the frames of `rows` (row indices) to `path` (.gif, or .mp4 with ffmpeg)."""
+def movie_writer(path: Path, fps: float = 20.0):
+    """matplotlib's writer for `path`: Pillow for .gif, ffmpeg for .mp4 (RbcosimError when
+    matplotlib or ffmpeg is missing or the suffix is neither)."""
     try:
         from matplotlib import animation
-        from matplotlib.collections import LineCollection
-        from matplotlib.figure import Figure
     except ImportError:
         raise RbcosimError("animate needs matplotlib: pip install 'rbcosim[animate]'") from None
     if path.suffix.lower() == ".mp4":
         if not animation.writers.is_available("ffmpeg"):
             raise RbcosimError(f"{path}: an MP4 needs ffmpeg on PATH; write a .gif instead")
-        writer = animation.FFMpegWriter(fps=fps)
-    elif path.suffix.lower() == ".gif":
-        writer = animation.PillowWriter(fps=fps)
-    else:
-        raise RbcosimError(f"{path}: expected a .gif or .mp4 file")
+        return animation.FFMpegWriter(fps=fps)
+    if path.suffix.lower() == ".gif":
+        return animation.PillowWriter(fps=fps)
+    raise RbcosimError(f"{path}: expected a .gif or .mp4 file")
+
+
+def write_movie(scene: Scene, path: Path, rows: np.ndarray, writer, title: str = "",
+                size_in: float = 4.0, dpi: int = 80) -> Path:
+    """Write the frames of `rows` (row indices) to `path` with `writer` (`movie_writer`)."""
+    from matplotlib.collections import LineCollection
+    from matplotlib.figure import Figure
+
     frames = [scene.points(int(i))[0] for i in rows]
     axes = _plane(np.concatenate(frames))
     fig = Figure(figsize=(size_in, size_in))
-    fig.subplots_adjust(left=0.18, right=0.96, bottom=0.13, top=0.91)
+    fig.subplots_adjust(left=0.18, right=0.96, bottom=0.13, top=0.88)
     ax = fig.add_subplot()
     ax.set_aspect("equal")
     _limits(ax, np.concatenate(frames)[:, axes])
@@ -54,6 +60,8 @@ def write_movie(scene: Scene, path: Path, rows: np.ndarray, fps: float = 20.0,
                                                                      linewidths=width))))
     markers = []
     for kind, marker, colour in _POINT_STYLES:
+        if kind == 6 and scene.scale != 1.0:
+            continue
         chosen = np.array([v[0] for v in scene.vertices if v[2] == kind], dtype=int)
         markers.append((chosen, ax.plot([], [], marker, color=colour, ms=4, ls="")[0]))
     t = scene.results.t
@@ -65,7 +73,7 @@ def write_movie(scene: Scene, path: Path, rows: np.ndarray, fps: float = 20.0,
                 collection.set_segments(p[chosen])
             for chosen, artist in markers:
                 artist.set_data(p[chosen, 0], p[chosen, 1])
-            ax.set_title(f"{title}  t = {t[i]:.3f} s".strip(), fontsize="medium")
+            ax.set_title(f"{title}\nt = {t[i]:.3f} s".strip(), fontsize="small")
             writer.grab_frame()
     return path
 

@@ -9,7 +9,8 @@ Parts (inertial positions, m):
 - each interface point: a vertex at ``<point>.x..z``;
 - each floating flexible beam: its deformed FE nodes joined by its elements
   (:mod:`rbcosim.animate.flex_shapes`);
-- each flexible output node: a vertex at ``<flex>.<node>.x..z``.
+- each flexible output node: a vertex at ``<flex>.<node>.x..z`` (where the run put it: not
+  moved by ``scale``).
 
 Without a scenario the bodies are their frame axes only (no attachment points, no beams).
 Cell data ``part`` indexes ``Scene.parts``; ``kind`` is one of ``KINDS``. Point data
@@ -38,6 +39,7 @@ class Scene:
     """Constant topology and per-row point positions of an animation."""
 
     results: Results
+    scale: float = 1.0  # on the flexible beams' modal displacements, not on the output nodes
     parts: list[str] = field(default_factory=list)
     slices: dict[str, slice] = field(default_factory=dict)  # part -> its points
     lines: list[tuple[int, int, int, int]] = field(default_factory=list)  # (a, b, part, kind)
@@ -74,7 +76,7 @@ def build_scene(results: Results, scenario=None, scale: float = 1.0,
     """The Scene of `results` (optionally with its `scenario`: body shapes, beams); `scale`
     multiplies the flexible bodies' modal displacements; `axes_length` (m) the frame axes
     (default: a quarter of the largest attachment offset, else 0.1 m)."""
-    scene = Scene(results)
+    scene = Scene(results, scale)
     names = set(results.columns)
     stems = [c[:-2] for c in results.columns if c.endswith(".x")]
     bodies = [s for s in stems if classify(f"{s}.x", names).title == "body position"]

@@ -12,7 +12,8 @@ from rbcosim.animate.scene import KINDS, Scene
 from rbcosim.errors import RbcosimError
 
 
-def _meshio():
+def check_meshio():
+    """The meshio module (RbcosimError naming the extra when it is missing)."""
     try:
         import meshio
     except ImportError:
@@ -23,7 +24,7 @@ def _meshio():
 def write_series(scene: Scene, directory: Path, stem: str, rows: np.ndarray) -> Path:
     """Write ``<stem>_<k>.vtu`` for each row index in `rows` and ``<stem>.pvd`` into
     `directory`; returns the .pvd path."""
-    meshio = _meshio()
+    meshio = check_meshio()
     directory.mkdir(parents=True, exist_ok=True)
     lines = np.array([c[:2] for c in scene.lines], dtype=np.int64).reshape(-1, 2)
     verts = np.array([c[0] for c in scene.vertices], dtype=np.int64).reshape(-1, 1)
