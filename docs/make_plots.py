@@ -1,14 +1,20 @@
 """Make the figures of docs/coupling.md (PNG files in docs/img/).
 
-    python docs/make_plots.py            # both figures, about a minute on 2 cores
+    python docs/make_plots.py                    # every figure, a minute or two on 2 cores
+    python docs/make_plots.py continuity_gaps    # one of them
+
+The figures run the shipped scenarios with their own coupling settings (scheme,
+extrapolation, added mass): regenerate them when a scenario's settings change.
 
 - img/continuity_gaps.png: the rigid–flexible pendulum's continuity gaps (position, rotation,
   velocity, angular velocity) and energy residual against time at two macro steps;
-- img/coupling_orders.png: max |x1 − exact| of the two-mass oscillator against H per scheme.
+- img/coupling_orders.png: max |x1 − exact| of the two-mass oscillator against H per scheme;
+- img/rigid_flex_pendulum.gif, img/flexible_slider_crank.gif: the README's animations.
 """
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import matplotlib
@@ -34,15 +40,17 @@ def continuity_gaps() -> Path:
     for H in (2.5e-4, 1.25e-4):
         scenario = load_scenario(SCENARIOS / "rigid_flex_pendulum.toml", [
             f"cosim.macro_step={H!r}", "solver.t_end=0.5", "solver.output_every=4",
-            'couplings.clamp.on_violation="record"',
-            "flex_bodies.beam.damping.modal_ratio=0.0"])  # as the undamped tables
+            'couplings.clamp.on_violation="record"'])
         r = run_cosimulation(scenario, progress=False)
         for ax, (name, label) in zip(axes, fields):
             values = np.abs(r[f"clamp.{name}"])
             ax.semilogy(r.t[1:], np.maximum(values[1:], 1e-18), lw=0.8, label=f"H = {H:g} s")
             ax.set_ylabel(label, fontsize=8)
-    axes[0].set_title("rigid_flex_pendulum (4 modes, gauss_seidel_flex_first, linear "
-                      "extrapolation): joint 'clamp'", fontsize=9)
+    c = scenario.cosim
+    modes = scenario.flex_bodies["beam"]["modes"]
+    axes[0].set_title(f"rigid_flex_pendulum ({modes} modes, {c.scheme}, extrapolation "
+                      f"{c.extrapolation}, added mass {'on' if c.added_mass else 'off'}): "
+                      "joint 'clamp'", fontsize=9)
     axes[-1].set_xlabel("t (s)")
     axes[0].legend(fontsize=8)
     fig.tight_layout()
@@ -84,11 +92,34 @@ def coupling_orders() -> Path:
     return out
 
 
-def main() -> None:
+def animations() -> list[Path]:
+    """The README's GIFs of the main job and the flexible slider-crank (`rbcosim animate`'s
+    drawing; the flexible bodies' modal displacements magnified to be seen)."""
+    from rbcosim.animate.movie import movie_writer, write_movie
+    from rbcosim.animate.scene import build_scene
+    from rbcosim.runner import run_scenario
+
+    written = []
+    for name, scale in (("rigid_flex_pendulum", 50.0), ("flexible_slider_crank", 10.0)):
+        scenario = load_scenario(SCENARIOS / f"{name}.toml")
+        results = run_scenario(scenario, progress=False)
+        rows = np.unique(np.linspace(0, len(results.t) - 1, 100).round().astype(int))
+        scene = build_scene(results, scenario, scale=scale)
+        path = IMG / f"{name}.gif"
+        written.append(write_movie(scene, path, rows, movie_writer(path, fps=15.0),
+                                   title=f"{name} (deflection × {scale:g})"))
+    return written
+
+
+def main(names: list[str]) -> None:
     IMG.mkdir(exist_ok=True)
-    for make in (continuity_gaps, coupling_orders):
-        print(f"wrote {make()}")
+    figures = {make.__name__: make for make in (continuity_gaps, coupling_orders, animations)}
+    unknown = [n for n in names if n not in figures]
+    if unknown:
+        raise SystemExit(f"make_plots.py: no figure {unknown[0]!r}; figures: {', '.join(figures)}")
+    for name in names or figures:
+        print(f"wrote {figures[name]()}")
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

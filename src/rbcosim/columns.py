@@ -74,6 +74,10 @@ def classify(column: str, columns: set[str]) -> Kind:
     flex = stem.rpartition(".")[0]
     if field in ("x", "y", "z") and flex and f"{flex}.eta1" in columns:
         return Kind("flexible output node position", "m", relative=True)
+    if field in ("ux", "uy", "uz") and flex and f"{flex}.eta1" in columns:
+        return Kind("flexible output node deflection, floating frame", "m")
+    if field in ("arc_ux", "arc_uy", "arc_uz") and flex and f"{flex}.eta1" in columns:
+        return Kind("flexible output node displacement on the inextensible axis", "m")
     if field in RELATIVE_KINDS and stem and not stem.startswith(("q.", "qd.")):
         return Kind(*RELATIVE_KINDS[field])
     if field in FIELD_KINDS and stem:

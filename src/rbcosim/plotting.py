@@ -9,9 +9,11 @@ Each line is labelled with its column name and its data are the CSV's rows: ``t`
 the column on y — minus its value at t = 0 for positions (bodies, interface points, flexible
 output nodes: a millimetre oscillation on a metre offset stays visible; the legend gives the
 value subtracted) unless ``relative=False``, for every column with ``relative=True`` — and its
-absolute value on a log scale for the continuity gaps. Each line's gid is its column name. The results hold only the written rows (`solver.output_every`); the gap
-panels therefore also draw the summary's maximum over every step as a dashed line, so the
-plot and the summary agree.
+absolute value on a log scale for the continuity gaps; energy as E − E(0); several modal
+coordinates each divided by its largest |value| (the legend gives it). Each line's gid is its
+column name. The results hold only the written rows (`solver.output_every`); the gap panels
+therefore also draw the summary's maximum over every step as a dashed line, and the energy
+panel of a coupled run names the summary's energy balance, so the plot and the summary agree.
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ SUMMARY_MAX = {"gap_pos": "max_gap_pos_m", "gap_rot": "max_gap_rot_rad",
 #: kinds drawn when no column is asked for
 DEFAULT_KINDS = ("body position", "interface point position", "interface point force",
                  "interface point moment", "flexible output node position",
-                 "modal coordinates", *(q for q, _, _ in JOINT_KINDS.values()), "energy")
+                 "flexible output node deflection, floating frame", "modal coordinates",
+                 *(q for q, _, _ in JOINT_KINDS.values()), "energy")
 
 
 def select_columns(columns: list[str], patterns: list[str] | None = None) -> list[str]:
@@ -66,13 +69,18 @@ def build_figure(results: Results, columns: list[str] | None = None,
     order = {title: i for i, title in enumerate(DEFAULT_KINDS)}
     panels = dict(sorted(panels.items(), key=lambda item: order.get(item[0].title, len(order))))
     ncols = 1 if len(panels) <= 4 else 2
-    nrows = max(1, -(-len(panels) // ncols))
+    items = _energy_row(list(panels.items()), ncols)
+    nrows = max(1, -(-len(items) // ncols))
     fig = Figure(figsize=(7.5 * ncols, 2.4 * nrows + 0.6), layout="constrained")
     axes = fig.subplots(nrows, ncols, sharex=True, squeeze=False).ravel()
     t = results.t
-    for ax, (kind, cols) in zip(axes, panels.items()):
+    for ax, item in zip(axes, items):
+        if item is None:
+            ax.set_visible(False)
+            continue
+        kind, cols = item
         _draw_panel(ax, kind, cols, results, t, kind.relative if relative is None else relative)
-    for ax in axes[len(panels):]:
+    for ax in axes[len(items):]:
         ax.set_visible(False)
     for ax in axes[-ncols:]:
         ax.set_xlabel("t (s)")
@@ -81,8 +89,25 @@ def build_figure(results: Results, columns: list[str] | None = None,
     return fig
 
 
+def _energy_row(items: list, ncols: int) -> list:
+    """The panels with energy and the coupling energy residual last, side by side in one row
+    of two columns (an empty slot before them when needed)."""
+    pair = ("energy", JOINT_KINDS["energy_residual"][0])
+    last = [next((i for i in items if i[0].title == title), None) for title in pair]
+    if ncols != 2 or None in last:
+        return items
+    rest = [i for i in items if i[0].title not in pair]
+    return rest + [None] * (len(rest) % 2) + last
+
+
 def _draw_panel(ax, kind: Kind, cols: list[str], results: Results, t: np.ndarray,
                 relative: bool) -> None:
+    if kind.title == "energy":
+        _draw_energy(ax, cols, results, t)
+        return
+    if kind.title == "modal coordinates" and len(cols) > 1:
+        _draw_normalised(ax, kind, cols, results, t)
+        return
     unit = f" ({kind.unit})" if kind.unit else ""
     ylabel = kind.title + unit
     for c in cols:
@@ -105,6 +130,42 @@ def _draw_panel(ax, kind: Kind, cols: list[str], results: Results, t: np.ndarray
     ax.set_ylabel(kind.unit or kind.title)
     ax.legend(loc="best", fontsize="small", ncol=1 + len(cols) // 5)
     ax.grid(True, which="both", alpha=0.3)
+
+
+def _draw_normalised(ax, kind: Kind, cols: list[str], results: Results, t: np.ndarray) -> None:
+    """Each column divided by its largest |value| (the legend gives it), so a small mode is
+    as readable as a large one."""
+    for c in cols:
+        values = results[c]
+        peak = float(np.max(np.abs(values)))
+        scale = peak if peak > 0 else 1.0
+        ax.plot(t, values / scale, label=f"{c} ÷ {scale:.3g}", gid=c)
+    ax.set_title(f"{kind.title}, each ÷ its largest |value|", fontsize="medium")
+    ax.set_ylabel("normalised")
+    ax.legend(loc="best", fontsize="small", ncol=1 + len(cols) // 5)
+    ax.grid(True, alpha=0.3)
+
+
+def _draw_energy(ax, cols: list[str], results: Results, t: np.ndarray) -> None:
+    """E − E(0) (J), no axis offset; with a flexible side (coupling energy residual columns),
+    the title says the rigid side exchanges work with it and the legend gives the summary's
+    energy balance |E − E(0) − W| over every step (W: the work of interface wrenches, loads,
+    dampers and drivers)."""
+    for c in cols:
+        values = results[c]
+        ax.plot(t, values - values[0], label=f"{c} − E(0), E(0) = {values[0]:.8g} J", gid=c)
+    title = "energy − E(0) (J)"
+    if any(c.endswith(".energy_residual") for c in results.columns):
+        title += ": rigid side, exchanging work with the flexible side"
+        balance = results.diagnostics.get("energy_max_relative_drift")
+        if balance is not None:
+            ax.plot([], [], " ", label=f"energy balance |E − E(0) − W|: max {balance:.2g} of "
+                                       "the energy scale over all steps (summary)")
+    ax.set_title(title, fontsize="medium")
+    ax.set_ylabel("J")
+    ax.ticklabel_format(axis="y", style="sci", scilimits=(-3, 4), useOffset=False)
+    ax.legend(loc="best", fontsize="small")
+    ax.grid(True, alpha=0.3)
 
 
 def _summary_max(diagnostics: dict, column: str) -> float | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from rbcosim.cli.animate_cmd import add_animate_option
 from rbcosim.cli.options import (
     add_limit_option,
     add_output_options,
@@ -45,6 +46,7 @@ def add_parser(sub) -> None:
                    help="plot file (default: the results file with .png); the figure of "
                         "`rbcosim plot RESULT`")
     p.add_argument("--no-plot", action="store_true", help="write no plot")
+    add_animate_option(p)
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--connect", metavar="ADDR",
@@ -101,6 +103,10 @@ def run(args: argparse.Namespace) -> int:
 
         plot = Path(args.plot) if args.plot else out.with_suffix(".png")
         written.append(plot_results(results, plot, title=f"{path.stem} (multi-process)"))
+    if args.animate:
+        from rbcosim.animate import write_animation
+
+        written += write_animation(results, args.animate, out.stem, scenario)
     print(format_summary(results.summary()))
     print("results: " + ", ".join(str(p) for p in written))
     return 0

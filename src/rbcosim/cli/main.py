@@ -26,6 +26,7 @@ SUBCOMMANDS = {
     "export-body": "rbcosim.cli.export_body_cmd",
     "sweep": "rbcosim.cli.sweep_cmd",
     "plot": "rbcosim.cli.plot_cmd",
+    "animate": "rbcosim.cli.animate_cmd",
 }
 
 

@@ -14,9 +14,10 @@ def add_parser(sub) -> None:
         "plot", help="plot columns of a results file against time (PNG)",
         description="Plot columns of a results file (CSV, .npz or HDF5 .h5, as written by run and cosim) "
                     "against t, one panel per kind and unit. Without COLUMN: body, interface "
-                    "point and flexible output node positions, interface wrenches, modal "
-                    "coordinates, continuity gaps (with the summary's maxima over every step) "
-                    "and energy. Positions (bodies, interface points, flexible output nodes) "
+                    "point and flexible output node positions, the output nodes' deflection, "
+                    "interface wrenches, modal coordinates (each over its largest |value|), "
+                    "continuity gaps (with the summary's maxima over every step) and energy "
+                    "(E − E(0)). Positions (bodies, interface points, flexible output nodes) "
                     "are drawn relative to their value at t=0 (the legend gives it): "
                     "--relative does so for every column, --absolute for none.")
     p.add_argument("result", metavar="RESULT", help="results file (CSV, .npz or .h5)")

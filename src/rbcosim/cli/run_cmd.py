@@ -6,6 +6,7 @@ import argparse
 from dataclasses import replace
 from pathlib import Path
 
+from rbcosim.cli.animate_cmd import add_animate_option
 from rbcosim.cli.options import (
     add_output_options,
     add_scenario_options,
@@ -45,6 +46,7 @@ def add_parser(sub) -> None:
     p.add_argument("--plot", metavar="FILE.png", nargs="?", const="",
                    help="also write the figure of `rbcosim plot RESULT` (default file: the "
                         "results file with .png)")
+    add_animate_option(p)
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.add_argument("--checkpoint", metavar="FILE",
                    help="save the whole state (co-simulation: both sides) and the rows so far to "
@@ -81,6 +83,10 @@ def run(args: argparse.Namespace) -> int:
 
         plot = Path(args.plot) if args.plot else out.with_suffix(".png")
         written.append(plot_results(results, plot, title=Path(args.scenario).stem))
+    if args.animate:
+        from rbcosim.animate import write_animation
+
+        written += write_animation(results, args.animate, out.stem, scenario)
     print(format_summary(results.summary()))
     warning = results.diagnostics.get("accuracy", {}).get("warning")
     if warning:
