@@ -234,4 +234,3 @@ def test_file_fuzz_corpus(tmp_path, rigid_checkpoint, cosim_master):
     for (kind, outcome), n in sorted(counts.items()):
         print(f"  {kind:12s} {outcome:9s} {n}")
     assert total >= 10_000
-    assert elapsed < 60
