@@ -14,10 +14,12 @@ the scenario's macro step runs ``cosim.scheme = "jacobi"`` with its extrapolatio
 depends on an input set since the last doStep, so the order in which a master transfers the
 values does not matter.
 
-Every input of the rigid FMU that a connection feeds starts (in the FMU and in the ``.ssd``'s
-parameter bindings) at the start value of the output feeding it, which is what the flexible
-FMU computes at initialization: a master that exchanges nothing in initialization mode starts
-as one that does. The ``.ssd`` carries the default experiment (start, stop) and OMSimulator's
+Every connected input starts (in its FMU and in the ``.ssd``'s parameter bindings) at the
+value its source has when the first macro step begins in ``rbcosim run``: the flexible FMU's
+initial wrench, node and added mass for the rigid FMU, the rigid point's motion with the
+accelerations under that wrench and added mass for the flexible FMU. So a master that
+exchanges nothing before its first step (fmpy.ssp given these start values) starts as one that
+does. The ``.ssd`` carries the default experiment (start, stop) and OMSimulator's
 annotation for a weakly coupled system with a fixed macro step.
 """
 
@@ -155,12 +157,22 @@ def rigid_starts(links, flex: dict[str, tuple[VariableTable, dict]]) -> dict[str
     return starts
 
 
-def flex_starts(links, rigid: VariableTable, body: str) -> dict[str, float]:
-    """Start values of flexible body ``body``'s inputs: those of the rigid outputs feeding
-    them."""
-    outputs = rigid.by_name()
-    return {b_name: float(outputs[a_name].start) for a, a_name, b, b_name in links
-            if a == RIGID and b == body}
+def first_motions(scenario) -> dict[str, dict[str, float]]:
+    """Each point's motion at the start as ``rbcosim run`` hands it to the flexible side in
+    the first macro step (accelerations under the flexible side's initial wrench and added
+    mass), by connector name: the start values of the flexible FMUs' motion inputs."""
+    from rbcosim.cosim.master import CosimMaster
+
+    master = CosimMaster(scenario)  # initialization only: no step is taken
+    names = [c for c, _, _ in POINT_COMPONENTS + ACCELERATION_COMPONENTS]
+    return {f"{point}.{c}": float(x) for point, row in
+            zip(master.rigid.point_names, master.rigid.motions_array()) for c, x in zip(names, row)}
+
+
+def flex_starts(links, motions: dict[str, float], body: str) -> dict[str, float]:
+    """Start values of flexible body ``body``'s inputs: the rigid side's ``motions`` feeding
+    them (first_motions)."""
+    return {b_name: motions[a_name] for a, a_name, b, b_name in links if a == RIGID and b == body}
 
 
 def export_ssp(scenario: str | Path, output: str | Path, fmi_version: int = 2) -> Path:
@@ -180,18 +192,20 @@ def export_ssp(scenario: str | Path, output: str | Path, fmi_version: int = 2) -
         raise ScenarioError(f"{scenario}: flex_bodies.{RIGID}: the name is the rigid side's "
                             "component in the SSP; rename the flexible body")
     links = connections([(c.name, c.point, c.flex_body) for c in parsed.couplings])
+    motions = first_motions(parsed)
+    bindings = {body: flex_starts(links, motions, body) for body in bodies}
     with tempfile.TemporaryDirectory(prefix="rbcosim_ssp_") as tmp:
         fmus = {}
         for body in bodies:
-            fmus[body] = export_fmu(scenario, Path(tmp) / f"{body}.fmu",
-                                    ExportOptions(fmi_version=fmi_version, name=body, flex=body))
+            fmus[body] = export_fmu(scenario, Path(tmp) / f"{body}.fmu", ExportOptions(
+                fmi_version=fmi_version, name=body, flex=body,
+                starts=tuple(bindings[body].items())))
         flex = {body: fmu_table(path) for body, path in fmus.items()}
-        bindings = {RIGID: rigid_starts(links, flex)}
+        bindings[RIGID] = rigid_starts(links, flex)
         fmus = {RIGID: export_fmu(scenario, Path(tmp) / f"{RIGID}.fmu", ExportOptions(
             fmi_version=fmi_version, name=RIGID, starts=tuple(bindings[RIGID].items()))),
             **fmus}
         tables = {RIGID: fmu_table(fmus[RIGID])[0], **{b: t for b, (t, _) in flex.items()}}
-        bindings.update({body: flex_starts(links, tables[RIGID], body) for body in bodies})
         ssd = system_structure(scenario.stem, tables, links, bindings, 0.0,
                                parsed.solver.t_end, parsed.cosim.macro_step)
         output.parent.mkdir(parents=True, exist_ok=True)
