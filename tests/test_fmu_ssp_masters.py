@@ -110,13 +110,17 @@ def _ssd(package):
 
 
 def test_the_ssd_has_the_experiment_the_step_and_a_start_value_for_every_connection(packages):
-    """DefaultExperiment [0, t_end], OMSimulator's fixed-step annotation with the macro step,
+    """A valid SSP 1.0 document with DefaultExperiment [0, t_end], OMSimulator's fixed-step annotation with the macro step,
     and a start value for every connected input; the beam starts from a unit quaternion and
     the rigid FMU's added mass is the beam's rigid-body mass about its clamped end (uniform
     beam of mass m = ρAL: m along both axes it does not bend in, m L / 2 and m L² / 3 for
     the rotation about the hinge axis's normal in the plane it does not bend in)."""
+    from fmpy.ssp.ssd import read_ssd
+
     scenario = load_scenario(REPO / "scenarios" / "rigid_flex_pendulum.toml")
-    root = _ssd(packages("rigid_flex_pendulum", 2))
+    package = packages("rigid_flex_pendulum", 2)
+    read_ssd(str(package), validate=True)  # against the SSP 1.0 schema FMPy ships
+    root = _ssd(package)
     ns = {"ssd": SSD, "ssv": "http://ssp-standard.org/SSP1/SystemStructureParameterValues",
           "oms": "https://raw.githubusercontent.com/OpenModelica/OMSimulator/master/schema/oms.xsd"}
     experiment = root.find("ssd:DefaultExperiment", ns)
@@ -140,3 +144,26 @@ def test_the_ssd_has_the_experiment_the_step_and_a_start_value_for_every_connect
     np.testing.assert_allclose([mass[0, 0], mass[1, 1], mass[1, 5], mass[5, 5]],
                                [m, m, m * length / 2, m * length**2 / 3], rtol=1e-9)
     np.testing.assert_allclose(mass, mass.T, atol=1e-15)
+
+
+def test_the_beam_fmu_exports_and_outputs_the_added_mass_its_parameters_give(tmp_path):
+    """`export-fmu --flex beam` of the main job (refused before: the beam hands over an added
+    mass); after initialization the FMU outputs the beam's rigid-body mass about its clamped
+    end, ρAL and ρAL³/3, and twice that with the density doubled in initialization mode."""
+    from test_fmu_support import open_fmu
+
+    out = tmp_path / "beam.fmu"
+    run = subprocess.run([sys.executable, "-m", "rbcosim", "export-fmu",
+                          str(REPO / "scenarios" / "rigid_flex_pendulum.toml"), "--flex", "beam",
+                          "-o", str(out)], capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    names = [f"tip.added_mass[{i},{i}]" for i in (1, 6)]
+    for factor in (1.0, 2.0):
+        fmu = open_fmu(out, tmp_path / f"u{factor}", initialize=False)
+        fmu.slave.setupExperiment(startTime=0.0)
+        fmu.slave.enterInitializationMode()
+        fmu.set(["flex_bodies.beam.density"], [7850.0 * factor])
+        fmu.slave.exitInitializationMode()
+        m = factor * 7850.0 * 0.01 * 0.01 * 1.0
+        np.testing.assert_allclose(fmu.get(names), [m, m / 3], rtol=1e-9)
+        fmu.close()
