@@ -168,3 +168,44 @@ def test_the_beam_fmu_exports_and_outputs_the_added_mass_its_parameters_give(tmp
         m = factor * 7850.0 * 0.01 * 0.01 * 1.0
         np.testing.assert_allclose(fmu.get(names), [m, m / 3], rtol=1e-9)
         fmu.close()
+
+
+def test_wrench_inputs_change_no_output_before_the_next_do_step(tmp_path):
+    """The rigid FMU (two-mass oscillator): a wrench set in step mode leaves the accelerations
+    as they were (those under the initialization-mode wrench) and takes effect at the next
+    doStep, where an FMU that got the same wrench before the first read ends identical; a
+    non-finite wrench set in initialization mode is refused at the first doStep, naming it."""
+    from fmpy.fmi1 import FMICallException
+    from test_fmu_support import bits, open_fmu
+
+    from rbcosim.fmu_export import ExportOptions, export_fmu
+
+    path = export_fmu(REPO / "scenarios" / "two_mass_oscillator.toml", tmp_path / "rigid.fmu",
+                      ExportOptions(name="rigid"))
+    motion = [f"interface.{c}" for c in ("x", "vx", "ax", "ay", "az")]
+    fmus = []
+    for k, initial in enumerate((-10.0, -10.0, float("nan"))):
+        fmu = open_fmu(path, tmp_path / f"u{k}", initialize=False)
+        fmu.slave.setupExperiment(startTime=0.0)
+        fmu.slave.enterInitializationMode()
+        fmu.set(["interface.fx"], [initial])
+        fmu.slave.exitInitializationMode()
+        fmus.append(fmu)
+    late, early, bad = fmus
+    early.set(["interface.fx"], [5.0])  # set before reading the motion
+    first = late.get(motion)
+    # mass 1 kg, spring 10 N/m at x = 0.1 m (-1 N) and the -10 N wrench: a = -11 m/s2
+    assert first[2] == pytest.approx(-11.0, rel=1e-12)
+    assert bits(early.get(motion)) == bits(first)
+    late.set(["interface.fx"], [5.0])  # set after reading
+    assert bits(late.get(motion)) == bits(first)
+    for fmu in (late, early):
+        fmu.do_step(0.0, 1e-3)
+    assert bits(late.get(motion)) == bits(early.get(motion))
+    x, ax = late.get(["interface.x", "interface.ax"])
+    assert ax == pytest.approx(5.0 - 10.0 * x, abs=1e-12)  # the new wrench acts from there
+    with pytest.raises(FMICallException):
+        bad.do_step(0.0, 1e-3)
+    assert any("interface.fx" in message for _, message in bad.log)
+    for fmu in fmus:
+        fmu.close()

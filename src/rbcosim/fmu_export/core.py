@@ -205,9 +205,11 @@ class FmuCore(TableValues):
         self.side = side
         if self.embedded:
             # The inputs' values (set in initialization or not) at t0: the accelerations after
-            # initialization see them, as CosimMaster's first step hands them over.
+            # initialization see them, as CosimMaster's first step hands them over. Non-finite
+            # ones stay pending: the first doStep refuses them, naming them.
             self._wrench_pending = True
-            self._apply_wrench()
+            if not self.non_finite_inputs():
+                self._apply_wrench()
         self.overrides = overrides
         if self._coordinate_vrs:  # embedded mode only (RigidSide's model)
             self._coordinates = JointCoordinates(side.scenario.model)
