@@ -8,8 +8,8 @@ to the flexible FMU's inputs; the flexible FMU's wrench ``P.fx`` .. ``P.mz`` and
 derivatives ``P.dfx`` .. ``P.d3mz``, its node ``J.flex.x`` .. ``J.flex.wz`` and
 ``J.flex_energy`` to the rigid FMU's inputs. The flexible body's added mass (its outputs
 ``P.added_mass[i,j]``, constant) reaches the rigid FMU's parameters of that name as start
-values (FMI parameters take no connections; libcosim refuses one). A master that steps both FMUs from t_n
-with the values exchanged at t_n (a Jacobi master, such as libcosim's fixed-step algorithm) at
+values (FMI parameters take no connections; libcosim refuses one). A master that steps both
+FMUs from t_n with the values exchanged at t_n (a Jacobi master, such as libcosim's fixed-step algorithm) at
 the scenario's macro step runs ``cosim.scheme = "jacobi"`` with its extrapolation. No output
 depends on an input set since the last doStep, so the order in which a master transfers the
 values does not matter.
