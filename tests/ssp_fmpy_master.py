@@ -126,9 +126,7 @@ def fmpy_ssp(package, steps, names):
     sim.add_path(ssd.system)
     components = sim.find_components(ssd.system)
     _, _, starts, h = read_package(package)
-    pairs = []
-    for a, b in sim.get_connections(ssd.system):
-        pairs.append((a, b))
+    pairs = sim.get_connections(ssd.system)  # (start, end) connectors; a flat system
     unzipdir = sim.extract(package)
     for connector in sim.find_connectors(ssd.system):
         connector.value = starts.get((connector.parent.name, connector.name), 0.0)
