@@ -149,7 +149,8 @@ def test_the_ssd_has_the_experiment_the_step_and_a_start_value_for_every_connect
 def test_the_beam_fmu_exports_and_outputs_the_added_mass_its_parameters_give(tmp_path):
     """`export-fmu --flex beam` of the main job (refused before: the beam hands over an added
     mass); after initialization the FMU outputs the beam's rigid-body mass about its clamped
-    end, ρAL and ρAL³/3, and twice that with the density doubled in initialization mode."""
+    end, ρAL and ρAL³/3, and twice that with the density doubled in initialization mode (with
+    a warning: the rigid FMU's added mass, exported with the first, must follow)."""
     from test_fmu_support import open_fmu
 
     out = tmp_path / "beam.fmu"
@@ -167,6 +168,8 @@ def test_the_beam_fmu_exports_and_outputs_the_added_mass_its_parameters_give(tmp
         fmu.slave.exitInitializationMode()
         m = factor * 7850.0 * 0.01 * 0.01 * 1.0
         np.testing.assert_allclose(fmu.get(names), [m, m / 3], rtol=1e-9)
+        warned = [text for _, text in fmu.log if "differs from the exported one" in text]
+        assert len(warned) == (factor != 1.0), fmu.log  # the rigid FMU must be told
         fmu.close()
 
 

@@ -98,8 +98,15 @@ class FlexFmuCore(TableValues):
                                  f"the FMU was exported for {frames.get(point)!r}; export "
                                  "it again with these parameters")
             masses[joint] = np.zeros(36) if handover is None else np.ravel(handover[0])
+        exported = {v.vr: float(v.start) for v in self.table.by_kind("flex_added_mass")}
         for joint, mass in masses.items():  # the rigid side's added mass: constant from here
-            for vr, x in zip(self._added_mass_slots[joint], mass.tolist()):
+            vrs = self._added_mass_slots[joint]
+            change = max(abs(x - exported[vr]) for vr, x in zip(vrs, mass.tolist()))
+            if change > 1e-12 * max(1.0, float(np.abs(mass).max())):
+                self.log(f"couplings.{joint}: the added mass differs from the exported one by up "
+                         f"to {change:.3g}: set the rigid FMU's added_mass parameters to this "
+                         "FMU's added_mass outputs", "warning")
+            for vr, x in zip(vrs, mass.tolist()):
                 self.values[vr] = x
         self.side, self.overrides = endpoints, overrides
         self._publish()
