@@ -25,8 +25,9 @@ doStep from t_n, as ``RigidSide.set_wrench_polynomial``: over it the point carri
 W + Ẇ τ + ½ Ẅ τ² + ⅙ W⃛ τ³ (τ from t_n). No output depends on the inputs set since the last
 doStep (the accelerations are those under the last step's polynomial at its end), so a master
 may set inputs and read outputs in either order; only the continuity gaps and energy
-residuals, which nothing is connected to, compare with the latest flexible-side inputs. A doStep from t_n hands the joints' flexible-side report for t_n (node kinematics,
-delivered energy) to the rigid side, runs its continuity check at t_n, then steps.
+residuals, which nothing is connected to, compare with the latest flexible-side inputs. A
+doStep from t_n hands the joints' flexible-side report for t_n (node kinematics, delivered
+energy) to the rigid side, runs its continuity check at t_n, then steps.
 """
 
 from __future__ import annotations

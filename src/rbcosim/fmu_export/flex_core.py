@@ -98,8 +98,16 @@ class FlexFmuCore(TableValues):
                                  f"the FMU was exported for {frames.get(point)!r}; export "
                                  "it again with these parameters")
             masses[joint] = np.zeros(36) if handover is None else np.ravel(handover[0])
+        self._publish_added_mass(masses)
+        self.side, self.overrides = endpoints, overrides
+        self._publish()
+
+    def _publish_added_mass(self, masses: dict[str, np.ndarray]) -> None:
+        """Each joint's added mass (36,) (kg, kg.m, kg.m2) into its outputs, constant from
+        here; a warning when it differs from the exported one, which a package gave the rigid
+        FMU as its parameters."""
         exported = {v.vr: float(v.start) for v in self.table.by_kind("flex_added_mass")}
-        for joint, mass in masses.items():  # the rigid side's added mass: constant from here
+        for joint, mass in masses.items():
             vrs = self._added_mass_slots[joint]
             change = max(abs(x - exported[vr]) for vr, x in zip(vrs, mass.tolist()))
             if change > 1e-12 * max(1.0, float(np.abs(mass).max())):
@@ -108,8 +116,6 @@ class FlexFmuCore(TableValues):
                          "FMU's added_mass outputs", "warning")
             for vr, x in zip(vrs, mass.tolist()):
                 self.values[vr] = x
-        self.side, self.overrides = endpoints, overrides
-        self._publish()
 
     def _build(self, overrides: dict[str, str]) -> dict[str, FlexEndpoint]:
         return build_flex_endpoints(self.scenario_path, self.body, overrides)[1]
