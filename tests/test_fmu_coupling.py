@@ -70,10 +70,11 @@ class FmiMaster:
                     np.ravel(handover[0]),
                 )
                 slave.setString(fmu.vr(f"{point}.added_mass_frame"), [handover[1]])
-        slave.exitInitializationMode()
-        # CosimMaster holds the initial wrenches before the first step: the inputs take effect
-        # when set, so the motions read next include them.
+        # CosimMaster holds the initial wrenches before the first step: set in initialization
+        # mode, they are what the accelerations after it see (inputs set in step mode change
+        # no output before the next doStep).
         self.set_polynomials()
+        slave.exitInitializationMode()
         self.exchange_reports()
 
     def motions(self, t):

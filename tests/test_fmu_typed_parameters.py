@@ -100,12 +100,15 @@ def test_bad_values_are_refused_at_exit_initialization_naming_the_key(pendulum, 
     fmu.slave.freeInstance()
 
 
-def jacobi(rigid, flex, scenario: Path, steps: int, columns: list[str]) -> np.ndarray:
+def jacobi(rigid, flex, scenario: Path, steps: int, columns: list[str],
+           rigid_setting: tuple[str, object] | None = None) -> np.ndarray:
     """Couple a rigid and a flexible FMU (components ``rigid`` and the body's name) by a
     Jacobi master: both step from t_n, then every connection is copied (export_ssp's
-    connections); at t0 the flexible side's start wrench first, so that the rigid point's
-    accelerations handed over see it (as CosimMaster's start). ``columns`` (component,
-    name) read after each step, shape (steps, len(columns))."""
+    connections). The rigid FMU comes uninitialized: in its initialization mode it takes
+    ``rigid_setting`` (name, value) and the flexible side's start values (its start wrench,
+    as CosimMaster holds it before the first step), so that the accelerations handed over at
+    t0 see them. ``columns`` (component, name) read after each step, shape
+    (steps, len(columns))."""
     parsed = load_scenario(scenario)
     fmus = {"rigid": rigid, parsed.couplings[0].flex_body: flex}
     links = connections([(c.name, c.point, c.flex_body) for c in parsed.couplings])
@@ -114,7 +117,13 @@ def jacobi(rigid, flex, scenario: Path, steps: int, columns: list[str]) -> np.nd
         for a, a_name, b, b_name in order:
             fmus[b].set([b_name], fmus[a].get([a_name]))
 
-    exchange(sorted(links, key=lambda link: link[0] == "rigid"))
+    rigid.slave.setupExperiment(startTime=0.0)
+    rigid.slave.enterInitializationMode()
+    if rigid_setting is not None:
+        _set_typed(rigid, *rigid_setting)
+    exchange([link for link in links if link[0] != "rigid"])
+    rigid.slave.exitInitializationMode()
+    exchange([link for link in links if link[0] == "rigid"])
     H, rows = parsed.cosim.macro_step, []
     for k in range(steps):
         for fmu in fmus.values():
@@ -126,13 +135,17 @@ def jacobi(rigid, flex, scenario: Path, steps: int, columns: list[str]) -> np.nd
     return np.array(rows)
 
 
+def _set_typed(fmu, name: str, value) -> None:
+    setter = {bool: fmu.slave.setBoolean, int: fmu.slave.setInteger,
+              str: fmu.slave.setString}[type(value)]
+    setter(fmu.vr(name), [value])
+
+
 def _initialized(fmu, name: str, value) -> None:
     """Set one typed parameter of ``fmu`` (opened uninitialized, FMI 2) and initialize it."""
     fmu.slave.setupExperiment(startTime=0.0)
     fmu.slave.enterInitializationMode()
-    setter = {bool: fmu.slave.setBoolean, int: fmu.slave.setInteger,
-              str: fmu.slave.setString}[type(value)]
-    setter(fmu.vr(name), [value])
+    _set_typed(fmu, name, value)
     fmu.slave.exitInitializationMode()
 
 
@@ -144,10 +157,10 @@ def test_integer_micro_steps_change_the_coupled_run_as_set_does(tmp_path):
     steps = 60
     rigid = open_fmu(export_fmu(TWO_MASS, tmp_path / "rigid.fmu", ExportOptions(name="rigid")),
                      tmp_path / "r", initialize=False)
-    _initialized(rigid, "cosim.micro_steps", 1)
     flex = open_fmu(export_fmu(TWO_MASS, tmp_path / "flex.fmu",
                                ExportOptions(name="structure", flex="structure")), tmp_path / "f")
-    x = jacobi(rigid, flex, TWO_MASS, steps, [("rigid", "mass1.x")])[:, 0]
+    x = jacobi(rigid, flex, TWO_MASS, steps, [("rigid", "mass1.x")],
+               ("cosim.micro_steps", 1))[:, 0]
     t_end = steps * load_scenario(TWO_MASS).cosim.macro_step
     ref = run(TWO_MASS, "cosim.micro_steps=1", t_end=t_end)["mass1.x"][1:]
     default = run(TWO_MASS, t_end=t_end)["mass1.x"][1:]
@@ -169,7 +182,7 @@ def test_flex_fmu_integer_changes_the_coupled_run_as_set_does(tmp_path):
                         .replace('on_violation = "warn"', 'on_violation = "record"'))
     steps = 10
     rigid = open_fmu(export_fmu(scenario, tmp_path / "rigid.fmu", ExportOptions(name="rigid")),
-                     tmp_path / "r")
+                     tmp_path / "r", initialize=False)
     flex = open_fmu(export_fmu(scenario, tmp_path / "beam.fmu",
                                ExportOptions(name="beam", flex="beam")), tmp_path / "b",
                     initialize=False)

@@ -9,7 +9,7 @@ import shutil
 import sys
 import tempfile
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources as importlib_resources
 from pathlib import Path
 
@@ -60,6 +60,9 @@ class ExportOptions:
     flex: str | None = None
     derivatives: bool = False
     outputs: tuple[str, ...] | None = None
+    #: (variable name, start value) of inputs and parameters whose start is not the
+    #: scenario's (export-ssp: the start values of the connected outputs)
+    starts: tuple[tuple[str, float | str], ...] = ()
 
     def __post_init__(self) -> None:
         if self.fmi_version not in _SLAVE_SOURCES:
@@ -94,6 +97,7 @@ def export_fmu(
         config["derivatives"] = options.derivatives
     else:
         table, config = describe_flex(scenario, options.flex)
+    table = with_starts(table, dict(options.starts))
     data_files = referenced_files(scenario)
     config["data_files"] = [p.as_posix() for p in data_files]
 
@@ -129,6 +133,22 @@ def export_fmu(
         output.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(built, output)
     return output
+
+
+def with_starts(table: VariableTable, starts: dict[str, float | str]) -> VariableTable:
+    """``table`` with these start values of inputs and parameters (ValueError naming a
+    variable that is neither, or a value of another type)."""
+    if not starts:
+        return table
+    by_name = table.by_name()
+    for name, value in starts.items():
+        v = by_name.get(name)
+        if v is None or v.causality not in ("input", "parameter"):
+            raise ValueError(f"start value for {name!r}: not an input or parameter of the FMU")
+        if type(value) is not type(v.start):
+            raise ValueError(f"start value for {name!r}: {value!r} is not a {v.type}")
+    return replace(table, variables=tuple(
+        replace(v, start=starts[v.name]) if v.name in starts else v for v in table.variables))
 
 
 def model_identifier(scenario: Path, name: str | None = None) -> str:
@@ -228,13 +248,12 @@ def describe_flex(scenario: Path, body: str) -> tuple[VariableTable, dict]:
                             f"has {sorted(parsed.flex_bodies) or 'none'}")
     side = RigidSide.from_scenario(scenario)
     motions = dict(zip(side.point_names, side.motions_array()))
-    starts, nodes, outputs = {}, {}, []
+    starts, nodes, masses, frames, outputs = {}, {}, {}, {}, []
     for joint, endpoint in endpoints.items():
         point = endpoint.coupling.point
-        if endpoint.initialize(side.time, motion_of(motions[point], side.time)) is not None:
-            raise ScenarioError(f"{scenario}: cosim.added_mass: flexible body {body!r} has a "
-                                "massive boundary, and a flexible-body FMU cannot hand its "
-                                "added mass over to the rigid FMU; set it to false")
+        handover = endpoint.initialize(side.time, motion_of(motions[point], side.time))
+        masses[joint] = np.zeros((6, 6)) if handover is None else handover[0]
+        frames[point] = "point" if handover is None else handover[1]
         starts[joint] = wrench_derivatives(endpoint, side.time)
         nodes[joint] = endpoint.report()[0]
         for name, value in zip(endpoint.columns(body), endpoint.row().tolist()):
@@ -246,6 +265,7 @@ def describe_flex(scenario: Path, body: str) -> tuple[VariableTable, dict]:
             motions={j: motions[ep.coupling.point] for j, ep in endpoints.items()},
             wrenches=starts,
             nodes=nodes,
+            added_mass=masses,
             outputs=outputs,
             parameters=parameters,
             parameter_info={key: describe_parameter(key, parsed.raw) for key in parameters},
@@ -262,6 +282,8 @@ def describe_flex(scenario: Path, body: str) -> tuple[VariableTable, dict]:
         "start_time": float(side.time),
         "macro_step": float(parsed.cosim.macro_step),
         "variable_steps": False,
+        # axes of each point's added-mass outputs (the rigid FMU's P.added_mass_frame)
+        "added_mass_frames": frames,
         "rbcosim_version": __version__,
     }
     return table, config

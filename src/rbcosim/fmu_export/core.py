@@ -20,11 +20,14 @@ Contract with the slaves:
    variable value (``fmustate.py`` serializes and checks it; a refused state changes nothing).
 7. Which calls are allowed when is :mod:`rbcosim.fmu_export.lifecycle`'s business.
 
-Embedded mode follows ``CosimMaster``'s exchange. Wrench inputs take effect at the time they
-are set, as ``RigidSide.set_wrench_polynomial``: from then on the point carries
-W + Ẇ τ + ½ Ẅ τ² (τ from that time), which the accelerations read before the next doStep
-already see. A doStep from t_n hands the joints' flexible-side report for t_n (node kinematics,
-delivered energy) to the rigid side, runs its continuity check at t_n, then steps.
+Embedded mode follows ``CosimMaster``'s exchange. Wrench inputs set at t_n take effect at the
+doStep from t_n, as ``RigidSide.set_wrench_polynomial``: over it the point carries
+W + Ẇ τ + ½ Ẅ τ² + ⅙ W⃛ τ³ (τ from t_n). No output depends on the inputs set since the last
+doStep (the accelerations are those under the last step's polynomial at its end), so a master
+may set inputs and read outputs in either order; only the continuity gaps and energy
+residuals, which nothing is connected to, compare with the latest flexible-side inputs. A
+doStep from t_n hands the joints' flexible-side report for t_n (node kinematics, delivered
+energy) to the rigid side, runs its continuity check at t_n, then steps.
 """
 
 from __future__ import annotations
@@ -182,8 +185,7 @@ class FmuCore(TableValues):
                     if vr in self._joint_input_vrs:
                         self._stale_joints = True
                     elif self.embedded and vr in self._wrench_vrs:
-                        self._wrench_pending = True
-                        self._stale_accelerations = bool(self._acceleration_slots)
+                        self._wrench_pending = True  # for the next doStep: no output changes
             else:
                 self.values[vr] = value
 
@@ -201,8 +203,14 @@ class FmuCore(TableValues):
         side = self._make_side(overrides)
         if self.embedded:
             self._apply_added_mass(side)
-            self._wrench_pending = True  # the inputs' values (set in initialization or not) at t0
         self.side = side
+        if self.embedded:
+            # The inputs' values (set in initialization or not) at t0: the accelerations after
+            # initialization see them, as CosimMaster's first step hands them over. Non-finite
+            # ones stay pending: the first doStep refuses them, naming them.
+            self._wrench_pending = True
+            if not self.non_finite_inputs():
+                self._apply_wrench()
         self.overrides = overrides
         if self._coordinate_vrs:  # embedded mode only (RigidSide's model)
             self._coordinates = JointCoordinates(side.scenario.model)
@@ -266,11 +274,13 @@ class FmuCore(TableValues):
 
     def _evaluate_accelerations(self) -> None:
         """The points' accelerations now, under the wrench polynomial of the last step
-        evaluated at its end (RigidSide.point_accelerations, as CosimMaster hands over)."""
+        evaluated at its end (RigidSide.point_accelerations, as CosimMaster hands over; after
+        initialization: the wrench inputs of initialization mode). Wrench inputs set since
+        take effect at the next doStep and change no output: any transfer order of a master
+        gives the same values."""
         self._stale_accelerations = False
         values = self.values
         try:
-            self._apply_wrench()
             table = dict(zip(self.side.point_names, self.side.point_accelerations().tolist()))
         except Exception as exc:  # noqa: BLE001 - a getter must not fail the host
             self.log(f"evaluating the point accelerations failed: {exc}", "error")

@@ -62,6 +62,7 @@ class FlexFmuCore(TableValues):
         self._wrench_slots = [dict(self._slots(kind, 6)) for kind in WRENCH_KINDS]
         self._node_slots = dict(self._slots("flex_node", 13))
         self._energy_vr = {v.owner: v.vr for v in self.table.by_kind("flex_energy")}
+        self._added_mass_slots = dict(self._slots("flex_added_mass", 36))
         self._output_vrs = [v.vr for v in sorted(self.table.by_kind("flex_output"),
                                                  key=lambda v: v.index)]
         self.overrides: dict[str, str] = {}
@@ -88,12 +89,33 @@ class FlexFmuCore(TableValues):
         overrides = self.parameter_overrides()
         endpoints = self._build(overrides)
         t = self.time
+        frames, masses = self.config.get("added_mass_frames", {}), {}
         for joint, endpoint in endpoints.items():
-            if endpoint.initialize(t, self._motion(joint, t)) is not None:
-                raise ValueError(f"couplings.{joint}: the FMU pair cannot hand the added mass "
-                                 "over; set cosim.added_mass = false")
+            handover = endpoint.initialize(t, self._motion(joint, t))
+            point = endpoint.coupling.point
+            if handover is not None and handover[1] != frames.get(point):
+                raise ValueError(f"couplings.{joint}: the added mass is in {handover[1]!r} axes, "
+                                 f"the FMU was exported for {frames.get(point)!r}; export "
+                                 "it again with these parameters")
+            masses[joint] = np.zeros(36) if handover is None else np.ravel(handover[0])
+        self._publish_added_mass(masses)
         self.side, self.overrides = endpoints, overrides
         self._publish()
+
+    def _publish_added_mass(self, masses: dict[str, np.ndarray]) -> None:
+        """Each joint's added mass (36,) (kg, kg.m, kg.m2) into its outputs, constant from
+        here; a warning when it differs from the exported one, which a package gave the rigid
+        FMU as its parameters."""
+        exported = {v.vr: float(v.start) for v in self.table.by_kind("flex_added_mass")}
+        for joint, mass in masses.items():
+            vrs = self._added_mass_slots[joint]
+            change = max(abs(x - exported[vr]) for vr, x in zip(vrs, mass.tolist()))
+            if change > 1e-12 * max(1.0, float(np.abs(mass).max())):
+                self.log(f"couplings.{joint}: the added mass differs from the exported one by up "
+                         f"to {change:.3g}: set the rigid FMU's added_mass parameters to this "
+                         "FMU's added_mass outputs", "warning")
+            for vr, x in zip(vrs, mass.tolist()):
+                self.values[vr] = x
 
     def _build(self, overrides: dict[str, str]) -> dict[str, FlexEndpoint]:
         return build_flex_endpoints(self.scenario_path, self.body, overrides)[1]

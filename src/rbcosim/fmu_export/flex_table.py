@@ -11,6 +11,8 @@ the rigid-side FMU's so that an SSP connects equal names:
 - outputs ``J.flex.x`` .. ``J.flex.wz`` and ``J.flex_energy``: the interface node's kinematics
   and the energy the body has delivered through the joint (the rigid FMU's inputs, for the
   continuity checks);
+- outputs ``P.added_mass[i,j]``: the added mass the body hands to the rigid side at the start
+  (all zeros when none), constant over the run, for the rigid FMU's parameters of that name;
 
 and per body its modal coordinates ``B.eta1`` .. and named output nodes ``B.NODE.x`` .. as
 outputs, and the scalar keys of ``[flex_bodies.B]`` as parameters.
@@ -24,6 +26,7 @@ import numpy as np
 
 from rbcosim.fmu_export.table import (
     ACCELERATION_COMPONENTS,
+    ADDED_MASS_UNITS,
     POINT_COMPONENTS,
     WRENCH_COMPONENTS,
     WRENCH_DERIVATIVES,
@@ -44,13 +47,15 @@ def build_flex_table(
     motions: Mapping[str, np.ndarray],
     wrenches: Mapping[str, np.ndarray],
     nodes: Mapping[str, np.ndarray],
+    added_mass: Mapping[str, np.ndarray],
     outputs: Sequence[tuple[str, str | None, float]],
     parameters: Mapping[str, float | int | bool | str],
     parameter_info: Mapping[str, tuple[str | None, str]],
 ) -> VariableTable:
     """Table of a flexible-body FMU. ``couplings``: (joint, point) pairs; start values:
     ``motions[joint]`` (19,) the rigid point's motion, ``wrenches[joint]`` (4, 6) the wrench
-    and its derivatives, ``nodes[joint]`` (13,) the interface node's kinematics; ``outputs``:
+    and its derivatives, ``nodes[joint]`` (13,) the interface node's kinematics,
+    ``added_mass[joint]`` (6, 6) the mass handed to the rigid side (kg, kg.m, kg.m2); ``outputs``:
     (name, unit, start) of the body's own outputs; ``parameters``: scenario key -> value (typed
     as table.build_table's), ``parameter_info``: key -> (unit, description)."""
     rows = []
@@ -76,6 +81,14 @@ def build_flex_table(
         rows.append(variable_row(f"{joint}.flex_energy", "flex_energy", "output", 0.0, "J",
                                  f"{joint}: energy the flexible side has delivered through the "
                                  "joint so far", joint))
+        mass = np.asarray(added_mass[joint], dtype=float).reshape(6, 6)
+        for i in range(6):
+            for k in range(6):
+                rows.append(variable_row(
+                    f"{point}.added_mass[{i + 1},{k + 1}]", "flex_added_mass", "output",
+                    float(mass[i, k]), ADDED_MASS_UNITS[i // 3][k // 3],
+                    f"{point}: added mass the flexible side hands to the rigid side, row "
+                    f"{i + 1}, column {k + 1} (constant; zeros: none)", joint, 6 * i + k))
     for index, (name, unit, start) in enumerate(outputs):
         rows.append(variable_row(name, "flex_output", "output", float(start), unit,
                                  f"the results file's column {name}", "", index))
