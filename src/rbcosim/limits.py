@@ -26,12 +26,11 @@ The defaults are generous for real models yet refuse a run that would not fit a 
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
-from rbcosim.errors import LimitError, ScenarioError
 from rbcosim.declared_size import DeclaredArray, DeclaredSizeError, declared_arrays
+from rbcosim.errors import LimitError, ScenarioError
 
 ROWS_PER_JOINT = {"fixed": 6, "revolute": 5, "prismatic": 5, "universal": 4, "cylindrical": 4,
                   "spherical": 3, "planar": 3, "distance": 1, "driver": 1, "rolling_disk": 3,
@@ -175,7 +174,7 @@ def _structure_declarations(scenario) -> str:
     for name, cfg in scenario.flex_bodies.items():
         if cfg.get("kind") == "beam":
             continue
-        for key, path in _structure_files(cfg, scenario.base_dir).items():
+        for path in _structure_files(cfg, scenario.base_dir).values():
             arrays = [a.describe() for a in _declared(path) if a.shape]
             if arrays:
                 notes.append(f"flex_bodies.{name} file {path.name} declares {', '.join(arrays)}")

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import numpy as np
 
+from rbcosim.declared_size import refuse_oversized
 from rbcosim.errors import ScenarioError
 from rbcosim.flex.beam import COMPONENT_NAMES
 from rbcosim.flex.matrices_io import StructureMatrices, check_floating, validate_structure
-from rbcosim.declared_size import refuse_oversized
 from rbcosim.flex.matrix_market import read_matrix_market_file
 
 

@@ -54,9 +54,9 @@ from pathlib import Path
 
 import numpy as np
 
+from rbcosim.declared_size import refuse_oversized
 from rbcosim.errors import ScenarioError
 from rbcosim.flex.beam import COMPONENT_NAMES
-from rbcosim.declared_size import refuse_oversized
 from rbcosim.flex.matrix_market import read_matrix_market_file
 from rbcosim.flex.nodal import NodalLayout, check_rigid_modes, node_outputs, read_layout
 from rbcosim.scenario_reader import MAX_MAGNITUDE
