@@ -150,3 +150,45 @@ def test_a_writer_killed_mid_write_leaves_no_temporary_behind(tmp_path):
     assert not stale.exists() and live.exists() and other.exists()
     assert codec.remove_stale_temporaries(tmp_path) == [other]
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([target.name, live.name])
+
+
+@pytest.mark.protocol
+def test_flex_resume_refuses_another_flexible_body_and_clears_dead_temporaries(tmp_path):
+    """`rbcosim flex --resume` with E/100 is refused naming the checkpoint and both digests; a
+    checkpoint temporary of a dead solver is gone once a solver has started, a live one's stays;
+    the same model then resumes to the first run's rows, bit for bit."""
+    from rbcosim.client import Client
+    from rbcosim.distributed.driver import CosimOptions, start_flex
+    from rbcosim.distributed.flex_solver import read_results
+    from rbcosim.service.testing import running_server
+
+    sets = ["solver.t_end=0.03"]  # 120 macro steps: snapshots and checkpoints at 50 and 100
+    ckpt = tmp_path / "ckpt"
+    options = CosimOptions(checkpoint_every=50, checkpoint_dir=ckpt, timeout=60)
+    with running_server(Service()) as server, Client(server.address, timeout=30) as client:
+        sid = client.create_session(PENDULUM, overrides=dict(s.split("=", 1) for s in sets),
+                                    wait_for_joints=True, snapshot_every=50,
+                                    barrier_timeout=1.0)["session"]
+        runs = {}
+        for name, extra in (("first", []), ("softer", [SOFTER]), ("same", [])):
+            if name != "first":
+                assert client.restore("auto")["step"] == 100
+            (tmp_path / name).mkdir()
+            runs[name] = start_flex(server.address, sid, ["clamp"], PENDULUM, sets + extra,
+                                    tmp_path / name, options, resume=name != "first")
+            code = runs[name].proc.wait(120)
+            assert code == (1 if name == "softer" else 0), runs[name].log.read_text()
+            if name == "first":
+                assert sorted(p.name for p in ckpt.iterdir()) == ["clamp.100.ckpt",
+                                                                  "clamp.50.ckpt"]
+                stale = ckpt / f"clamp.100.ckpt.{_dead_pid()}.tmp"
+                live = ckpt / f"clamp.50.ckpt.{os.getppid()}.tmp"
+                stale.write_bytes(b"half")
+                live.write_bytes(b"half")
+    assert runs["softer"].log.read_text().strip().splitlines()[-1] == (
+        f"rbcosim flex: error: {ckpt / 'clamp.100.ckpt'}: not a checkpoint of these joints: "
+        f"state.model: saved from another flexible body (digest {flex_digest(*sets)}; this "
+        f"flexible body has {flex_digest(*sets, SOFTER)})")
+    assert not stale.exists() and live.exists()
+    first, same = (read_results(runs[n].out)["beam"] for n in ("first", "same"))
+    assert same.steps == first.steps and same.table().tobytes() == first.table().tobytes()
