@@ -7,6 +7,7 @@ allocation would end in MemoryError (a traceback) instead of the message."""
 from __future__ import annotations
 
 import io
+import os
 import resource
 import subprocess
 import sys
@@ -30,7 +31,10 @@ def _limited():
 
 
 def _rbcosim(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "rbcosim", *args], check=False, cwd=cwd,
+    # One BLAS thread: a many-core machine's per-thread buffers stay inside the address space.
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+           "MKL_NUM_THREADS": "1"}
+    return subprocess.run([sys.executable, "-m", "rbcosim", *args], check=False, cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=120, preexec_fn=_limited)
 
 
@@ -142,3 +146,17 @@ def test_convert_structure_refuses_a_declared_bomb_in_one_line(tmp_path):
     assert done.stderr.strip().splitlines() == [(
         "rbcosim convert-structure: error: m.mtx: M: declares 100000x100000: 80000000000 bytes "
         f"once loaded, over the {MAX_DECLARED_BYTES} bytes (16 GiB) a structure file may hold")]
+
+
+def test_running_out_of_memory_within_the_limits_is_a_one_line_error(tmp_path):
+    """8000x8000 fits the default limits (about 4 GiB estimated), not a 1.5 GB address space:
+    the MemoryError of the build is one line, not a numpy traceback."""
+    for key in ("m", "k"):
+        _empty_mtx(tmp_path / f"{key}.mtx", 8000)
+    scenario = _scenario(tmp_path, 'files = { M = "m.mtx", K = "k.mtx" }')
+    done = _rbcosim("check", scenario.name, cwd=tmp_path)
+    assert done.returncode == 1
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("rbcosim check: error: out of memory ("), lines
+    assert lines[0].endswith("`rbcosim check` estimates what a scenario needs and "
+                             "`--limit memory_bytes=N` bounds it")
