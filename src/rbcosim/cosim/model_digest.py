@@ -10,6 +10,7 @@ stiffness or mode gives another.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 from pathlib import PurePath
 
@@ -22,9 +23,9 @@ _SCALARS = (bool, int, float, str, type(None))
 
 def model_digest(*parts: object) -> str:
     """16 hex digits identifying `parts` (dataclasses, arrays, tuples, dicts, numbers, text)."""
-    h = hashlib.blake2b(digest_size=8)
-    _feed(h, parts)
-    return h.hexdigest()
+    chunks: list[bytes] = []
+    _walk(chunks, parts)
+    return hashlib.blake2b(b"".join(chunks), digest_size=8).hexdigest()
 
 
 def check_digest(d: dict, digest: str, what: str = "model") -> None:
@@ -36,30 +37,36 @@ def check_digest(d: dict, digest: str, what: str = "model") -> None:
                                f"{what} has {digest})")
 
 
-def _feed(h, value: object) -> None:
+def _walk(out: list[bytes], value: object) -> None:
+    """Append the canonical bytes of `value` to `out`."""
     if isinstance(value, np.ndarray):
         a = np.ascontiguousarray(value)
-        h.update(f"a{a.dtype.str}{a.shape}".encode())
-        h.update(a.tobytes())
-    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-        h.update(f"d{type(value).__qualname__}".encode())
-        for f in dataclasses.fields(value):
-            h.update(f"f{f.name}".encode())
-            _feed(h, getattr(value, f.name))
+        out.append(f"a{a.dtype.str}{a.shape}".encode())
+        out.append(a.tobytes())
     elif isinstance(value, (tuple, list)):
-        h.update(f"l{len(value)}".encode())
+        out.append(f"l{len(value)}".encode())
         for item in value:
-            _feed(h, item)
+            _walk(out, item)
     elif isinstance(value, dict):
-        h.update(f"m{len(value)}".encode())
+        out.append(f"m{len(value)}".encode())
         for key in sorted(value, key=repr):
-            _feed(h, key)
-            _feed(h, value[key])
+            _walk(out, key)
+            _walk(out, value[key])
     elif isinstance(value, np.generic):
-        _feed(h, value.item())
+        _walk(out, value.item())
     elif isinstance(value, PurePath):
-        _feed(h, str(value))
+        _walk(out, str(value))
     elif isinstance(value, _SCALARS):
-        h.update(f"s{type(value).__name__}:{value!r};".encode())
+        out.append(f"s{type(value).__name__}:{value!r};".encode())
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        out.append(f"d{type(value).__qualname__}".encode())
+        for name in _field_names(type(value)):
+            out.append(f"f{name}".encode())
+            _walk(out, getattr(value, name))
     else:
         raise TypeError(f"model_digest: cannot digest a {type(value).__name__}")
+
+
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls))
