@@ -169,7 +169,8 @@ def enforce(scenario, limits: RunLimits) -> RunSize:
 
 
 def _structure_declarations(scenario) -> str:
-    """ (structure file big.npz declares M 40000x40000, ...)" for the matrices bodies' files."""
+    """What the matrices bodies' files declare, for an error message: " (flex_bodies.NAME file
+    big.npz declares M 40000x40000, K 40000x40000; ...)", or "" without such files."""
     notes = []
     for name, cfg in scenario.flex_bodies.items():
         if cfg.get("kind") == "beam":
