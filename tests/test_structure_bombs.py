@@ -160,3 +160,19 @@ def test_running_out_of_memory_within_the_limits_is_a_one_line_error(tmp_path):
     assert len(lines) == 1 and lines[0].startswith("rbcosim check: error: out of memory ("), lines
     assert lines[0].endswith("`rbcosim check` estimates what a scenario needs and "
                              "`--limit memory_bytes=N` bounds it")
+
+
+def test_the_server_refuses_a_session_whose_structure_files_declare_too_much(tmp_path):
+    from rbcosim.service import Service
+    from rbcosim.service.testing import message
+
+    for key in ("m", "k"):
+        _empty_mtx(tmp_path / f"{key}.mtx", 40_000)
+    scenario = _scenario(tmp_path, 'files = { M = "m.mtx", K = "k.mtx" }')
+    service = Service(root=tmp_path)
+    reply = service.request(message("create_session", scenario=scenario.name))
+    assert reply["status"] == "error" and reply["error"]["code"] == "limit_exceeded", reply
+    assert ("the run needs modal_coordinates = 40000 (flex_bodies.structure file m.mtx declares "
+            "40000x40000; flex_bodies.structure file k.mtx declares 40000x40000), over the limit "
+            "10000") in reply["error"]["message"]
+    assert service.sessions == {}
