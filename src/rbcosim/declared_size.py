@@ -1,10 +1,10 @@
 """What a structure file declares, read from its headers only (no array is loaded).
 
-A Matrix Market ``.mtx`` declares its matrix on the size line; a ``.npz`` declares each array in
-the header of its ``.npy`` member, read through the zip's decompressor a few hundred bytes at a
-time, so a file that would inflate to gigabytes costs nothing to size. The loaders
-(:mod:`rbcosim.flex.matrices_io`, :mod:`rbcosim.flex.convert`) and the run limits (:mod:`rbcosim.limits`) compare these
-sizes with their bounds before anything is allocated.
+A Matrix Market ``.mtx`` declares its matrix on the size line; a ``.npy`` in its header, and a
+``.npz`` each array in the header of its ``.npy`` member, read through the zip's decompressor a
+few hundred bytes at a time, so a file that would inflate to gigabytes costs nothing to size.
+The loaders (:mod:`rbcosim.flex.matrices_io`, :mod:`rbcosim.flex.convert`) and the run limits
+(:mod:`rbcosim.limits`) compare these sizes with their bounds before anything is allocated.
 """
 
 from __future__ import annotations
@@ -51,8 +51,8 @@ class DeclaredSizeError(ValueError):
 
 
 def declared_arrays(path: Path) -> list[DeclaredArray]:
-    """The arrays `path` (.npz, .npy, else .mtx by suffix) declares; DeclaredSizeError (OSError for a
-    missing file) when its header cannot be read."""
+    """The arrays `path` (.mtx, .npy, else .npz by suffix) declares; DeclaredSizeError (OSError
+    for a missing file) when its header cannot be read."""
     path = Path(path)
     with _open_regular(path) as f:
         if path.suffix == ".mtx":
@@ -76,36 +76,20 @@ def _open_regular(path: Path):
     return f
 
 
-def declared_bytes(path: Path) -> int:
-    """Bytes the arrays of `path` need once loaded (0 when its header cannot be read: the loader
+def refuse_oversized(path: Path, label: str) -> None:
+    """ScenarioError naming `label`, what `path` declares and the bound when its arrays need
+    more than MAX_DECLARED_BYTES once loaded; a header that cannot be read passes (the loader
     then reports the file)."""
-    try:
-        return sum(a.nbytes for a in declared_arrays(path))
-    except (OSError, DeclaredSizeError):
-        return 0
-
-
-def over_limit(path: Path, limit: int) -> str | None:
-    """What `path` declares, with its size, when its arrays need more than `limit` bytes once
-    loaded (e.g. "declares M 40000x40000, K 40000x40000: 25600000000 bytes once loaded");
-    None when they fit or its header cannot be read (the loader then reports the file)."""
     try:
         arrays = declared_arrays(path)
     except (OSError, DeclaredSizeError):
-        return None
+        return
     total = sum(a.nbytes for a in arrays)
-    if total <= limit:
-        return None
-    return (f"declares {', '.join(a.describe() for a in arrays if a.shape)}: {total} bytes "
-            "once loaded")
-
-
-def refuse_oversized(path: Path, label: str) -> None:
-    """ScenarioError naming `label` when `path` declares more than MAX_DECLARED_BYTES."""
-    message = over_limit(path, MAX_DECLARED_BYTES)
-    if message is not None:
-        raise ScenarioError(f"{label}: {message}, over the {MAX_DECLARED_BYTES} bytes "
-                            f"({MAX_DECLARED_BYTES // 2**30} GiB) a structure file may hold")
+    if total > MAX_DECLARED_BYTES:
+        raise ScenarioError(
+            f"{label}: declares {', '.join(a.describe() for a in arrays if a.shape)}: {total} "
+            f"bytes once loaded, over the {MAX_DECLARED_BYTES} bytes "
+            f"({MAX_DECLARED_BYTES // 2**30} GiB) a structure file may hold")
 
 
 def _mtx_array(head: bytes) -> DeclaredArray:
