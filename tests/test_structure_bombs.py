@@ -134,6 +134,11 @@ def test_the_loaders_refuse_a_file_declaring_more_than_the_reader_bound(tmp_path
     with pytest.raises(ScenarioError) as err:
         load_mtx({"M": tmp_path / "m.mtx", "K": tmp_path / "k.mtx"}, 1)
     assert str(err.value) == f"k.mtx: K: declares 100000x100000: 80000000000 bytes once loaded, {bound}"
+    # A file is sized by its content, whatever its name says.
+    (tmp_path / "k.mtx").rename(tmp_path / "k.dat")
+    with pytest.raises(ScenarioError) as err:
+        load_mtx({"M": tmp_path / "m.mtx", "K": tmp_path / "k.dat"}, 1)
+    assert str(err.value) == f"k.dat: K: declares 100000x100000: 80000000000 bytes once loaded, {bound}"
 
 
 def test_convert_structure_refuses_a_declared_bomb_in_one_line(tmp_path):

@@ -51,18 +51,21 @@ class DeclaredSizeError(ValueError):
 
 
 def declared_arrays(path: Path) -> list[DeclaredArray]:
-    """The arrays `path` (.mtx, .npy, else .npz by suffix) declares; DeclaredSizeError (OSError
-    for a missing file) when its header cannot be read."""
+    """The arrays `path` declares (a .npy, a zip of them (.npz), else a Matrix Market file, by
+    its first bytes); DeclaredSizeError (OSError for a missing file) when its header cannot be
+    read."""
     path = Path(path)
     with _open_regular(path) as f:
-        if path.suffix == ".mtx":
-            return [_mtx_array(f.read(_MTX_HEADER_BYTES))]
+        magic = f.read(6)
+        f.seek(0)
         try:
-            if path.suffix == ".npy":
+            if magic == b"\x93NUMPY":
                 return [_npy_array(path.stem, f)]
-            return _npz_arrays(f)
+            if magic.startswith(b"PK"):
+                return _npz_arrays(f)
         except _DAMAGED as exc:
             raise DeclaredSizeError(str(exc)) from None
+        return [_mtx_array(f.read(_MTX_HEADER_BYTES))]
 
 
 def _open_regular(path: Path):
