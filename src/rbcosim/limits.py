@@ -6,7 +6,8 @@
 * constraint_rows: rows of Φ (fixed 6, revolute/prismatic 5, universal/cylindrical 4,
   spherical/planar 3, distance/driver 1);
 * modal_coordinates: the flexible bodies' modes (a matrices body without `modes`: all of its
-  interior coordinates, from the file size as if it held three dense matrices);
+  coordinates, the dimension its M declares: the .mtx size line or the .npz member's header,
+  rbcosim.declared_size, read before any matrix is);
 * steps_per_macro_step: co-simulation micro steps (1 for a rigid run);
 * total_steps: integration steps of the whole run (t_end / dt, or macro steps × micro steps);
 * memory_bytes: the dominant allocations, all float64 (8 B):
@@ -16,7 +17,8 @@
   a bound on what was measured (a 10,000-link chain builds and steps in 76–174 MB, 8–17 kB
   per link),
   and per flexible body six dense N² matrices over its N finite-element DOFs (M, K, C, the
-  Craig–Bampton basis and the eigen solver's work space).
+  Craig–Bampton basis and the eigen solver's work space) plus the arrays its structure
+  files declare, as loaded (a .mtx as a dense matrix).
 
 The defaults are generous for real models yet refuse a run that would not fit a workstation;
 `--limit KEY=VALUE` raises one.
@@ -24,10 +26,10 @@ The defaults are generous for real models yet refuse a run that would not fit a 
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
+from rbcosim.declared_size import DeclaredArray, DeclaredSizeError, declared_arrays
 from rbcosim.errors import LimitError, ScenarioError
 
 ROWS_PER_JOINT = {"fixed": 6, "revolute": 5, "prismatic": 5, "universal": 4, "cylindrical": 4,
@@ -88,19 +90,38 @@ class RunSize:
         return asdict(self)
 
 
-def _flex_size(cfg: dict, base_dir: Path) -> tuple[int, int, int]:
-    """(modes, finite-element DOFs, output columns) of one flexible body's raw table."""
+def _flex_size(cfg: dict, base_dir: Path) -> tuple[int, int, int, int]:
+    """(modes, finite-element DOFs, output columns, bytes its structure files declare) of one
+    flexible body's raw table."""
+    declared = 0
     if cfg.get("kind") == "beam":
         per_node = 3 if cfg.get("planar", True) is True else 6
         n_dof = per_node * (_count(cfg, "elements", 1) + 1)
         modes = _count(cfg, "modes", 0)
     else:
-        files = cfg.get("files") if isinstance(cfg.get("files"), dict) else {"": cfg.get("file")}
-        size = sum(_file_size(base_dir / f) for f in files.values() if isinstance(f, str))
-        n_dof = math.isqrt(size // (3 * 8))
+        files = _structure_files(cfg, base_dir)
+        arrays = {path: _declared(path) for path in files.values()}
+        declared = sum(a.nbytes for found in arrays.values() for a in found)
+        mass = files.get("M")
+        shapes = [a.shape for a in arrays.get(mass, ()) if a.name in ("M", "")]
+        n_dof = shapes[0][0] if shapes and shapes[0] else 0
         modes = _count(cfg, "modes", n_dof)
     outputs = cfg.get("output_nodes", {})
-    return modes, n_dof, modes + 3 * (len(outputs) if isinstance(outputs, dict) else 0)
+    return (modes, n_dof, modes + 3 * (len(outputs) if isinstance(outputs, dict) else 0),
+            declared)
+
+
+def _structure_files(cfg: dict, base_dir: Path) -> dict[str, Path]:
+    """A matrices body's files by key: {"M": the .npz} (file = ...) or its .mtx files."""
+    files = cfg.get("files") if isinstance(cfg.get("files"), dict) else {"M": cfg.get("file")}
+    return {k: base_dir / f for k, f in files.items() if isinstance(f, str)}
+
+
+def _declared(path: Path) -> list[DeclaredArray]:
+    try:
+        return declared_arrays(path)
+    except (OSError, DeclaredSizeError):
+        return []  # the loader reports the file
 
 
 def _count(cfg: dict, key: str, default: int) -> int:
@@ -115,13 +136,6 @@ def _steps(t_end: float, step: float) -> int:
     return round(n) if n < 2**62 else 2**62
 
 
-def _file_size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0  # the loader reports the missing file
-
-
 def estimate(scenario) -> RunSize:
     """The sizes `scenario` will need (see the module docstring for the basis)."""
     model, solver, cosim = scenario.model, scenario.solver, scenario.cosim
@@ -133,22 +147,39 @@ def estimate(scenario) -> RunSize:
     outer = _steps(solver.t_end, cosim.macro_step if coupled else solver.dt)
     total = outer * micro
     rows = outer // solver.output_every + 1
-    columns = 3 + 13 * n + sum(c for _, _, c in flex)
+    columns = 3 + 13 * n + sum(c for _, _, c, _ in flex)
     memory = (rows * (columns * 8 * 2 + _ROW_OVERHEAD) + _BODY_BYTES * n + _ROW_BYTES * m
-              + sum(_FLEX_MATRICES * d * d * 8 for _, d, _ in flex))
-    return RunSize(n, m, sum(k for k, _, _ in flex), micro, int(total), int(memory))
+              + sum(_FLEX_MATRICES * d * d * 8 + b for _, d, _, b in flex))
+    return RunSize(n, m, sum(k for k, _, _, _ in flex), micro, int(total), int(memory))
 
 
 def enforce(scenario, limits: RunLimits) -> RunSize:
-    """The estimate, or LimitError naming the first limit it exceeds and how to raise it."""
+    """The estimate, or LimitError naming the first limit it exceeds and how to raise it (for
+    modes and memory, with what the structure files declare)."""
     size = estimate(scenario)
     for key, cap in limits.as_dict().items():
         value = getattr(size, key)
         if value > cap:
-            raise LimitError(f"{scenario.source}: the run needs {key} = {value}, over the limit "
-                             f"{cap}; raise it with --limit {key}={value} if the machine has "
-                             "room (see `rbcosim check` for the estimate)")
+            files = (_structure_declarations(scenario)
+                     if key in ("modal_coordinates", "memory_bytes") else "")
+            raise LimitError(f"{scenario.source}: the run needs {key} = {value}{files}, over the "
+                             f"limit {cap}; raise it with --limit {key}={value} if the machine "
+                             "has room (see `rbcosim check` for the estimate)")
     return size
+
+
+def _structure_declarations(scenario) -> str:
+    """What the matrices bodies' files declare, for an error message: " (flex_bodies.NAME file
+    big.npz declares M 40000x40000, K 40000x40000; ...)", or "" without such files."""
+    notes = []
+    for name, cfg in scenario.flex_bodies.items():
+        if cfg.get("kind") == "beam":
+            continue
+        for path in _structure_files(cfg, scenario.base_dir).values():
+            arrays = [a.describe() for a in _declared(path) if a.shape]
+            if arrays:
+                notes.append(f"flex_bodies.{name} file {path.name} declares {', '.join(arrays)}")
+    return f" ({'; '.join(notes)})" if notes else ""
 
 
 def format_bytes(n: int) -> str:

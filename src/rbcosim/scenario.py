@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,7 @@ from rbcosim.model import (
     TorsionalSpringDamper,
     frozen_array,
 )
+from rbcosim.nesting import NestingError, check_nesting, loads_toml
 from rbcosim.scenario_bodies import read_bodies
 from rbcosim.scenario_chord import chord_springs
 from rbcosim.scenario_contact import CONTACT_KINDS, check_planar, contact_joint, planar_normal
@@ -87,10 +87,7 @@ def load_scenario(path, overrides: dict[str, str] | list[str] | None = None) -> 
 def load_scenario_text(text: str, *, source: str = "<inline>", base_dir=".",
                        overrides: dict[str, str] | list[str] | None = None) -> Scenario:
     """Parse scenario TOML text; `source` names it in error messages."""
-    try:
-        raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ScenarioError(f"{source}: invalid TOML: {exc}") from None
+    raw = loads_toml(text, source)
     raw = apply_overrides(raw, parse_overrides(overrides or {}, source), source)
     return build_scenario(raw, source=source, base_dir=Path(base_dir))
 
@@ -116,9 +113,13 @@ def parse_overrides(overrides: dict[str, str] | list[str], source: str) -> dict[
             parsed[key] = value
             continue
         try:
-            parsed[key] = tomllib.loads(f"v = {value}")["v"]
-        except tomllib.TOMLDecodeError:
-            parsed[key] = value
+            parsed[key] = loads_toml(f"v = {value}", f"{source}: --set {key}")["v"]
+        except NestingError:
+            raise
+        except ScenarioError:
+            parsed[key] = value  # not a TOML value: the text itself
+    for key, value in parsed.items():
+        check_nesting(value, f"{source}: --set {key}", depth=len(key.split(".")))
     return parsed
 
 

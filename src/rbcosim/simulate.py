@@ -18,6 +18,7 @@ from rbcosim.cosim.codec import (
     unpack_state,
     write_atomically,
 )
+from rbcosim.cosim.model_digest import check_digest, model_digest
 from rbcosim.dynamics import MaximalSystem
 from rbcosim.errors import RunFailedError, SimulationError
 from rbcosim.integrators import ADAPTIVE, FIXED_STEP
@@ -237,7 +238,8 @@ def _stops(done: int, n_steps: int, output_every: int, checkpoint_every: int) ->
 
 def _save_checkpoint(sim: RigidSimulation, rows: list, k: int, path: Path) -> None:
     s = sim.state
-    blob = pack_state({"t": s.t, "r": s.r, "q": s.q, "v": s.v, "w": s.w, "step": k,
+    blob = pack_state({"model": model_digest(sim.model),
+                       "t": s.t, "r": s.r, "q": s.q, "v": s.v, "w": s.w, "step": k,
                        "rows": np.array(rows), "diagnostics": sim.diagnostics.checkpoint(),
                        "work": sim.integrator.work, "columns": ",".join(sim.columns)})
     write_atomically(path, blob)
@@ -250,6 +252,7 @@ def _load_checkpoint(sim: RigidSimulation, path: Path) -> tuple[list, int]:
         raise SimulationError(f"{path}: no such checkpoint file")
     try:
         d = unpack_state(path.read_bytes())
+        check_digest(d, model_digest(sim.model))
         if field(d, "columns", str) != ",".join(sim.columns):
             raise StateFormatError("columns: it belongs to another model")
         n = sim.state.r.shape[0]

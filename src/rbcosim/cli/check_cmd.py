@@ -82,7 +82,10 @@ def run(args: argparse.Namespace) -> int:
         eig = np.linalg.eigvalsh(body.inertia)
         print(f"body {name}: mass {body.mass:g} kg, principal moments "
               f"{', '.join(f'{e:.6g}' for e in eig)} kg·m² (valid)")
-    if scenario.couplings or scenario.flex_bodies:
+    limits = RunLimits.from_items(args.limits)
+    if (scenario.couplings or scenario.flex_bodies) and not _fits(scenario, limits):
+        print("flexible bodies: not built (over the run limits, see below)")
+    elif scenario.couplings or scenario.flex_bodies:
         from rbcosim.cosim.flex_groups import build_groups
 
         for group in build_groups(scenario, scenario.cosim.macro_step).values():
@@ -104,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"velocity = {s.v[i].tolist()}")
             if i + 1 not in model.point_masses:
                 print(f"angular_velocity = {s.w[i].tolist()}")
-    report.problems.extend(_print_size(scenario, RunLimits.from_items(args.limits)))
+    report.problems.extend(_print_size(scenario, limits))
     if report.usable:
         _print_time_scale(scenario)
     inconsistent = max(report.phi_initial, report.phidot_initial) > CONSISTENCY_TOL
@@ -123,6 +126,16 @@ def run(args: argparse.Namespace) -> int:
     else:
         print("verdict: consistent and within the limits")
     return 0 if report.usable else 1
+
+
+def _fits(scenario, limits: RunLimits) -> bool:
+    """Whether the estimate (from the structure files' declared sizes) is within `limits`:
+    the flexible bodies are built only then."""
+    try:
+        enforce(scenario, limits)
+    except LimitError:
+        return False
+    return True
 
 
 def _print_time_scale(scenario) -> None:

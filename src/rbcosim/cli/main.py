@@ -74,6 +74,10 @@ def main(argv: list[str] | None = None) -> int:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"rbcosim {args.command}: error: {message}", file=sys.stderr)
         return 1
+    except MemoryError as exc:
+        print(f"rbcosim {args.command}: error: out of memory ({exc}); `rbcosim check` estimates "
+              "what a scenario needs and `--limit memory_bytes=N` bounds it", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

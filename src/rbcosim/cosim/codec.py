@@ -8,6 +8,7 @@ that validates the fields' shapes before applying them never applies a corrupt s
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import math
 import os
@@ -49,8 +50,10 @@ def unpack_array(d: dict, key: str = "array") -> np.ndarray:
 
 def write_atomically(path, blob: bytes) -> None:
     """Write `blob` to `path` through a temporary file and a rename, so that a crash while
-    writing leaves the previous file (a checkpoint, say) whole."""
+    writing leaves the previous file (a checkpoint, say) whole; the temporary file of an earlier
+    writer of `path` that was killed while writing is removed."""
     path = Path(path)
+    remove_stale_temporaries(path.parent, glob.escape(path.name))
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
         with open(tmp, "wb") as f:
@@ -60,6 +63,29 @@ def write_atomically(path, blob: bytes) -> None:
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def remove_stale_temporaries(directory, pattern: str = "*") -> list[Path]:
+    """Remove the temporary files `write_atomically` leaves behind when its process is killed
+    mid-write (NAME.PID.tmp, NAME matching `pattern`, in `directory`) whose process no longer
+    runs; a live process's file is left alone. Returns the paths removed."""
+    removed = []
+    for tmp in Path(directory).glob(f"{pattern}.*.tmp"):
+        pid = tmp.name.rsplit(".", 2)[-2]
+        if pid.isdigit() and not _running(int(pid)):
+            tmp.unlink(missing_ok=True)
+            removed.append(tmp)
+    return removed
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True  # another user's process (or a number no process has): left alone
+    return True
 
 
 def _encode(v):

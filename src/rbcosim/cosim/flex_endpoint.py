@@ -10,6 +10,7 @@ The same object runs in process (CosimMaster) and in a separate flexible-solver 
 
 from __future__ import annotations
 
+import functools
 import warnings
 
 import numpy as np
@@ -17,6 +18,7 @@ import numpy as np
 from rbcosim import _core
 from rbcosim.core import make_handle
 from rbcosim.cosim.codec import StateFormatError, array, field, pack_state, unpack_state
+from rbcosim.cosim.model_digest import check_digest, model_digest
 from rbcosim.flex.arc_shape import ArcShape, is_beam_line
 from rbcosim.flex.body import FlexBody
 from rbcosim.flex.deformation_range import ROTATION_LIMIT, DeformationRange, DeformationWarning
@@ -331,8 +333,14 @@ class FlexEndpoint:
         return result_row(self.body, self._floating, self._arc)
 
     # --- save / restore ---------------------------------------------------------------------
+    @functools.cached_property
+    def digest(self) -> str:
+        """The flexible body's digest (its reduced model and gravity), carried by every state."""
+        return model_digest(self.body.model, self.body.gravity)
+
     def get_state(self) -> bytes:
         return pack_state({
+            "model": self.digest,
             "body": self.body.get_state(),
             "wt": self._times[:self._count].copy(),
             "w": self._wrenches[:self._count].copy(),
@@ -345,6 +353,7 @@ class FlexEndpoint:
         """Restore a state from get_state; the whole blob is checked before anything changes
         (ValueError naming the field otherwise)."""
         d = unpack_state(blob)
+        check_digest(d, self.digest, "flexible body")
         body, size = field(d, "body", bytes), len(self.body.get_state())
         if len(body) != size:
             raise StateFormatError(f"state.body: {len(body)} bytes, this model's state has {size}")

@@ -21,6 +21,8 @@ back only what was handed over). The `interface_jacobian` scheme is refused for 
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from rbcosim.cosim.codec import StateFormatError, array, field, pack_state, unpack_state
@@ -30,6 +32,7 @@ from rbcosim.cosim.flex_endpoint import (
     result_row,
     start_unstressed_interior,
 )
+from rbcosim.cosim.model_digest import check_digest, model_digest
 from rbcosim.flex.chord_body import ChordBody
 from rbcosim.flex.kinematics import InterfaceMotion
 from rbcosim.flex.multi_body import MultiNodeBody
@@ -200,9 +203,15 @@ class MultiFlexEndpoint:
         return result_row(self.body, self._chord, None)
 
     # --- save / restore ---------------------------------------------------------------------
+    @functools.cached_property
+    def digest(self) -> str:
+        """The flexible body's digest (its reduced model and gravity), carried by every state."""
+        return model_digest(self.body.model, self.body.gravity)
+
     def get_state(self) -> bytes:
         n = len(self.joints)
         return pack_state({
+            "model": self.digest,
             "body": self.body.get_state(),
             "wt": self._times[:self._count].copy(),
             "w": self._wrenches[:self._count].reshape(-1, 6).copy(),
@@ -215,6 +224,7 @@ class MultiFlexEndpoint:
     def set_state(self, blob: bytes) -> None:
         """Restore from get_state; everything is checked before anything changes."""
         d = unpack_state(blob)
+        check_digest(d, self.digest, "flexible body")
         n = len(self.joints)
         body, size = field(d, "body", bytes), len(self.body.get_state())
         if len(body) != size:

@@ -9,6 +9,7 @@ coupling, the flexible side's ∂W/∂x and ∂W/∂v times the point's motion s
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +29,7 @@ from rbcosim.cosim.interface import (
     WRENCH_FIELDS,
     InterfacePoints,
 )
+from rbcosim.cosim.model_digest import check_digest, model_digest
 from rbcosim.errors import ScenarioError, SimulationError
 from rbcosim.kernels import handle as kernel
 from rbcosim.kernels.interface import MAX_POLY_ORDER
@@ -327,12 +329,18 @@ class RigidSide:
         return dict(zip(self.scenario.model.body_names, self.body_row().reshape(-1, 13)))
 
     # --- save / restore -------------------------------------------------------------------
+    @functools.cached_property
+    def digest(self) -> str:
+        """The rigid model's digest (rbcosim.cosim.model_digest), carried by every state."""
+        return model_digest(self.scenario.model)
+
     def get_state(self) -> bytes:
         """Everything that determines the next steps, as bytes (exact round trip)."""
         s = self.sim.state
         flex = {k: v for k, v in self._flex.items() if v is not None}
         p = self.inputs
         return pack_state({
+            "model": self.digest,
             "t": s.t, "r": s.r, "q": s.q, "v": s.v, "w": s.w, "poly": p.poly, "t0": p.t0[0],
             "kx": p.gains[:, 0], "kv": p.gains[:, 1], "feedback": bool(p.switches[0]),
             "flex": flex, "added": p.added, "added_point_frame": p.flags[:, 1].astype(float),
@@ -369,6 +377,7 @@ class RigidSide:
 
     def _checked_state(self, d: dict) -> dict:
         """`d` if every field has this scenario's type and shape (StateFormatError otherwise)."""
+        check_digest(d, self.digest)
         n, p = self.sim.state.r.shape[0], self.inputs
         for key, width in (("r", 3), ("q", 4), ("v", 3), ("w", 3)):
             array(d, key, (n, width))

@@ -26,7 +26,13 @@ import numpy as np
 
 from rbcosim.client import Client
 from rbcosim.cosim import codec
-from rbcosim.cosim.codec import StateFormatError, pack_state, unpack_state, write_atomically
+from rbcosim.cosim.codec import (
+    StateFormatError,
+    pack_state,
+    remove_stale_temporaries,
+    unpack_state,
+    write_atomically,
+)
 from rbcosim.cosim.flex_endpoint import motion_of
 from rbcosim.cosim.flex_groups import build_groups
 from rbcosim.errors import RbcosimError, ScenarioError
@@ -320,6 +326,8 @@ def run_flex_solver(
     ckpt = Path(checkpoint_dir) if checkpoint_dir is not None else None
     if resume and ckpt is None:
         raise FlexSolverError("resuming needs the checkpoint folder of the interrupted run")
+    if ckpt is not None and ckpt.is_dir():
+        remove_stale_temporaries(ckpt, "*.ckpt")  # of a solver killed while writing one
 
     def motions_of(rows: np.ndarray, t: float) -> dict:
         return {j: motion_of(row, t) for j, row in zip(joints, rows)}

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from rbcosim.declared_size import refuse_oversized
 from rbcosim.errors import ScenarioError
 from rbcosim.flex.beam import COMPONENT_NAMES
 from rbcosim.flex.matrices_io import StructureMatrices, check_floating, validate_structure
@@ -71,6 +72,7 @@ def convert_structure(
 def read_matrix(path: Path, key: str) -> np.ndarray:
     """A matrix from ``.mtx``, ``.npy`` or ``.npz`` (array ``key`` or the only one)."""
     path = Path(path)
+    refuse_oversized(path, f"{path.name}: {key}")
     try:
         if path.suffix == ".mtx":
             return read_matrix_market_file(path)

@@ -54,6 +54,7 @@ from pathlib import Path
 
 import numpy as np
 
+from rbcosim.declared_size import refuse_oversized
 from rbcosim.errors import ScenarioError
 from rbcosim.flex.beam import COMPONENT_NAMES
 from rbcosim.flex.matrix_market import read_matrix_market_file
@@ -119,6 +120,7 @@ def load_npz(path: str | Path) -> StructureMatrices:
     """Read and validate a ``.npz`` structure file (see the module docstring for the keys)."""
     path = Path(path)
     label = path.name
+    refuse_oversized(path, label)
     try:
         with np.load(path, allow_pickle=False) as data:
             content = {key: data[key] for key in data.files}
@@ -198,6 +200,7 @@ def load_mtx(
     mats = {}
     for key, p in files.items():
         p = Path(p)
+        refuse_oversized(p, f"{p.name}: {key}")
         try:
             a = read_matrix_market_file(p)
         except FileNotFoundError as exc:

@@ -92,8 +92,8 @@ def check_referenced_files(root: Path | None, text: str, base: Path, where: str)
         return
     try:
         table = tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
-        return  # the scenario reader reports it with its line
+    except (tomllib.TOMLDecodeError, RecursionError):
+        return  # the scenario reader reports it (with its line, or as nested too deep)
     bodies = table.get("flex_bodies")
     if not isinstance(bodies, dict):
         return

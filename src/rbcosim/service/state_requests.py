@@ -12,7 +12,7 @@ import numpy as np
 from rbcosim import PROTOCOL_VERSION
 from rbcosim.service import files
 from rbcosim.service.errors import ProtocolError
-from rbcosim.service.requests import content_field, plain, step_index
+from rbcosim.service.requests import content_field, plain, step_index, valid_step
 from rbcosim.service.session import Session, Snapshot
 
 STATE_FILE_FORMAT = "rbcosim-session-state"
@@ -104,18 +104,22 @@ class StateRequests:
                 isinstance(data, dict)
                 and data.get("format") == STATE_FILE_FORMAT
                 and isinstance(data.get("state"), bytes)
-                and isinstance(data.get("step"), int)
             ):
                 raise ProtocolError(
                     "state_error", f"{str(path)!r} is not an rbcosim session state file"
                 )
+            step = valid_step(data.get("step"), f"the step index of the state file {str(path)!r}",
+                              "state_error")
             if data.get("points") != list(s.points) or data.get("joints") != list(s.joints):
                 raise ProtocolError(
                     "state_error",
                     f"{str(path)!r} was saved from a model with points {data.get('points')} and joints "
                     f"{data.get('joints')}; this session has {list(s.points)} and {list(s.joints)}",
                 )
-            self._restore(s, data["state"], data["step"])
+            try:
+                self._restore(s, data["state"], step)
+            except ProtocolError as exc:  # e.g. saved from another model: name the file
+                raise ProtocolError(exc.code, f"{str(path)!r}: {exc.message}") from None
             name = None
         else:
             name = content_field(content, "name", str, required=False, default="default")
