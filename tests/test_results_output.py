@@ -61,7 +61,7 @@ def test_failed_run_keeps_the_rows_before_the_failure(tmp_path, capsys):
     assert code == 1 and len(err.strip().splitlines()) == 1 and "non-finite" in err
     assert "partial results" in out and str(failed) in out
     partial = read_results(failed)
-    assert partial.diagnostics["status"] == "failed"
+    assert partial.diagnostics["status"] == "diverged"  # a non-finite state: diverged (issue 27)
     assert partial.diagnostics["error"] in err
     assert partial.diagnostics["rows"] == len(partial.data) > 11
     assert np.isfinite(partial.data).all()

@@ -68,18 +68,18 @@ class Bounds:
         t = state.t
         distance = np.linalg.norm(state.r - self.r0, axis=1)
         worst = int(np.argmax(distance)) if distance.size else 0
-        where = f"in body {self.names[worst]!r}" if self.names else ""
+        where = f" in body {self.names[worst]!r}" if self.names else ""
         if distance.size and distance[worst] > self.position:
-            raise DivergedError(f"diverged at t = {t:.6g} s {where}: it moved "
-                                f"{distance[worst]:.3g} m, beyond {self.position:.3g} m")
+            raise DivergedError(f"diverged: moved {distance[worst]:.3g} m from the start, "
+                                f"beyond {self.position:.3g} m, at t = {t:.6g} s{where}")
         self.check_quaternion(state, quaternion_error)
         if phi > self.constraint:
-            raise DivergedError(f"diverged at t = {t:.6g} s: constraint violation ‖Φ‖∞ = "
-                                f"{phi:.3g} > {self.constraint:.3g}")
+            raise DivergedError(f"diverged: constraint violation ‖Φ‖∞ = {phi:.3g} > "
+                                f"{self.constraint:.3g} at t = {t:.6g} s")
         limit = max(self.energy, ENERGY_SCALES * abs(work))
         if balance is not None and balance > limit:
-            raise DivergedError(f"diverged at t = {t:.6g} s {where}: energy balance error "
-                                f"{balance:.3g} J > {limit:.3g} J")
+            raise DivergedError(f"diverged: energy balance error {balance:.3g} J > "
+                                f"{limit:.3g} J at t = {t:.6g} s")
 
     def check_quaternion(self, state: State, error: float) -> None:
         """DivergedError when a step's |‖q‖ − 1| (`error`) is beyond QUATERNION_ERROR, naming
@@ -91,8 +91,8 @@ class Bounds:
             with np.errstate(all="ignore"):
                 speed = np.nan_to_num(np.linalg.norm(state.w, axis=1), nan=np.inf)
             body = f" in body {self.names[int(np.argmax(speed))]!r}"
-        raise DivergedError(f"diverged at t = {state.t:.6g} s{body}: quaternion norm error "
-                            f"{error:.3g} > {QUATERNION_ERROR:g} in a step")
+        raise DivergedError(f"diverged: quaternion norm error {error:.3g} > "
+                            f"{QUATERNION_ERROR:g} in a step, at t = {state.t:.6g} s{body}")
 
 
 def nice_floor(x: float) -> float:
@@ -111,10 +111,9 @@ def suggested_step(step: float, scale: float | None) -> float:
     return nice_floor(min(target, step / 2.0))
 
 
-def likely_cause(step: float, scale: float | None, *, name: str = "dt",
-                 remedy: str = "") -> str:
+def likely_cause(step: float, scale: float | None, *, name: str = "dt") -> str:
     """The cause text: `step` (s, the option `name`) against the fastest time scale (s)."""
-    try_step = f"try {name} ≤ {suggested_step(step, scale):.3g} s{remedy}"
+    try_step = f"try {name} ≤ {suggested_step(step, scale):.3g} s"
     if scale is None:
         return f"likely cause: {name} = {step:g} s too large; {try_step}"
     if step > scale:
@@ -147,3 +146,30 @@ def rigid_time_scale(model: Model, baumgarte: tuple[float, float]) -> float | No
 def explain(error: DivergedError, model: Model, solver) -> DivergedError:
     """A rigid run's DivergedError with the likely cause (its dt against the time scale)."""
     return with_cause(error, likely_cause(solver.dt, rigid_time_scale(model, solver.baumgarte)))
+
+
+def flex_time_scale(groups) -> float | None:
+    """s: 1 / (2π f) of the highest fixed-interface frequency f of the flexible bodies of
+    `groups` (rbcosim.cosim.flex_groups; None when none is known)."""
+    f = max((max(g.body.model.frequencies_hz, default=0.0) for g in groups), default=0.0)
+    return 1.0 / (2.0 * math.pi * f) if f > 0 else None
+
+
+def fastest_time_scale(*scales: float | None) -> float | None:
+    """The smallest of the known time scales (s); None when none is known."""
+    known = [s for s in scales if s is not None]
+    return min(known) if known else None
+
+
+def explain_cosim(error: DivergedError, scenario, groups, H: float) -> DivergedError:
+    """A co-simulation's DivergedError with the likely cause: its macro step H (s) against
+    the fastest time scale of the rigid side and the flexible modes; without added mass, the
+    remedy names it too."""
+    scale = fastest_time_scale(rigid_time_scale(scenario.model, scenario.solver.baumgarte),
+                               flex_time_scale(groups))
+    if scenario.cosim.added_mass:
+        return with_cause(error, likely_cause(H, scale, name="cosim.macro_step"))
+    known = "" if scale is None else f" (fastest time scale {scale:.3g} s, `rbcosim check`)"
+    return with_cause(error, f"likely cause: the coupling without added mass is unstable at "
+                             f"cosim.macro_step = {H:g} s{known}; set cosim.added_mass = true "
+                             f"or try cosim.macro_step ≤ {suggested_step(H, scale):.3g} s")

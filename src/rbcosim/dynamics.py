@@ -220,6 +220,6 @@ class MaximalSystem:
         for i, name in enumerate(self.model.body_names):
             row = np.concatenate([state.r[i], state.q[i], state.v[i], state.w[i]])
             if not np.isfinite(row).all():
-                raise DivergedError(f"diverged at t = {state.t:.6g} s in body {name!r}: "
-                                    "non-finite state")
-        raise DivergedError(f"diverged at t = {state.t:.6g} s: non-finite state")
+                raise DivergedError(f"diverged: non-finite state at t = {state.t:.6g} s in "
+                                    f"body {name!r}")
+        raise DivergedError(f"diverged: non-finite state at t = {state.t:.6g} s")

@@ -155,8 +155,8 @@ class RigidSimulation:
             self.bounds.check_quaternion(state, d.quaternion_error)
             self.system.check_finite(state)
             if row is None:
-                raise DivergedError(f"diverged at t = {state.t:.6g} s: non-finite energy or "
-                                    f"constraint drift (energy {energy:.3g} J, ‖Φ‖∞ {phi:.3g})")
+                raise DivergedError(f"diverged: non-finite energy or constraint drift at t = "
+                                    f"{state.t:.6g} s (energy {energy:.3g} J, ‖Φ‖∞ {phi:.3g})")
             d.update(energy, phi, phidot, kinetic, work)
             balance = abs(energy - d.energy0 - work) if d.reported else None
             self.bounds.check(state, phi, balance, work, d.quaternion_error)
@@ -205,7 +205,7 @@ class RigidSimulation:
         self._count(t0, h)
 
     def _count(self, t0: float, h: float) -> None:
-        self.diagnostics.steps += int(round((self.state.t - t0) / h))
+        self.diagnostics.steps += round((self.state.t - t0) / h)
         self.diagnostics.quaternion_error = self.integrator.quaternion_error
 
 

@@ -9,6 +9,7 @@ import argparse
 import importlib
 import os
 import sys
+import warnings
 
 from rbcosim import PROTOCOL_VERSION, __version__
 from rbcosim.errors import RbcosimError
@@ -59,6 +60,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
+    before = warnings.formatwarning
+    warnings.formatwarning = _one_line_warning
     try:
         return int(args.handler(args) or 0)
     except RbcosimError as exc:
@@ -76,6 +79,13 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    finally:
+        warnings.formatwarning = before
+
+
+def _one_line_warning(message, category, filename, lineno, line=None) -> str:
+    """A warning as the CLI prints it: `warning: <Category>: message`, no source path."""
+    return f"warning: {category.__name__}: {message}\n"
 
 
 if __name__ == "__main__":

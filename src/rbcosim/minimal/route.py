@@ -107,7 +107,7 @@ class MinimalSimulation:
         err = self.advance(self.t, self.y, h)
         self.t += h
         if math.isnan(err):
-            raise DivergedError(f"diverged at t = {self.t:.6g} s: non-finite joint coordinates")
+            raise DivergedError(f"diverged: non-finite joint coordinates at t = {self.t:.6g} s")
         d = self.diagnostics
         d.quaternion_error = max(d.quaternion_error, err)
         if self.system.has_loops:
@@ -133,7 +133,7 @@ class MinimalSimulation:
         d.steps += done
         if math.isnan(err):
             self.t = (k0 + done) * h + h
-            raise DivergedError(f"diverged at t = {self.t:.6g} s: non-finite joint coordinates")
+            raise DivergedError(f"diverged: non-finite joint coordinates at t = {self.t:.6g} s")
         d.quaternion_error = max(d.quaternion_error, err)
         self.t = (k0 + n) * h
 
@@ -153,8 +153,8 @@ class MinimalSimulation:
         d = self.diagnostics
         self.bounds.check_quaternion(state, d.quaternion_error)
         if not np.isfinite(row).all():
-            raise DivergedError(f"diverged at t = {t:.6g} s: non-finite state, energy or "
-                                "constraint drift (joint coordinates)")
+            raise DivergedError(f"diverged: non-finite state, energy or constraint drift at "
+                                f"t = {t:.6g} s (joint coordinates)")
         d.update(energy, phi, phidot, system.kinetic_energy(state), work)
         balance = abs(energy - d.energy0 - work) if d.reported else None
         try:
