@@ -39,3 +39,11 @@ class DivergedError(SimulationError):
     def __init__(self, message: str, row=None):
         super().__init__(message)
         self.row = row
+
+
+class UnknownKeyError(ScenarioError):
+    """A scenario key or `--set` path that the format does not know (a typo, mostly)."""
+
+
+class CaseTimeoutError(SimulationError):
+    """A run went on past its wall-clock allowance (`rbcosim sweep --case-timeout`)."""

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from rbcosim.assembly import JointStart, assemble, read_start
-from rbcosim.errors import ScenarioError
+from rbcosim.errors import ScenarioError, UnknownKeyError
 from rbcosim.flex.config import resolve_numbers
 from rbcosim.integrators import INTEGRATOR_NAMES
 from rbcosim.model import (
@@ -104,7 +104,7 @@ def load_scenario_text(text: str, *, source: str = "<inline>", base_dir=".",
                 parent, _, name = path.rpartition(".")
                 close = difflib.get_close_matches(name, siblings, n=1, cutoff=TYPO_RATIO)
                 hint = f" (did you mean {close[0]!r}?)" if close else ""
-                raise ScenarioError(f"{source}: --set {key}: unknown key {name!r} in "
+                raise UnknownKeyError(f"{source}: --set {key}: unknown key {name!r} in "
                                     f"{parent or 'the scenario'}{hint}; the table it would "
                                     f"create lacks {missing}") from None
         raise

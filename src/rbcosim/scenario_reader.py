@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from rbcosim.errors import ScenarioError
+from rbcosim.errors import ScenarioError, UnknownKeyError
 
 if TYPE_CHECKING:
     from rbcosim.scenario_parameters import Parameters
@@ -74,7 +74,8 @@ class TableReader:
             if default is REQUIRED:
                 typo = self.typo_of(key)
                 if typo is not None:
-                    raise self.error(typo, f"unknown key (did you mean {key!r}?)")
+                    raise UnknownKeyError(f"{self.source}: {self.key_path(typo)}: unknown key "
+                                          f"(did you mean {key!r}?)")
                 error = self.error(key, "missing (required)")
                 error.missing = self.key_path(key)
                 raise error
@@ -193,4 +194,5 @@ class TableReader:
             known = sorted(self._read)
             close = difflib.get_close_matches(unknown[0], known, n=1, cutoff=TYPO_RATIO)
             hint = f"did you mean {close[0]!r}? " if close else ""
-            raise self.error(unknown[0], f"unknown key ({hint}known keys here: {known})")
+            raise UnknownKeyError(f"{self.source}: {self.key_path(unknown[0])}: unknown key "
+                                  f"({hint}known keys here: {known})")
