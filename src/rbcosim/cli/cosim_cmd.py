@@ -45,7 +45,9 @@ def add_parser(sub) -> None:
                    help="plot file (default: the results file with .png); the figure of "
                         "`rbcosim plot RESULT`")
     p.add_argument("--no-plot", action="store_true", help="write no plot")
-    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p.add_argument("--quiet", "-q", action="store_true",
+                   help="no progress bar and no summary: only warnings, errors and the files "
+                        "written")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--connect", metavar="ADDR",
                        help="use the rbcosim server at ADDR (e.g. tcp://host:5555) instead of "
@@ -101,6 +103,7 @@ def run(args: argparse.Namespace) -> int:
 
         plot = Path(args.plot) if args.plot else out.with_suffix(".png")
         written.append(plot_results(results, plot, title=f"{path.stem} (multi-process)"))
-    print(format_summary(results.summary()))
+    if not args.quiet:
+        print(format_summary(results.summary()))
     print("results: " + ", ".join(str(p) for p in written))
     return 0

@@ -45,7 +45,9 @@ def add_parser(sub) -> None:
     p.add_argument("--plot", metavar="FILE.png", nargs="?", const="",
                    help="also write the figure of `rbcosim plot RESULT` (default file: the "
                         "results file with .png)")
-    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p.add_argument("--quiet", "-q", action="store_true",
+                   help="no progress bar and no summary: only warnings, errors and the files "
+                        "written")
     p.add_argument("--checkpoint", metavar="FILE",
                    help="save the whole state (co-simulation: both sides) and the rows so far to "
                         "FILE every --checkpoint-every (macro) steps and at the end")
@@ -72,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
         results = run_scenario(scenario, progress=not args.quiet, checkpoint=args.checkpoint,
                                checkpoint_every=args.checkpoint_every, resume=args.resume)
     except RunFailedError as exc:
-        report_failure(exc, args.output_variables, out)
+        report_failure(exc, args.output_variables, out, quiet=args.quiet)
         raise
     results = results.select(args.output_variables)
     written = results.write(out)
@@ -81,7 +83,8 @@ def run(args: argparse.Namespace) -> int:
 
         plot = Path(args.plot) if args.plot else out.with_suffix(".png")
         written.append(plot_results(results, plot, title=Path(args.scenario).stem))
-    print(format_summary(results.summary()))
+    if not args.quiet:
+        print(format_summary(results.summary()))
     warning = results.diagnostics.get("accuracy", {}).get("warning")
     if warning:
         print(f"WARNING: {warning}")
@@ -89,11 +92,14 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def report_failure(exc: RunFailedError, patterns: list[str] | None, out: Path) -> None:
-    """Write the rows computed before the failure and say where (stdout: the summary)."""
+def report_failure(exc: RunFailedError, patterns: list[str] | None, out: Path, *,
+                   quiet: bool = False) -> None:
+    """Write the rows computed before the failure and say where (stdout: the summary, unless
+    `quiet`)."""
     partial = exc.partial.select(patterns)
     written = partial.write(out)
-    print(format_summary(partial.summary()))
+    if not quiet:
+        print(format_summary(partial.summary()))
     last = partial.summary()["t_last_row"]
     print(f"partial results (rows up to t = {last:.6g} s): "
           + ", ".join(str(p) for p in written))
