@@ -102,3 +102,34 @@ def test_cosim_without_added_mass_diverges_with_the_coupling_remedy(scenarios_di
     assert "cosim.macro_step ≤ " in error
     summary = read_results(out_csv).diagnostics
     assert summary["status"] == "diverged" and np.isfinite(read_results(out_csv).data).all()
+
+
+@pytest.mark.parametrize("absurd", [False, True])
+def test_rank_loss_is_a_singularity_at_a_sane_state_and_a_divergence_otherwise(
+        scenarios_dir, tmp_path, capsys, monkeypatch, absurd):
+    """The core's singular status (J M⁻¹ Jᵀ), raised after 100 steps: at the state the run
+    reached, the kinematic-singularity message; at a state moved 1e9 m away, a divergence."""
+    from rbcosim.errors import SingularJacobianError
+    from rbcosim.integrators import FixedStepIntegrator
+
+    advance = FixedStepIntegrator.advance
+
+    def singular_later(self, state, times, h):
+        advance(self, state, times[times <= 0.1 + 1e-12], h)
+        if state.t >= 0.1 - 1e-12:
+            if absurd:
+                state.r[:] += 1e9
+            raise SingularJacobianError(f"the joints' Jacobian lost rank at t = {state.t:.6g} s "
+                                        "(a kinematic singularity, or constraints that became "
+                                        "redundant): J M⁻¹ Jᵀ is singular")
+        return state
+
+    monkeypatch.setattr(FixedStepIntegrator, "advance", singular_later)
+    code = main(["run", str(scenarios_dir / "double_pendulum.toml"), "--t-end", "0.5", "-q",
+                 "-o", str(tmp_path / "o.csv")])
+    err = capsys.readouterr().err
+    assert code == 1
+    if absurd:
+        assert "diverged: moved 1.73e+09 m from the start" in err  # √3 · 1e9 and "lost rank" not in err
+    else:
+        assert "lost rank at t = 0.1 s" in err and "diverged" not in err
