@@ -29,7 +29,8 @@ def add_parser(sub) -> None:
                                    "is refused before it starts: --limit raises one. A run that "
                                    "fails (non-finite state, Newton failure, continuity stop) "
                                    "stops with exit 1 after writing the rows computed before "
-                                   "and a summary with status failed.")
+                                   "and a summary with status failed (diverged: a non-finite "
+                                   "or absurd state, docs/divergence.md).")
     add_scenario_options(p)
     p.add_argument("--out", "-o", metavar="FILE",
                    help="results file: .csv, .npz or .h5 (default: results/<name>.csv)")
