@@ -36,8 +36,8 @@ def test_a_misspelled_override_stops_before_the_cluster(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("probe, message", [
-    ("mass1.xx@0.1", "--probe mass1.xx@0.1: no column 'mass1.xx' in the cases' results "
-                     "(did you mean mass1.x"),
+    ("mass1.xx@0.1", ("--probe mass1.xx@0.1: no column 'mass1.xx' in the cases' results "
+                      "(did you mean mass1.x")),
     ("mass1.x@5", "--probe mass1.x@5: the time is outside the run (0 to solver.t_end = 0.3 s)"),
 ])
 def test_a_bad_probe_stops_before_the_cluster(tmp_path, capsys, probe, message):
