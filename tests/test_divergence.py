@@ -133,3 +133,16 @@ def test_rank_loss_is_a_singularity_at_a_sane_state_and_a_divergence_otherwise(
         assert "diverged: moved 1.73e+09 m from the start" in err  # √3 · 1e9 and "lost rank" not in err
     else:
         assert "lost rank at t = 0.1 s" in err and "diverged" not in err
+
+
+@pytest.mark.slow
+def test_the_distributed_cosim_names_the_cause_too(scenarios_dir, tmp_path, capsys):
+    """`rbcosim cosim` (server and flexible-solver processes) of the same unstable coupling:
+    the session's divergence arrives with the same likely cause."""
+    code = main(["cosim", str(scenarios_dir / "rigid_flex_pendulum.toml"), "--set",
+                 "cosim.added_mass=false", "--set", "solver.t_end=0.05", "-q", "--no-plot",
+                 "-o", str(tmp_path / "o.csv")])
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert code == 1 and "diverged: non-finite state at t = " in err
+    assert ("likely cause: the coupling without added mass is unstable at cosim.macro_step = "
+            "0.00025 s") in err and "set cosim.added_mass = true" in err

@@ -162,14 +162,19 @@ def fastest_time_scale(*scales: float | None) -> float | None:
 
 
 def explain_cosim(error: DivergedError, scenario, groups, H: float) -> DivergedError:
-    """A co-simulation's DivergedError with the likely cause: its macro step H (s) against
-    the fastest time scale of the rigid side and the flexible modes; without added mass, the
-    remedy names it too."""
+    """A co-simulation's DivergedError with the likely cause of `cosim_cause`."""
+    return with_cause(error, cosim_cause(scenario, groups, H))
+
+
+def cosim_cause(scenario, groups, H: float) -> str:
+    """The likely cause of a co-simulation's divergence: its macro step H (s) against the
+    fastest time scale of the rigid side and the flexible modes of `groups`; without added
+    mass, the remedy names it too."""
     scale = fastest_time_scale(rigid_time_scale(scenario.model, scenario.solver.baumgarte),
                                flex_time_scale(groups))
     if scenario.cosim.added_mass:
-        return with_cause(error, likely_cause(H, scale, name="cosim.macro_step"))
+        return likely_cause(H, scale, name="cosim.macro_step")
     known = "" if scale is None else f" (fastest time scale {scale:.3g} s, `rbcosim check`)"
-    return with_cause(error, f"likely cause: the coupling without added mass is unstable at "
-                             f"cosim.macro_step = {H:g} s{known}; set cosim.added_mass = true "
-                             f"or try cosim.macro_step ≤ {suggested_step(H, scale):.3g} s")
+    return (f"likely cause: the coupling without added mass is unstable at "
+            f"cosim.macro_step = {H:g} s{known}; set cosim.added_mass = true "
+            f"or try cosim.macro_step ≤ {suggested_step(H, scale):.3g} s")
