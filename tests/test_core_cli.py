@@ -217,9 +217,8 @@ def test_run_writes_the_documented_columns(capsys, scenarios_dir, tmp_path):
             str(out_file),
             "--t-end",
             "0.02",
-            "--quiet",
         ]
-    )
+    )  # without --quiet: it prints no summary (issue 27)
     out, err = capsys.readouterr()
     assert code == 0, err
     with out_file.open() as f:

@@ -21,18 +21,19 @@ PENDULUM = ROOT / "scenarios" / "rigid_flex_pendulum.toml"
 TWO_BEAMS = ROOT / "scenarios" / "two_beams.toml"
 
 
-def in_process(tmp_path: Path, scenario: Path, *sets: str) -> Results:
+def in_process(tmp_path: Path, scenario: Path, *sets: str, summary: bool = False) -> Results:
     out = tmp_path / f"{scenario.stem}.run.csv"
-    args = ["run", str(scenario), "--out", str(out), "--quiet"]
+    args = ["run", str(scenario), "--out", str(out), *([] if summary else ["--quiet"])]
     for s in sets:
         args += ["--set", s]
     assert main(args) == 0
     return Results.read_csv(out)
 
 
-def multi_process(tmp_path: Path, scenario: Path, *sets: str, plot: bool = False) -> Results:
+def multi_process(tmp_path: Path, scenario: Path, *sets: str, plot: bool = False,
+                  summary: bool = False) -> Results:
     out = tmp_path / f"{scenario.stem}.cosim.csv"
-    args = ["cosim", str(scenario), "--out", str(out), "--quiet"]
+    args = ["cosim", str(scenario), "--out", str(out), *([] if summary else ["--quiet"])]
     args += [] if plot else ["--no-plot"]
     for s in sets:
         args += ["--set", s]
@@ -57,10 +58,11 @@ def test_pendulum_multi_process_equals_in_process_bitwise(tmp_path, scheme):
 
 def test_pendulum_writes_summary_and_plot_in_the_layout_of_run(tmp_path, capsys):
     """`cosim` and `run` of one scenario print and write summaries with the same keys."""
-    results = multi_process(tmp_path, PENDULUM, "solver.t_end=0.01", plot=True)
+    # without --quiet: it prints no summary (issue 27)
+    results = multi_process(tmp_path, PENDULUM, "solver.t_end=0.01", plot=True, summary=True)
     assert results.columns[0] == "t" and "beam.tip.x" in results.columns
     cosim_out = capsys.readouterr().out
-    in_process(tmp_path, PENDULUM, "solver.t_end=0.01")
+    in_process(tmp_path, PENDULUM, "solver.t_end=0.01", summary=True)
     run_out = capsys.readouterr().out
     png = tmp_path / "rigid_flex_pendulum.cosim.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -31,11 +31,14 @@ def _guide_blocks(lang: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def built():
-    """The guide's Python blocks, run in one namespace: {"four_bar": ..., "arm": ...}."""
+    """The guide's Python blocks, each run on its own as a reader would copy it (standalone):
+    {"four_bar": ..., "three_link_arm": ..., "builders": (m, a)}."""
     namespace: dict = {}
     for code in _guide_blocks("python"):
         if "ModelBuilder(" in code:
-            exec(code, namespace)  # noqa: S102 (the guide's own example)
+            own: dict = {}
+            exec(code, own)  # noqa: S102 (the guide's own example)
+            namespace.update(own)
     return {"four_bar": namespace["four_bar"], "three_link_arm": namespace["arm"],
             "builders": (namespace["m"], namespace["a"])}
 

@@ -51,26 +51,32 @@ def scenario(tmp_path, k: float, t_end: float) -> str:
     return str(path)
 
 
+#: N/m: ω h = 2.85 for the 1 kg slider at h = 1 ms
+UNSTABLE_K = 8.1e6
+
+
 def test_failed_run_keeps_the_rows_before_the_failure(tmp_path, capsys):
-    """ω h = 10 (k = 1e8 N/m, h = 1 ms) is outside RK4's stability region: the run overflows.
-    Its rows equal those of the same run stopped at 10 ms, and the spring energy grows by
-    |R(iωh)|² per step, R(z) = 1 + z + z²/2 + z³/6 + z⁴/24 (linear oscillator)."""
+    """ω h = 2.85 (k = 8.1e6 N/m, h = 1 ms) is just outside RK4's stability region (2√2): the
+    energy grows until the run stops as diverged (its energy balance beyond ten energy scales;
+    it was ω h = 10 and an overflow before divergence stopped runs). Its rows equal those of the
+    same run stopped at 10 ms, and the spring energy grows by |R(iωh)|² per step,
+    R(z) = 1 + z + z²/2 + z³/6 + z⁴/24 (linear oscillator)."""
     failed = tmp_path / "failed.csv"
-    code = main(["run", scenario(tmp_path, 1e8, 1.0), "-q", "-o", str(failed)])
+    code = main(["run", scenario(tmp_path, UNSTABLE_K, 1.0), "-q", "-o", str(failed)])
     out, err = capsys.readouterr()
-    assert code == 1 and len(err.strip().splitlines()) == 1 and "non-finite" in err
+    assert code == 1 and len(err.strip().splitlines()) == 1 and "diverged" in err
     assert "partial results" in out and str(failed) in out
     partial = read_results(failed)
-    assert partial.diagnostics["status"] == "failed"
+    assert partial.diagnostics["status"] == "diverged"  # a non-finite state: diverged (issue 27)
     assert partial.diagnostics["error"] in err
     assert partial.diagnostics["rows"] == len(partial.data) > 11
     assert np.isfinite(partial.data).all()
     short = tmp_path / "short.csv"
-    assert main(["run", scenario(tmp_path, 1e8, 0.01), "-q", "-o", str(short)]) == 0
+    assert main(["run", scenario(tmp_path, UNSTABLE_K, 0.01), "-q", "-o", str(short)]) == 0
     whole = Results.read_csv(short)
     assert whole.columns == partial.columns and len(whole.data) == 11
     assert np.array_equal(partial.data[:11], whole.data)
-    z = 10j
+    z = 1j * np.sqrt(UNSTABLE_K) * 1e-3
     growth = abs(1 + z + z**2 / 2 + z**3 / 6 + z**4 / 24) ** 2
     energy = partial["energy"][10:30]  # past the start-up transient (settled by row 6)
     assert energy[1:] / energy[:-1] == pytest.approx(growth, rel=1e-6)

@@ -18,7 +18,7 @@ from rbcosim import _core
 from rbcosim import quaternion as quat
 from rbcosim.constraints import Constraints, JacobianAssembler
 from rbcosim.core import make_handle
-from rbcosim.errors import SimulationError
+from rbcosim.errors import DivergedError, SimulationError, SingularJacobianError
 from rbcosim.kernels import equations as eq
 from rbcosim.kernels import handle as kernel
 from rbcosim.kernels.forces import force_table
@@ -154,7 +154,7 @@ class MaximalSystem:
     # --- equations of motion ----------------------------------------------------------------
     def _raise(self, status: int, t: float) -> None:
         if status == eq.SINGULAR:
-            raise SimulationError(
+            raise SingularJacobianError(
                 f"the joints' Jacobian lost rank at t = {t:.6g} s (a kinematic singularity, "
                 "or constraints that became redundant): J M⁻¹ Jᵀ is singular")
         if status == eq.NO_CONVERGENCE:
@@ -214,11 +214,12 @@ class MaximalSystem:
         return float(kernel.energy(self.handle, state.vector)[1])
 
     def check_finite(self, state: State) -> None:
-        """Raise SimulationError naming the time and the first body with a non-finite value."""
+        """Raise DivergedError naming the time and the first body with a non-finite value."""
         if state.is_finite():
             return
         for i, name in enumerate(self.model.body_names):
             row = np.concatenate([state.r[i], state.q[i], state.v[i], state.w[i]])
             if not np.isfinite(row).all():
-                raise SimulationError(f"non-finite state at t = {state.t:.6g} s in body {name!r}")
-        raise SimulationError(f"non-finite state at t = {state.t:.6g} s")
+                raise DivergedError(f"diverged: non-finite state at t = {state.t:.6g} s in "
+                                    f"body {name!r}")
+        raise DivergedError(f"diverged: non-finite state at t = {state.t:.6g} s")

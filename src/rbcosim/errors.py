@@ -24,3 +24,26 @@ class RunFailedError(SimulationError):
     def __init__(self, message: str, partial=None):
         super().__init__(message)
         self.partial = partial
+
+
+class SingularJacobianError(SimulationError):
+    """The joints' Jacobian lost rank at a step (J M⁻¹ Jᵀ singular)."""
+
+
+class DivergedError(SimulationError):
+    """A run's state became non-finite or absurd (`rbcosim.divergence`); summary status
+    "diverged"; `row`: the absurd (finite) results row that showed it, or None."""
+
+    status = "diverged"
+
+    def __init__(self, message: str, row=None):
+        super().__init__(message)
+        self.row = row
+
+
+class UnknownKeyError(ScenarioError):
+    """A scenario key or `--set` path that the format does not know (a typo, mostly)."""
+
+
+class CaseTimeoutError(SimulationError):
+    """A run went on past its wall-clock allowance (`rbcosim sweep --case-timeout`)."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from rbcosim.dynamics import MaximalSystem
-from rbcosim.errors import SimulationError
+from rbcosim.errors import DivergedError
 from rbcosim.kernels import equations as eq
 from rbcosim.kernels import handle as kernel
 from rbcosim.state import State
@@ -101,7 +101,7 @@ class FixedStepIntegrator:
         state.t = float(times[done])
         if status == eq.NOT_FINITE:
             self.system.check_finite(State.from_vector(float(times[done + 1]), failed))
-            raise SimulationError(f"non-finite state at t = {times[done + 1]:.6g} s")
+            raise DivergedError(f"diverged: non-finite state at t = {times[done + 1]:.6g} s")
         if status:
             self.system._raise(status, float(times[done + 1]))
 

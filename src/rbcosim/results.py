@@ -1,8 +1,8 @@
 """Result tables: named columns over time, written as CSV, .npz or HDF5 (.h5, .hdf5) by
 suffix, with the run's summary beside in `<stem>.summary.json` (`out.csv` -> `out.summary.json`).
 
-Every run (`run`, `cosim`, finished or failed) has the same summary layout: `status` ("ok" or
-"failed"), `error` (the error text or null), `rows` and `t_last_row` (s) of the table, the
+Every run (`run`, `cosim`, finished or failed) has the same summary layout: `status` ("ok",
+"failed" or "diverged": a non-finite or absurd state, `rbcosim.divergence`), `error` (the error text or null), `rows` and `t_last_row` (s) of the table, the
 run's figures, then `joints` (per coupling joint gaps; {} in rigid runs),
 `continuity_violations` and `distributed` (the processes of `rbcosim cosim`; null in process).
 """
@@ -172,10 +172,13 @@ def read_results(path: str | Path) -> Results:
 
 def failure(columns: list[str], rows: list, diagnostics: dict, error: Exception) -> RunFailedError:
     """`error` as a RunFailedError carrying the rows computed before it, with status
-    "failed" and the error text in their summary."""
+    "failed" (or the error's own, "diverged") and the error text in their summary."""
     data = np.array(rows, dtype=float).reshape(len(rows), len(columns))
-    return RunFailedError(str(error), Results(
-        columns, data, {**diagnostics, "status": "failed", "error": str(error)}))
+    status = getattr(error, "status", "failed")
+    out = RunFailedError(str(error), Results(
+        columns, data, {**diagnostics, "status": status, "error": str(error)}))
+    out.status = status
+    return out
 
 
 def format_summary(summary: dict, indent: str = "") -> str:

@@ -8,6 +8,7 @@ paths (`--set bodies.link1.mass=2`); the value is parsed as TOML, else taken as 
 from __future__ import annotations
 
 import copy
+import difflib
 import functools
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from rbcosim.assembly import JointStart, assemble, read_start
-from rbcosim.errors import ScenarioError
+from rbcosim.errors import ScenarioError, UnknownKeyError
 from rbcosim.flex.config import resolve_numbers
 from rbcosim.integrators import INTEGRATOR_NAMES
 from rbcosim.model import (
@@ -39,7 +40,7 @@ from rbcosim.scenario_couplings import read_interface
 from rbcosim.scenario_frames import read_axes
 from rbcosim.scenario_parameters import Parameters
 from rbcosim.scenario_particles import check_point_masses
-from rbcosim.scenario_reader import TableReader
+from rbcosim.scenario_reader import TYPO_RATIO, TableReader
 from rbcosim.scenario_sensors import read_sensors
 from rbcosim.sensors import Sensor
 from rbcosim.settings import (
@@ -88,8 +89,38 @@ def load_scenario_text(text: str, *, source: str = "<inline>", base_dir=".",
                        overrides: dict[str, str] | list[str] | None = None) -> Scenario:
     """Parse scenario TOML text; `source` names it in error messages."""
     raw = loads_toml(text, source)
-    raw = apply_overrides(raw, parse_overrides(overrides or {}, source), source)
-    return build_scenario(raw, source=source, base_dir=Path(base_dir))
+    parsed = parse_overrides(overrides or {}, source)
+    created = created_tables(raw, parsed)
+    raw = apply_overrides(raw, parsed, source)
+    try:
+        return build_scenario(raw, source=source, base_dir=Path(base_dir))
+    except ScenarioError as exc:
+        missing = getattr(exc, "missing", None)
+        for key, (path, siblings) in created.items():
+            if missing is not None and missing.startswith(path + "."):
+                parent, _, name = path.rpartition(".")
+                close = difflib.get_close_matches(name, siblings, n=1, cutoff=TYPO_RATIO)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise UnknownKeyError(f"{source}: --set {key}: unknown key {name!r} in "
+                                    f"{parent or 'the scenario'}{hint}; the table it would "
+                                    f"create lacks {missing}") from None
+        raise
+
+
+def created_tables(raw: dict, overrides: dict[str, Any]) -> dict[str, tuple[str, list[str]]]:
+    """--set key -> (dotted path of the first table it creates, the names beside it) for the
+    overrides whose path leaves the scenario's tables (a new table, or a misspelled name)."""
+    out = {}
+    for key in overrides:
+        parts, table = key.split("."), raw
+        for depth, part in enumerate(parts[:-1]):
+            if not isinstance(table, dict):
+                break
+            if part not in table:
+                out[key] = (".".join(parts[: depth + 1]), list(table))
+                break
+            table = table[part]
+    return out
 
 
 def split_overrides(overrides: list[str], source: str) -> dict[str, str]:

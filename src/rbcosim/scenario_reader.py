@@ -13,17 +13,20 @@ read, a string is an expression of the scenario's [parameters] (`rbcosim.scenari
 
 from __future__ import annotations
 
+import difflib
 import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from rbcosim.errors import ScenarioError
+from rbcosim.errors import ScenarioError, UnknownKeyError
 
 if TYPE_CHECKING:
     from rbcosim.scenario_parameters import Parameters
 
 REQUIRED = object()
+#: Least difflib similarity ratio at which an unknown key is taken for a misspelled one.
+TYPO_RATIO = 0.75
 #: Largest |x| of any number in a scenario.
 MAX_MAGNITUDE = 1e100
 
@@ -69,9 +72,24 @@ class TableReader:
         self._read.add(key)
         if key not in self.table:
             if default is REQUIRED:
-                raise self.error(key, "missing (required)")
+                typo = self.typo_of(key)
+                if typo is not None:
+                    raise UnknownKeyError(f"{self.source}: {self.key_path(typo)}: unknown key "
+                                          f"(did you mean {key!r}?)")
+                error = self.error(key, "missing (required)")
+                error.missing = self.key_path(key)
+                raise error
             return default
         return self.table[key]
+
+    def typo_of(self, key: str) -> str | None:
+        """The key of this table not read so far that looks like a misspelling of `key`
+        (difflib ratio ≥ TYPO_RATIO; keys that differ from it only in digits, such as body2
+        for body1, are other keys)."""
+        unread = [k for k in self.table if k not in self._read and k.rstrip("0123456789")
+                  != key.rstrip("0123456789")]
+        close = difflib.get_close_matches(key, unread, n=1, cutoff=TYPO_RATIO)
+        return close[0] if close else None
 
     def number(self, key: str, default: Any = REQUIRED, *, positive=False, nonnegative=False,
                integer=False, maximum: float | None = None) -> float:
@@ -174,4 +192,7 @@ class TableReader:
         unknown = sorted(set(self.table) - self._read)
         if unknown:
             known = sorted(self._read)
-            raise self.error(unknown[0], f"unknown key (known keys here: {known})")
+            close = difflib.get_close_matches(unknown[0], known, n=1, cutoff=TYPO_RATIO)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise UnknownKeyError(f"{self.source}: {self.key_path(unknown[0])}: unknown key "
+                                  f"({hint}known keys here: {known})")

@@ -19,8 +19,9 @@ from rbcosim.cosim.codec import (
     write_atomically,
 )
 from rbcosim.cosim.model_digest import check_digest, model_digest
+from rbcosim.divergence import Bounds, explain
 from rbcosim.dynamics import MaximalSystem
-from rbcosim.errors import RunFailedError, SimulationError
+from rbcosim.errors import DivergedError, RunFailedError, SimulationError, SingularJacobianError
 from rbcosim.integrators import ADAPTIVE, FIXED_STEP
 from rbcosim.model import Model
 from rbcosim.progress import Progress
@@ -130,6 +131,8 @@ class RigidSimulation:
                 "`rbcosim check --assemble` shows a consistent one")
         self.integrator = FIXED_STEP[solver.integrator](self.system, project=solver.projection)
         self.diagnostics = Diagnostics(conservative=model.is_conservative and not model.points)
+        self.bounds = Bounds.of(model, self.state, solver.t_end, self.system.energy(self.state),
+                                self.system.kinetic_energy(self.state))
 
     @property
     def columns(self) -> list[str]:
@@ -140,15 +143,28 @@ class RigidSimulation:
         done until then (default: the integrator's) and return its results row."""
         state = self.state if state is None else state
         work = self.integrator.work if work is None else work
-        self.system.check_finite(state)
-        energy = self.system.energy(state)
-        phi, phidot = self.system.drift(state)
-        kinetic = self.system.kinetic_energy(state)
-        if not np.isfinite([energy, phi, phidot, kinetic]).all():
-            raise SimulationError(f"non-finite energy or constraint drift at t = {state.t:.6g} s "
-                                  f"(energy {energy}, ‖Φ‖∞ {phi}); values overflow float64")
-        self.diagnostics.update(energy, phi, phidot, kinetic, work)
-        return np.concatenate([[state.t], state_row(state), [energy, phi]])
+        d, row = self.diagnostics, None
+        if state.is_finite():
+            with np.errstate(all="ignore"):
+                energy = self.system.energy(state)
+                phi, phidot = self.system.drift(state)
+                kinetic = self.system.kinetic_energy(state)
+            row = np.concatenate([[state.t], state_row(state), [energy, phi]])
+            if not np.isfinite([energy, phi, phidot, kinetic]).all():
+                row = None
+        try:
+            self.bounds.check_quaternion(state, d.quaternion_error)
+            self.system.check_finite(state)
+            if row is None:
+                raise DivergedError(f"diverged: non-finite energy or constraint drift at t = "
+                                    f"{state.t:.6g} s (energy {energy:.3g} J, ‖Φ‖∞ {phi:.3g})")
+            d.update(energy, phi, phidot, kinetic, work)
+            balance = abs(energy - d.energy0 - work) if d.reported else None
+            self.bounds.check(state, phi, balance, work, d.quaternion_error)
+        except DivergedError as exc:
+            exc.row = row
+            raise
+        return row
 
     def summary(self, **figures) -> dict:
         """The diagnostics, the run's settings and `figures` (adaptive runs: rtol, atol, ...)."""
@@ -159,21 +175,39 @@ class RigidSimulation:
         return d
 
     def partial(self, rows: list, error: SimulationError, **figures) -> RunFailedError:
-        """`error` with the rows so far attached (the CLI writes them before it stops)."""
+        """`error` with the rows so far attached (the CLI writes them before it stops); a
+        divergence with its absurd row and its likely cause."""
+        if isinstance(error, DivergedError):
+            if error.row is not None and (not rows or error.row[0] > rows[-1][0]):
+                rows = [*rows, error.row]
+            error = explain(error, self.model, self.solver)
         return failure(self.columns, rows, self.summary(**figures), error)
 
     def step(self, h: float) -> None:
-        self.integrator.step(self.state, h)
-        self.diagnostics.steps += 1
-        self.diagnostics.quaternion_error = self.integrator.quaternion_error
+        self._guarded(self.integrator.step, h, self.state, h)
 
     def advance(self, times: np.ndarray, h: float) -> None:
         """Steps of h s through every entry of `times` (times[0] = now), one call into the C core."""
+        self._guarded(self.integrator.advance, h, self.state, times, h)
+
+    def _guarded(self, run, h: float, *args) -> None:
+        """run(*args) from the current state; a lost rank at an absurd state is a divergence
+        (DivergedError from the bounds), not a singularity."""
+        t0 = self.state.t
         try:
-            self.integrator.advance(self.state, times, h)
-        finally:
-            self.diagnostics.steps += int(round((self.state.t - times[0]) / h))
-            self.diagnostics.quaternion_error = self.integrator.quaternion_error
+            run(*args)
+        except SingularJacobianError:
+            self._count(t0, h)
+            self.observe()
+            raise
+        except SimulationError:
+            self._count(t0, h)
+            raise
+        self._count(t0, h)
+
+    def _count(self, t0: float, h: float) -> None:
+        self.diagnostics.steps += round((self.state.t - t0) / h)
+        self.diagnostics.quaternion_error = self.integrator.quaternion_error
 
 
 def simulate(model: Model, solver: SolverSettings, *, progress: bool = True,

@@ -10,6 +10,7 @@ import numpy as np
 from rbcosim.accuracy import LINEARIZE_MAX_BODIES, fastest_rate
 from rbcosim.checks import CONSISTENCY_TOL, check_model
 from rbcosim.cli.options import add_limit_option, load_with_options
+from rbcosim.divergence import fastest_time_scale, flex_time_scale
 from rbcosim.errors import LimitError, SimulationError
 from rbcosim.limits import RunLimits, enforce, estimate, format_bytes
 from rbcosim.minimal.route import coordinate_names, degrees_of_freedom, is_tree, suits_minimal
@@ -83,12 +84,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"body {name}: mass {body.mass:g} kg, principal moments "
               f"{', '.join(f'{e:.6g}' for e in eig)} kg·m² (valid)")
     limits = RunLimits.from_items(args.limits)
+    groups = []
     if (scenario.couplings or scenario.flex_bodies) and not _fits(scenario, limits):
         print("flexible bodies: not built (over the run limits, see below)")
     elif scenario.couplings or scenario.flex_bodies:
         from rbcosim.cosim.flex_groups import build_groups
 
-        for group in build_groups(scenario, scenario.cosim.macro_step).values():
+        groups = list(build_groups(scenario, scenario.cosim.macro_step).values())
+        for group in groups:
             fm = group.body.model
             freqs = ", ".join(f"{f:.6g}" for f in fm.frequencies_hz)
             for c in group.couplings:
@@ -109,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
                 print(f"angular_velocity = {s.w[i].tolist()}")
     report.problems.extend(_print_size(scenario, limits))
     if report.usable:
-        _print_time_scale(scenario)
+        _print_time_scale(scenario, groups)
     inconsistent = max(report.phi_initial, report.phidot_initial) > CONSISTENCY_TOL
     if inconsistent and report.usable and not args.assemble:
         report.problems.append(
@@ -138,22 +141,32 @@ def _fits(scenario, limits: RunLimits) -> bool:
     return True
 
 
-def _print_time_scale(scenario) -> None:
-    """Print the fastest time scale of the linearized model and warn when dt exceeds it."""
+def _print_time_scale(scenario, groups: list) -> None:
+    """Print the fastest time scale of the linearized rigid model and of the flexible bodies'
+    modes (1/(2π f) of the highest fixed-interface frequency), and warn when the step (dt, or
+    a co-simulation's macro step) exceeds it."""
     model, solver = scenario.model, scenario.solver
+    parts, rigid = [], None
     if model.n_bodies > LINEARIZE_MAX_BODIES:
-        print(f"fastest time scale: not estimated (more than {LINEARIZE_MAX_BODIES} bodies)")
-        return
-    try:
-        rate = fastest_rate(model, solver.baumgarte)
-    except SimulationError as exc:
-        print(f"fastest time scale: not estimated ({exc})")
-        return
-    scale = 1.0 / rate if rate > 0 else np.inf
-    print(f"fastest time scale: {scale:.3g} s (largest |eigenvalue| {rate:.3g} 1/s of the "
-          f"equations linearized at the initial state), dt = {solver.dt:g} s")
-    if solver.dt > scale:
-        print(f"WARNING: dt = {solver.dt:g} s is above the model's fastest time scale "
+        parts.append(f"rigid side not estimated (more than {LINEARIZE_MAX_BODIES} bodies)")
+    else:
+        try:
+            rate = fastest_rate(model, solver.baumgarte)
+            rigid = 1.0 / rate if rate > 0 else np.inf
+            parts.append(f"rigid side {rigid:.3g} s: largest |eigenvalue| {rate:.3g} 1/s of the "
+                         "equations linearized at the initial state")
+        except SimulationError as exc:
+            parts.append(f"rigid side not estimated ({exc})")
+    flex = flex_time_scale(groups)
+    if flex is not None:
+        parts.append(f"flexible modes {flex:.3g} s: 1/(2π f), f = {1 / (2 * np.pi * flex):.6g} Hz "
+                     "the highest fixed-interface frequency")
+    scale = fastest_time_scale(rigid, flex)
+    step, name = ((scenario.cosim.macro_step, "macro step") if groups else (solver.dt, "dt"))
+    head = "not estimated" if scale is None else f"{scale:.3g} s"
+    print(f"fastest time scale: {head} ({'; '.join(parts)}), {name} = {step:g} s")
+    if scale is not None and step > scale:
+        print(f"WARNING: {name} = {step:g} s is above the model's fastest time scale "
               f"{scale:.3g} s: the run will be inaccurate or unstable")
 
 

@@ -47,7 +47,9 @@ def add_parser(sub) -> None:
                         "`rbcosim plot RESULT`")
     p.add_argument("--no-plot", action="store_true", help="write no plot")
     add_animate_option(p)
-    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p.add_argument("--quiet", "-q", action="store_true",
+                   help="no progress bar and no summary: only warnings, errors and the files "
+                        "written")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--connect", metavar="ADDR",
                        help="use the rbcosim server at ADDR (e.g. tcp://host:5555) instead of "
@@ -107,6 +109,7 @@ def run(args: argparse.Namespace) -> int:
         from rbcosim.animate import write_animation
 
         written += write_animation(results, args.animate, out.stem, scenario)
-    print(format_summary(results.summary()))
+    if not args.quiet:
+        print(format_summary(results.summary()))
     print("results: " + ", ".join(str(p) for p in written))
     return 0

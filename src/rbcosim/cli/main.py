@@ -6,9 +6,11 @@ Exit codes: 0 ok, 1 failure (bad scenario, failed run), 2 usage error.
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import os
 import sys
+import warnings
 
 from rbcosim import PROTOCOL_VERSION, __version__
 from rbcosim.errors import RbcosimError
@@ -46,6 +48,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     for name, module_name in SUBCOMMANDS.items():
         if only is None or name == only:
             importlib.import_module(module_name).add_parser(sub)
+    parser.commands = sub.choices  # name -> the subcommand's parser
     return parser
 
 
@@ -54,12 +57,16 @@ def main(argv: list[str] | None = None) -> int:
     first = next((w for w in words if not w.startswith("-")), None)
     parser = build_parser(first if first in SUBCOMMANDS else None)
     try:
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        if extra:
+            _refuse_unknown(parser, args, extra)
     except SystemExit as exc:
         return int(exc.code or 0)
     if args.command is None:
         parser.print_help()
         return 2
+    before = warnings.formatwarning
+    warnings.formatwarning = _one_line_warning
     try:
         return int(args.handler(args) or 0)
     except RbcosimError as exc:
@@ -81,6 +88,25 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    finally:
+        warnings.formatwarning = before
+
+
+def _refuse_unknown(parser: argparse.ArgumentParser, args, extra: list[str]) -> None:
+    """Exit 2 as argparse does for unrecognized arguments, naming the closest option of the
+    command for a mistyped one (`--tend`: did you mean --t-end?)."""
+    command = parser.commands.get(getattr(args, "command", None) or "", parser)
+    options = [o for a in command._actions for o in a.option_strings]
+    for word in extra:
+        close = difflib.get_close_matches(word.split("=", 1)[0], options, n=1, cutoff=0.6)
+        if word.startswith("-") and close:
+            command.error(f"unrecognized option {word} (did you mean {close[0]}?)")
+    command.error(f"unrecognized arguments: {' '.join(extra)}")
+
+
+def _one_line_warning(message, category, filename, lineno, line=None) -> str:
+    """A warning as the CLI prints it: `warning: <Category>: message`, no source path."""
+    return f"warning: {category.__name__}: {message}\n"
 
 
 if __name__ == "__main__":

@@ -30,7 +30,8 @@ def add_parser(sub) -> None:
                                    "is refused before it starts: --limit raises one. A run that "
                                    "fails (non-finite state, Newton failure, continuity stop) "
                                    "stops with exit 1 after writing the rows computed before "
-                                   "and a summary with status failed.")
+                                   "and a summary with status failed (diverged: a non-finite "
+                                   "or absurd state, docs/divergence.md).")
     add_scenario_options(p)
     p.add_argument("--out", "-o", metavar="FILE",
                    help="results file: .csv, .npz or .h5 (default: results/<name>.csv)")
@@ -47,7 +48,9 @@ def add_parser(sub) -> None:
                    help="also write the figure of `rbcosim plot RESULT` (default file: the "
                         "results file with .png)")
     add_animate_option(p)
-    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p.add_argument("--quiet", "-q", action="store_true",
+                   help="no progress bar and no summary: only warnings, errors and the files "
+                        "written")
     p.add_argument("--checkpoint", metavar="FILE",
                    help="save the whole state (co-simulation: both sides) and the rows so far to "
                         "FILE every --checkpoint-every (macro) steps and at the end")
@@ -74,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
         results = run_scenario(scenario, progress=not args.quiet, checkpoint=args.checkpoint,
                                checkpoint_every=args.checkpoint_every, resume=args.resume)
     except RunFailedError as exc:
-        report_failure(exc, args.output_variables, out)
+        report_failure(exc, args.output_variables, out, quiet=args.quiet)
         raise
     results = results.select(args.output_variables)
     written = results.write(out)
@@ -87,7 +90,8 @@ def run(args: argparse.Namespace) -> int:
         from rbcosim.animate import write_animation
 
         written += write_animation(results, args.animate, out.stem, scenario)
-    print(format_summary(results.summary()))
+    if not args.quiet:
+        print(format_summary(results.summary()))
     warning = results.diagnostics.get("accuracy", {}).get("warning")
     if warning:
         print(f"WARNING: {warning}")
@@ -95,11 +99,14 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def report_failure(exc: RunFailedError, patterns: list[str] | None, out: Path) -> None:
-    """Write the rows computed before the failure and say where (stdout: the summary)."""
+def report_failure(exc: RunFailedError, patterns: list[str] | None, out: Path, *,
+                   quiet: bool = False) -> None:
+    """Write the rows computed before the failure and say where (stdout: the summary, unless
+    `quiet`)."""
     partial = exc.partial.select(patterns)
     written = partial.write(out)
-    print(format_summary(partial.summary()))
+    if not quiet:
+        print(format_summary(partial.summary()))
     last = partial.summary()["t_last_row"]
     print(f"partial results (rows up to t = {last:.6g} s): "
           + ", ".join(str(p) for p in written))

@@ -38,6 +38,9 @@ def add_parser(sub) -> None:
     p.add_argument("--out", "-o", default="sweep", metavar="DIR", help="output folder")
     p.add_argument("--plot", metavar="FIGURE:PARAM",
                    help="also write OUT/FIGURE.png: a summary figure against a parameter key")
+    p.add_argument("--case-timeout", type=float, default=0.0, metavar="S",
+                   help="a case still running after S s of wall time fails with a "
+                        "case-timeout error and the sweep goes on (default 0: no limit)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     add_limit_option(p)
     p.set_defaults(handler=run)
@@ -67,6 +70,8 @@ def run(args: argparse.Namespace) -> int:
     from rbcosim.sweep import sweep
     from rbcosim.sweep.plot import plot_figure
 
+    if not args.case_timeout >= 0:
+        raise ScenarioError(f"--case-timeout: expected seconds >= 0, got {args.case_timeout}")
     if args.workers is not None and args.workers < 1:
         raise ScenarioError(f"--workers: expected a positive integer, got {args.workers}")
     if args.sample and args.samples < 1:
@@ -83,9 +88,13 @@ def run(args: argparse.Namespace) -> int:
     table = sweep(args.scenario, grid=args.grid, sample=args.sample, samples=args.samples,
                   seed=args.seed, overrides=_overrides(args.overrides, args.scenario), out=args.out,
                   scheduler=args.scheduler, workers=args.workers, probes=_probes(args.probe),
-                  progress=not args.quiet, limits=RunLimits.from_items(args.limits))
+                  progress=not args.quiet, limits=RunLimits.from_items(args.limits),
+                  case_timeout=args.case_timeout or None)
     failed = int((table["status"] != "ok").sum())
     print(f"cases: {len(table)}, ok: {len(table) - failed}, failed: {failed}")
+    for _, row in table[table["status"] != "ok"].iterrows():
+        reason = str(row["error"]).strip().splitlines()
+        print(f"failed case {row['case']}: {reason[0] if reason else row['status']}")
     print(f"table: {Path(args.out) / 'sweep.csv'}")
     if plot is not None:
         png = plot_figure(table, plot[0], plot[1], Path(args.out) / f"{plot[0]}.png")

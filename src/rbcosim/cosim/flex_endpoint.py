@@ -78,6 +78,9 @@ class FlexEndpoint:
         linear_floating = (self._floating and model.n_modes
                            and not model.floating.geometric_stiffening)
         self._spin_limit = SpinLimit(model) if linear_floating else None
+        #: s: when the rigid side first saw this joint's continuity violated (None: never);
+        #: set by the master; a spin after it is the coupling's instability, not the body's
+        self.continuity_lost_at: float | None = None
         self._deformation = (DeformationRange(model) if self._floating and model.n_modes
                              else None)
         self._arc = (ArcShape(model) if self._floating and model.output_names
@@ -312,11 +315,18 @@ class FlexEndpoint:
         if self._spin_limit.unstable(w):
             self._spin_limit = None
             name = self.coupling.flex_body
+            remedy = f"set flex_bodies.{name}.geometric_stiffening = true"
+            if self.continuity_lost_at is not None:
+                remedy = (f"but joint {self.joint!r} lost continuity first (t = "
+                          f"{self.continuity_lost_at:.6g} s): the coupling is unstable, not the "
+                          "body; " + ("use a smaller cosim.macro_step" if self.settings.added_mass
+                                      else "set cosim.added_mass = true or use a smaller "
+                                           "cosim.macro_step"))
             warnings.warn(
                 f"flexible body {name}: at t = {body.time:.6g} s its angular velocity "
                 f"{np.linalg.norm(w):.4g} rad/s makes a modal stiffness negative in the linear "
                 f"floating frame (centrifugal softening without stiffening): the deformation "
-                f"grows without bound; set flex_bodies.{name}.geometric_stiffening = true",
+                f"grows without bound; {remedy}",
                 SpinWarning, stacklevel=2)
 
     def _power(self) -> float:

@@ -37,7 +37,8 @@ from rbcosim.cosim.flex_endpoint import FlexEndpoint, motion_of
 from rbcosim.cosim.flex_groups import build_groups, refuse_multi_node
 from rbcosim.cosim.rigid_side import RigidSide
 from rbcosim.cosim.signals import evaluate
-from rbcosim.errors import SimulationError
+from rbcosim.divergence import explain_cosim
+from rbcosim.errors import DivergedError, SimulationError, SingularJacobianError
 from rbcosim.flex.kinematics import InterfaceMotion
 from rbcosim.progress import Progress
 from rbcosim.results import Results, failure
@@ -93,6 +94,11 @@ class CosimMaster:
             for joint, report in group.report().items():
                 self.rigid.set_flex_report(joint, *report)
         self.rigid.gaps()
+        for group in self.endpoints.values():
+            endpoint = getattr(group, "endpoint", None)
+            if (endpoint is not None and endpoint.continuity_lost_at is None
+                    and self.rigid.violation_counts[group.joint]):
+                endpoint.continuity_lost_at = self.rigid.time
 
     def _set_polynomials(self, t: float) -> None:
         for group in self.endpoints.values():
@@ -269,12 +275,13 @@ def run_cosimulation(scenario: Scenario, *, progress: bool = True, checkpoint: P
                 stop = min(stop, (k // checkpoint_every + 1) * checkpoint_every)
             try:
                 master.advance(stop - k)
+                k = master.step_index
+                if k % every == 0 or k == n_steps:
+                    rows.append(master.row())
             except SimulationError as exc:
                 master.rigid.sim.diagnostics.wall_time = time.perf_counter() - start
-                raise failure(master.columns(), rows, master.diagnostics(), exc) from None
-            k = master.step_index
-            if k % every == 0 or k == n_steps:
-                rows.append(master.row())
+                raise failure(master.columns(), rows, master.diagnostics(),
+                              _diagnosed(master, exc)) from None
             if checkpoint is not None and checkpoint_every and k % checkpoint_every == 0:
                 _save_checkpoint(master, rows, Path(checkpoint))
             bar.update(k)
@@ -282,6 +289,19 @@ def run_cosimulation(scenario: Scenario, *, progress: bool = True, checkpoint: P
         _save_checkpoint(master, rows, Path(checkpoint))
     master.rigid.sim.diagnostics.wall_time = time.perf_counter() - start
     return Results(master.columns(), np.array(rows), master.diagnostics())
+
+
+def _diagnosed(master: CosimMaster, error: SimulationError) -> SimulationError:
+    """`error`, or the divergence it is: a lost rank at an absurd rigid state, a non-finite
+    or absurd state (DivergedError with the likely cause: the macro step, added mass)."""
+    if isinstance(error, SingularJacobianError):
+        try:
+            master.rigid.sim.observe()
+        except DivergedError as exc:
+            error = exc
+    if not isinstance(error, DivergedError):
+        return error
+    return explain_cosim(error, master.scenario, master.endpoints.values(), master.H)
 
 
 def _save_checkpoint(master: CosimMaster, rows: list, path: Path) -> None:

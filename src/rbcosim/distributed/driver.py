@@ -356,7 +356,10 @@ def run_distributed(scenario_path: str | Path, overrides: list[str] | None = Non
                 _announce(options, address, session, scenario, scenario_path, overrides)
             for f in flex:
                 f.hand(address, session)
-            _watch(client, flex, n_steps, options, server)
+            try:
+                _watch(client, flex, n_steps, options, server)
+            except CosimError as exc:
+                raise _diagnosed(exc, scenario) from None
             wall = time.perf_counter() - start
             res = client.results()
             flex_results = None if options.serve_external else {
@@ -440,6 +443,18 @@ def _watch(client: Client, flex: list[FlexProcess], n_steps: int, options: Cosim
                     and not hb.get("waiting"):
                 return
             time.sleep(0.1)
+
+
+def _diagnosed(error: CosimError, scenario: Scenario) -> CosimError:
+    """`error`, with the likely cause appended when the session diverged
+    (rbcosim.divergence.cosim_cause)."""
+    if "diverged" not in str(error):
+        return error
+    from rbcosim.cosim.flex_groups import build_groups
+    from rbcosim.divergence import cosim_cause
+
+    H = scenario.cosim.macro_step
+    return CosimError(f"{error}; {cosim_cause(scenario, build_groups(scenario, H).values(), H)}")
 
 
 def _server_view(client: Client) -> str:

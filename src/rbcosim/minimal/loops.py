@@ -35,7 +35,7 @@ import scipy.linalg as sla
 from rbcosim import quaternion as quat
 from rbcosim.constraints import Constraints, JacobianAssembler
 from rbcosim.dynamics import independent_rows
-from rbcosim.errors import SimulationError
+from rbcosim.errors import SimulationError, SingularJacobianError
 from rbcosim.kinematics import Kinematics
 from rbcosim.linalg3 import cross
 from rbcosim.minimal.drivers import efforts, prescribed
@@ -255,9 +255,10 @@ class ClosedLoopSystem(TreeSystem):
             delta[dep] = -np.linalg.solve(G[:, dep], phi)
             self._displace(y, delta)
         else:
-            raise SimulationError(f"t = {t:.6g} s: loop closure did not converge "
+            raise SingularJacobianError(f"t = {t:.6g} s: loop closure did not converge "
                                   f"(‖Φ‖ = {np.max(np.abs(phi)):.3g}); the mechanism may be "
-                                  "at a singular configuration")
+                                  "at a singular configuration, or the step may be too large "
+                                  "(`rbcosim check` prints the fastest time scale)")
         v = y[self.nq :]
         v[dep] = 0.0
         v[dep] = -np.linalg.solve(G[:, dep], G @ v)

@@ -16,7 +16,8 @@ from dataclasses import replace
 import numpy as np
 
 from rbcosim.accuracy import ADAPTIVE_ACCURACY, richardson_probe
-from rbcosim.errors import SimulationError
+from rbcosim.divergence import Bounds, explain
+from rbcosim.errors import DivergedError, SimulationError, SingularJacobianError
 from rbcosim.integrators import ADAPTIVE, FIXED_STEP
 from rbcosim.minimal.tree import build_tree
 from rbcosim.model import Model
@@ -94,6 +95,9 @@ class MinimalSimulation:
         #: trees integrate the work of loads and dampers; closed loops do not
         self.diagnostics = Diagnostics(conservative=model.is_conservative,
                                        balanced=not self.system.has_loops)
+        state = self.system.body_state(0.0, self.system.kinematics(self.y))
+        self.bounds = Bounds.of(model, state, solver.t_end, self.system.energy(state),
+                                self.system.kinetic_energy(state))
         tree = self.system.tree
         self.columns = ["t", *body_columns(model), "energy", "constraint_drift",
                         *(f"q.{c}" for c in tree.position_names),
@@ -103,7 +107,7 @@ class MinimalSimulation:
         err = self.advance(self.t, self.y, h)
         self.t += h
         if math.isnan(err):
-            raise SimulationError(f"non-finite joint coordinates at t = {self.t:.6g} s")
+            raise DivergedError(f"diverged: non-finite joint coordinates at t = {self.t:.6g} s")
         d = self.diagnostics
         d.quaternion_error = max(d.quaternion_error, err)
         if self.system.has_loops:
@@ -113,10 +117,15 @@ class MinimalSimulation:
 
     def run(self, k0: int, n: int, h: float) -> None:
         """Steps k0 + 1 .. k0 + n of h s from t = k0 h (trees: in one call of the C core);
-        afterwards t = (k0 + n) h."""
+        afterwards t = (k0 + n) h. A loop closure failing at an absurd state is a divergence
+        (DivergedError from the bounds), not a singular configuration."""
         if self._steps is None:
             for k in range(k0 + 1, k0 + n + 1):
-                self.step(h)
+                try:
+                    self.step(h)
+                except SingularJacobianError:
+                    self.observe()
+                    raise
                 self.t = k * h
             return
         err, done = self._steps(self.y, 0.0, h, k0, n)
@@ -124,7 +133,7 @@ class MinimalSimulation:
         d.steps += done
         if math.isnan(err):
             self.t = (k0 + done) * h + h
-            raise SimulationError(f"non-finite joint coordinates at t = {self.t:.6g} s")
+            raise DivergedError(f"diverged: non-finite joint coordinates at t = {self.t:.6g} s")
         d.quaternion_error = max(d.quaternion_error, err)
         self.t = (k0 + n) * h
 
@@ -141,10 +150,18 @@ class MinimalSimulation:
         energy = system.energy(state)
         phi, phidot = system.maximal.drift(state)
         row = np.concatenate([[t], state_row(state), [energy, phi], y])
+        d = self.diagnostics
+        self.bounds.check_quaternion(state, d.quaternion_error)
         if not np.isfinite(row).all():
-            raise SimulationError(f"non-finite state, energy or constraint drift at t = {t:.6g} s "
-                                  "(joint coordinates); the step dt may be too large")
-        self.diagnostics.update(energy, phi, phidot, system.kinetic_energy(state), work)
+            raise DivergedError(f"diverged: non-finite state, energy or constraint drift at "
+                                f"t = {t:.6g} s (joint coordinates)")
+        d.update(energy, phi, phidot, system.kinetic_energy(state), work)
+        balance = abs(energy - d.energy0 - work) if d.reported else None
+        try:
+            self.bounds.check(state, phi, balance, work, d.quaternion_error)
+        except DivergedError as exc:
+            exc.row = row
+            raise
         return row
 
     def diagnostics_dict(self) -> dict:
@@ -177,6 +194,10 @@ def simulate_minimal(model: Model, solver: SolverSettings, *, progress: bool = T
                 rows.append(sim.observe())
             except SimulationError as exc:
                 sim.diagnostics.wall_time = time.perf_counter() - start
+                if isinstance(exc, DivergedError):
+                    if exc.row is not None:
+                        rows.append(exc.row)
+                    exc = explain(exc, model, solver)
                 raise failure(sim.columns, rows, sim.diagnostics_dict(), exc) from None
             bar.update(k)
     sim.diagnostics.wall_time = time.perf_counter() - start

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from rbcosim.errors import RbcosimError
 from rbcosim.limits import RunLimits, enforce
+from rbcosim.progress import deadline
 
 
 def flat_figures(diagnostics: dict, prefix: str = "") -> dict[str, float | str]:
@@ -40,10 +41,13 @@ def case_row(case_key: str, overrides: dict[str, str]) -> dict:
 
 
 def run_case(scenario_path: str, overrides: dict[str, str], case_key: str, out_dir: str,
-             probes: list[tuple[str, float]], limits: RunLimits | None = None) -> dict:
+             probes: list[tuple[str, float]], limits: RunLimits | None = None,
+             timeout: float | None = None) -> dict:
     """Load and run the scenario with `overrides`; write `<out_dir>/cases/<key>.csv`.
+    `timeout` (s, None: none): the case fails with a case-timeout error past it.
 
-    Never raises: a failure becomes a row with status "failed" and the error message."""
+    Never raises: a failure (a diverged run, a timeout, ...) becomes a row with status
+    "failed" and the error message."""
     from rbcosim.runner import run_scenario
     from rbcosim.scenario import load_scenario
 
@@ -52,7 +56,8 @@ def run_case(scenario_path: str, overrides: dict[str, str], case_key: str, out_d
     try:
         scenario = load_scenario(scenario_path, dict(overrides))
         enforce(scenario, limits or RunLimits())
-        results = run_scenario(scenario, progress=False)
+        with deadline(timeout):
+            results = run_scenario(scenario, progress=False)
         path = Path(out_dir) / "cases" / f"{case_key}.csv"
         results.write(path)
         row.update(flat_figures(results.diagnostics))
