@@ -125,3 +125,30 @@ def test_bad_specs_name_the_problem(spec, option, message):
             grid_cases("d", spec)
         else:
             sample_cases("d", spec, 3, seed=0)
+
+
+PENDULUM = Path(__file__).parents[1] / "scenarios" / "rigid_flex_pendulum.toml"
+
+
+def test_cosim_cases_are_distributed_runs_with_cosim_bits(tmp_path):
+    """`sweep --cosim`: each case runs as `rbcosim cosim` (server + flexible process on the
+    worker's host) and its results file is `rbcosim cosim`'s of the same overrides, bit for
+    bit; the distributed summary names the flexible process."""
+    base = {"solver.t_end": "0.01", "solver.output_every": "4"}
+    table = sweep(PENDULUM, grid=["cosim.added_mass=true,false"], overrides=base,
+                  out=tmp_path / "sw", workers=1, progress=False, cosim=True)
+    assert len(table) == 2 and set(table["status"]) == {"ok"}, table.get("error")
+    for _, row in table.iterrows():
+        direct = tmp_path / f"cosim_{row['param.cosim.added_mass']}.csv"
+        assert main(["cosim", str(PENDULUM), "-q", "--no-plot", "-o", str(direct),
+                     "--set", "solver.t_end=0.01", "--set", "solver.output_every=4",
+                     "--set", f"cosim.added_mass={row['param.cosim.added_mass']}"]) == 0
+        assert Path(row["results"]).read_bytes() == direct.read_bytes()
+        assert row["distributed.session"].startswith("s-")
+
+
+def test_cosim_sweep_of_a_rigid_scenario_is_refused_before_the_cluster(tmp_path):
+    with pytest.raises(ScenarioError, match="no \\[couplings\\]"):
+        sweep(Path(__file__).parents[1] / "scenarios" / "double_pendulum.toml",
+              grid=["solver.dt=0.01,0.02"], out=tmp_path / "sw", cosim=True, progress=False)
+    assert not (tmp_path / "sw" / "sweep.csv").exists()

@@ -41,6 +41,10 @@ def add_parser(sub) -> None:
     p.add_argument("--case-timeout", type=float, default=0.0, metavar="S",
                    help="a case still running after S s of wall time fails with a "
                         "case-timeout error and the sweep goes on (default 0: no limit)")
+    p.add_argument("--cosim", action="store_true",
+                   help="run each case as `rbcosim cosim` does: a server and one flexible "
+                        "process per flexible body on the Dask worker's host (the same bits "
+                        "as in process)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     add_limit_option(p)
     p.set_defaults(handler=run)
@@ -89,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
                   seed=args.seed, overrides=_overrides(args.overrides, args.scenario), out=args.out,
                   scheduler=args.scheduler, workers=args.workers, probes=_probes(args.probe),
                   progress=not args.quiet, limits=RunLimits.from_items(args.limits),
-                  case_timeout=args.case_timeout or None)
+                  case_timeout=args.case_timeout or None, cosim=args.cosim)
     failed = int((table["status"] != "ok").sum())
     print(f"cases: {len(table)}, ok: {len(table) - failed}, failed: {failed}")
     for _, row in table[table["status"] != "ok"].iterrows():

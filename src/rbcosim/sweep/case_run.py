@@ -42,9 +42,11 @@ def case_row(case_key: str, overrides: dict[str, str]) -> dict:
 
 def run_case(scenario_path: str, overrides: dict[str, str], case_key: str, out_dir: str,
              probes: list[tuple[str, float]], limits: RunLimits | None = None,
-             timeout: float | None = None) -> dict:
+             timeout: float | None = None, cosim: bool = False) -> dict:
     """Load and run the scenario with `overrides`; write `<out_dir>/cases/<key>.csv`.
-    `timeout` (s, None: none): the case fails with a case-timeout error past it.
+    `timeout` (s, None: none): the case fails with a case-timeout error past it. `cosim`: run
+    it as `rbcosim cosim` does (a server and one flexible process per flexible body, started
+    on this host) instead of in process; the results are the same bits.
 
     Never raises: a failure (a diverged run, a timeout, ...) becomes a row with status
     "failed" and the error message."""
@@ -57,7 +59,8 @@ def run_case(scenario_path: str, overrides: dict[str, str], case_key: str, out_d
         scenario = load_scenario(scenario_path, dict(overrides))
         enforce(scenario, limits or RunLimits())
         with deadline(timeout):
-            results = run_scenario(scenario, progress=False)
+            results = (_distributed(scenario_path, overrides) if cosim else
+                       run_scenario(scenario, progress=False))
         path = Path(out_dir) / "cases" / f"{case_key}.csv"
         results.write(path)
         row.update(flat_figures(results.diagnostics))
@@ -71,3 +74,12 @@ def run_case(scenario_path: str, overrides: dict[str, str], case_key: str, out_d
                                           f"{traceback.format_exc(limit=5)}", results="")
     row["wall_time"] = time.perf_counter() - start
     return row
+
+
+def _distributed(scenario_path: str, overrides: dict[str, str]):
+    """The case's results from a multi-process co-simulation on this host (quiet)."""
+    from rbcosim.distributed.driver import CosimOptions, run_distributed
+
+    options = CosimOptions(progress=False, log=lambda text: None)
+    sets = [f"{key}={value}" for key, value in overrides.items()]
+    return run_distributed(scenario_path, sets, options).results

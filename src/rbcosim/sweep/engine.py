@@ -24,7 +24,8 @@ def sweep(scenario, *, grid: list[str] = (), sample: list[str] = (), samples: in
           seed: int = 0, overrides: dict[str, str] | None = None, out="sweep",
           scheduler: str | None = None, workers: int | None = None,
           probes: list[tuple[str, float]] = (), progress: bool = True, on_result=None,
-          limits: RunLimits | None = None, case_timeout: float | None = None):
+          limits: RunLimits | None = None, case_timeout: float | None = None,
+          cosim: bool = False):
     """Run every case of a grid (`grid`: "KEY=V1,V2,...") or of `samples` random draws
     (`sample`: "KEY=uniform(a, b)" ...) and return the table as a pandas DataFrame.
 
@@ -32,8 +33,10 @@ def sweep(scenario, *, grid: list[str] = (), sample: list[str] = (), samples: in
     cluster with `workers` processes, one per core); `probes` are (column, time) pairs read from
     each case's results; `on_result(row, client)` is called as each case finishes; a case
     over `limits` (default RunLimits()) fails with a LimitError row, one running longer than
-    `case_timeout` s (None: no limit) with a case-timeout row. The overrides' key paths and
-    the probes' columns and times are checked before the cluster starts (ScenarioError)."""
+    `case_timeout` s (None: no limit) with a case-timeout row; `cosim` runs each case as a
+    multi-process co-simulation (`rbcosim cosim`'s server and flexible processes, on the Dask
+    worker's host). The overrides' key paths, the probes' columns and times and, with `cosim`,
+    the coupling are checked before the cluster starts (ScenarioError)."""
     require_sweep_extra()
     import pandas as pd
 
@@ -45,7 +48,7 @@ def sweep(scenario, *, grid: list[str] = (), sample: list[str] = (), samples: in
     digest = scenario_digest(path.read_bytes())
     cases = (grid_cases(digest, list(grid), overrides) if grid else
              sample_cases(digest, list(sample), samples, seed, overrides))
-    check_before_start(path, cases[0], list(probes))
+    check_before_start(path, cases[0], list(probes), cosim)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     table_path = out / TABLE_NAME
@@ -55,7 +58,7 @@ def sweep(scenario, *, grid: list[str] = (), sample: list[str] = (), samples: in
     if todo:
         rows += _run_on_dask(str(path.resolve()), todo, out, table_path, rows, scheduler,
                              workers, list(probes), progress, on_result,
-                             limits or RunLimits(), case_timeout)
+                             limits or RunLimits(), case_timeout, cosim)
     wanted = {c.key for c in cases}
     table = pd.DataFrame([r for r in rows if r["case"] in wanted])
     return table
@@ -71,10 +74,13 @@ def require_sweep_extra() -> None:
                                "pip install 'rbcosim[sweep]'") from None
 
 
-def check_before_start(path: Path, case: Case, probes: list[tuple[str, float]]) -> None:
-    """ScenarioError for a key path no case can use (an unknown key, a misspelled table) or a
-    probe naming no results column or a time outside [0, t_end]; checked on `case` (every
-    case has the same keys). A bad value is left to its cases, which fail as rows."""
+def check_before_start(path: Path, case: Case, probes: list[tuple[str, float]],
+                       cosim: bool = False) -> None:
+    """ScenarioError for a key path no case can use (an unknown key, a misspelled table), a
+    probe naming no results column or a time outside [0, t_end], or (`cosim`) a scenario the
+    multi-process run does not do; checked on `case` (every case has the same keys). A bad
+    value is left to its cases, which fail as rows."""
+    from rbcosim.distributed.flex_solver import check_distributed
     from rbcosim.scenario import load_scenario
 
     try:
@@ -83,6 +89,8 @@ def check_before_start(path: Path, case: Case, probes: list[tuple[str, float]]) 
         raise
     except ScenarioError:
         return
+    if cosim:
+        check_distributed(scenario)
     if probes:
         _check_probes(scenario, probes)
 
@@ -138,7 +146,7 @@ def _write_rows(table_path: Path, rows: list[dict]) -> None:
 
 def _run_on_dask(scenario: str, todo: list[Case], out: Path, table_path: Path, rows: list[dict],
                  scheduler, workers, probes, progress, on_result,
-                 limits: RunLimits, case_timeout: float | None) -> list[dict]:
+                 limits: RunLimits, case_timeout: float | None, cosim: bool) -> list[dict]:
     from dask.distributed import Client, LocalCluster, as_completed
     from tqdm import tqdm
 
@@ -154,7 +162,8 @@ def _run_on_dask(scenario: str, todo: list[Case], out: Path, table_path: Path, r
         if client.dashboard_link and progress:
             print(f"Dask dashboard: {client.dashboard_link}", file=sys.stderr)
         futures = {client.submit(run_case, scenario, c.parameters, c.key, str(out.resolve()),
-                                 probes, limits, case_timeout, key=f"rbcosim-case-{c.key}",
+                                 probes, limits, case_timeout, cosim,
+                                 key=f"rbcosim-case-{c.key}",
                                  pure=False,
                                  retries=2): c
                    for c in todo}
