@@ -20,8 +20,8 @@ from rbcosim.flex.readers.inp import read_inp_nodes
 from rbcosim.flex.readers.model import (
     FEModel,
     checked_dof_map,
+    matrices_from_pairs,
     node_numbers,
-    symmetric_from_triplets,
 )
 
 
@@ -34,22 +34,13 @@ def read_abaqus(inp: Path, stiffness: Path, mass: Path) -> FEModel:
     ids, positions, sets = read_inp_nodes(inp)
     k_entries = _read_entries(Path(stiffness))
     m_entries = _read_entries(Path(mass))
-    pairs = np.unique(np.concatenate([k_entries[:, [0, 1]], k_entries[:, [2, 3]],
-                                      m_entries[:, [0, 1]], m_entries[:, [2, 3]]]).astype(
-                                          np.int64), axis=0)
+    pairs, (k, m) = matrices_from_pairs([k_entries, m_entries],
+                                        [Path(stiffness).name, Path(mass).name])
     source = f"{inp.name}'s *NODE lines"
     nodes = node_numbers(ids, pairs[:, 0], Path(stiffness).name, source)
     dof_map = checked_dof_map(nodes, pairs[:, 1] - 1, Path(stiffness).name)
-    n = pairs.shape[0]
-    key = pairs[:, 0] * 8 + pairs[:, 1]
-
-    def matrix(entries, path):
-        rows = np.searchsorted(key, entries[:, 0].astype(np.int64) * 8 + entries[:, 1])
-        cols = np.searchsorted(key, entries[:, 2].astype(np.int64) * 8 + entries[:, 3])
-        return symmetric_from_triplets(rows, cols, entries[:, 4], n, Path(path).name)
-
     return FEModel(
-        stiffness=matrix(k_entries, stiffness), mass=matrix(m_entries, mass),
+        stiffness=k, mass=m,
         node_ids=ids, positions=positions, dof_map=dof_map,
         node_sets={k: node_numbers(ids, v, f"{inp.name}: *NSET {k}", source)
                    for k, v in sets.items()},

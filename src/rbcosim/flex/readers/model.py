@@ -91,3 +91,19 @@ def checked_dof_map(nodes: np.ndarray, components: np.ndarray, label: str) -> np
         raise ScenarioError(f"{label}: coordinate {i + 1}: node index {dof_map[i, 0]} component "
                             f"{dof_map[i, 1] + 1} is listed twice")
     return dof_map
+
+
+def matrices_from_pairs(entries: list[np.ndarray], labels: list[str], n_limit: int = 0):
+    """(pairs (n, 2) of (node number, component 1..6) sorted, [CSR matrix per entries]) from
+    (n_e, 5) arrays of (row node, row component, column node, column component, value): the
+    coordinates are every pair any of them names (one triangle or both per matrix)."""
+    pairs = np.unique(np.concatenate(
+        [e[:, [0, 1]] for e in entries] + [e[:, [2, 3]] for e in entries]).astype(np.int64),
+        axis=0)
+    key = pairs[:, 0] * 8 + pairs[:, 1]
+    out = []
+    for e, label in zip(entries, labels, strict=True):
+        rows = np.searchsorted(key, e[:, 0].astype(np.int64) * 8 + e[:, 1].astype(np.int64))
+        cols = np.searchsorted(key, e[:, 2].astype(np.int64) * 8 + e[:, 3].astype(np.int64))
+        out.append(symmetric_from_triplets(rows, cols, e[:, 4], pairs.shape[0], label))
+    return pairs, out
