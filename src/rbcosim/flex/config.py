@@ -483,7 +483,7 @@ def _from_source(cfg: dict, base_dir: Path, where: str, interfaces: Sequence[Int
         if attachment == "grounded":
             modes = _integer(cfg, "modes", where, minimum=1)
             structure = cached_reduction(fmt, files, specs, units=units, outputs=outputs,
-                                         modes=modes, where=f"{where}.source")
+                                         modes=modes, where=where)
             modes = None
         else:
             structure = import_structure(read_fe_model(fmt, files, f"{where}.source"), specs,
@@ -492,5 +492,7 @@ def _from_source(cfg: dict, base_dir: Path, where: str, interfaces: Sequence[Int
             modes = _integer(cfg, "modes", where, minimum=0) if "modes" in cfg else None
         return FlexModel.from_matrices(structure, n_modes=modes, interfaces=interfaces,
                                        attachment=attachment, **damping)
+    except ScenarioError:
+        raise
     except ValueError as exc:
         raise ScenarioError(f"{where}: {exc}") from exc

@@ -154,14 +154,14 @@ def _reduced(fe, layout, perm, nodes, n_b, out_idx, modes) -> StructureMatrices:
 
 def cached_reduction(fmt: str, files: Mapping[str, Path], interfaces: Sequence[dict], *,
                      units: str, outputs: Mapping[str, int], modes: int,
-                     where: str = "source") -> StructureMatrices:
+                     where: str = "flex_body") -> StructureMatrices:
     """:func:`import_structure` reduced to ``modes``, read from (or written to) the cache file
     ``<first file>.rbcosim-<hash>.npz`` beside the source (no cache if that folder is
     read-only)."""
     files = {k: Path(v) for k, v in files.items()}
     first = files.get(FORMATS.get(fmt, ("",))[0])
     if first is None:
-        raise ScenarioError(f"{where}: {fmt!r} needs the file {FORMATS.get(fmt, ('',))[0]!r} "
+        raise ScenarioError(f"{where}.source: {fmt!r} needs the file {FORMATS.get(fmt, ('',))[0]!r} "
                             f"(formats and files: {FORMATS})")
     if fmt == "calculix":  # the matrices beside the deck, hashed with it
         for key, suffix in (("stiffness", ".sti"), ("mass", ".mas"), ("dofs", ".dof")):
@@ -173,13 +173,14 @@ def cached_reduction(fmt: str, files: Mapping[str, Path], interfaces: Sequence[d
         try:
             digest.update(files[key].read_bytes())
         except OSError as exc:
-            raise ScenarioError(f"{where}.{key}: file not found or not readable "
+            raise ScenarioError(f"{where}.source.{key}: file not found or not readable "
                                 f"({files[key].resolve()}: {exc.strerror})") from None
     cache = first.with_name(f"{first.stem}.rbcosim-{digest.hexdigest()[:16]}.npz")
     if cache.exists():
         return load_npz(cache)
-    structure = import_structure(read_fe_model(fmt, files, where), interfaces, units=units,
-                                 outputs=outputs, modes=modes, where=f"{where}.interfaces")
+    structure = import_structure(read_fe_model(fmt, files, f"{where}.source"), interfaces,
+                                 units=units, outputs=outputs, modes=modes,
+                                 where=f"{where}.interfaces")
     tmp = cache.with_name(f"{cache.name}.{os.getpid()}.tmp.npz")
     try:
         save_npz(tmp, structure)

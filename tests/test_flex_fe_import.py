@@ -1,0 +1,206 @@
+"""FE import: a C3D20 cantilever run through CalculiX (`ccx`), read back, its clamp face tied to
+an interface node and reduced, against CalculiX's own eigenvalues; the same matrices written as
+Abaqus and Nastran files give the same reduced body; units, ties, cache and error messages."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+import importlib
+from fe_cantilever import c3d20_deck, eigenvalues_from_dat, write_abaqus_mtx, write_nastran
+from native_build import native_unavailable
+from rbcosim.cli.main import main
+from rbcosim.errors import ScenarioError
+from rbcosim.flex.config import flex_model_from_config
+from rbcosim.flex.fe_import import import_structure
+from rbcosim.flex.model import FlexModel
+from rbcosim.flex.nodal import NodalLayout
+from rbcosim.flex.readers import read_fe_model
+from rbcosim.flex.tie import Tie, apply_ties
+
+cb_module = importlib.import_module("rbcosim.flex.craig_bampton")
+
+CLAMPED = "*STEP\n*FREQUENCY\n5\n*BOUNDARY\nFIX, 1, 3\n*END STEP\n"
+MATRICES = "*STEP\n*FREQUENCY, SOLVER=MATRIXSTORAGE\n*END STEP\n"
+CLAMP = [{"tie": "rigid", "set": "FIX"}]
+
+
+def _ccx(tmp_path, name: str, step: str) -> None:
+    if shutil.which("ccx") is None:
+        native_unavailable("CalculiX (ccx, Debian's calculix-ccx) is not installed")
+    deck, _, _ = c3d20_deck(6, 1, 1, 1.0, 0.1, 0.05, step)
+    (tmp_path / f"{name}.inp").write_text(deck)
+    subprocess.run(["ccx", "-i", name], cwd=tmp_path, check=True, capture_output=True,
+                   timeout=120)
+
+
+@pytest.fixture(scope="module")
+def ccx_runs(tmp_path_factory):
+    """CalculiX's clamped eigenvalues and its free-free matrix export of the same mesh."""
+    tmp = tmp_path_factory.mktemp("ccx")
+    _ccx(tmp, "clamped", CLAMPED)
+    _ccx(tmp, "free", MATRICES)
+    return tmp, eigenvalues_from_dat((tmp / "clamped.dat").read_text())
+
+
+@pytest.mark.parametrize("dense_limit", [cb_module.DENSE_LIMIT, 0])
+def test_calculix_cantilever_matches_calculix_frequencies(ccx_runs, monkeypatch, dense_limit):
+    """Face x = 0 tied rigidly to an interface node held by the grounded body = CalculiX's
+    *BOUNDARY clamp: the reduced body's first three fixed-interface eigenvalues equal the .dat's
+    to 1e-6 (its 7 printed digits), by the dense and the sparse (Lanczos) reduction."""
+    tmp, reference = ccx_runs
+    monkeypatch.setattr(cb_module, "DENSE_LIMIT", dense_limit)
+    fe = read_fe_model("calculix", {"inp": tmp / "free.inp"})
+    structure = import_structure(fe, CLAMP, outputs={"tip": 13}, modes=6)
+    model = FlexModel.from_matrices(structure)
+    lam = (2 * np.pi * model.frequencies_hz[:3]) ** 2
+    assert lam == pytest.approx(reference[:3], rel=1e-6)
+    assert structure.output_positions[0] == pytest.approx([1.0, -0.05, -0.025], abs=1e-15)
+
+
+def test_abaqus_and_nastran_files_give_the_calculix_body(ccx_runs, tmp_path):
+    """The CalculiX model's K and M written as Abaqus .mtx (lower triangle, node/DOF labels) and
+    as a Nastran bulk data + DMIG punch (large field, upper triangle): same reduced body."""
+    tmp, _ = ccx_runs
+    fe = read_fe_model("calculix", {"inp": tmp / "free.inp"})
+    labels = [(int(fe.node_ids[n]), int(c) + 1) for n, c in fe.dof_map]
+    shutil.copy(tmp / "free.inp", tmp_path / "job.inp")
+    write_abaqus_mtx(tmp_path / "job_STIF2.mtx", fe.stiffness, labels)
+    write_abaqus_mtx(tmp_path / "job_MASS2.mtx", fe.mass, labels)
+    fix = " ".join(str(int(fe.node_ids[i])) for i in fe.node_sets["FIX"])
+    write_nastran(tmp_path / "job.bdf", tmp_path / "job.pch", fe.node_ids, fe.positions,
+                  fe.stiffness, fe.mass, labels)
+    reference = import_structure(fe, CLAMP, outputs={"tip": 13}, modes=6)
+    abaqus = import_structure(
+        read_fe_model("abaqus", {"inp": tmp_path / "job.inp",
+                                 "stiffness": tmp_path / "job_STIF2.mtx",
+                                 "mass": tmp_path / "job_MASS2.mtx"}),
+        CLAMP, outputs={"tip": 13}, modes=6)
+    nastran = import_structure(
+        read_fe_model("nastran", {"bdf": tmp_path / "job.bdf"}),
+        [{"tie": "rigid", "nodes": [int(n) for n in fix.split()]}], outputs={"tip": 13},
+        modes=6)
+    for other in (abaqus, nastran):
+        for a, b in ((other.mass, reference.mass), (other.stiffness, reference.stiffness),
+                     (other.output_rows, reference.output_rows),
+                     (other.gravity_load, reference.gravity_load)):
+            assert np.max(np.abs(a - b)) <= 1e-9 * np.max(np.abs(b))
+
+
+def test_units_mm_t_s_give_the_si_body(ccx_runs, tmp_path):
+    """The deck rewritten by hand in mm (coordinates x 1000), N/mm (K / 1000) and tonnes
+    (M / 1000), read with units = "mm-t-s", gives the SI body."""
+    tmp, _ = ccx_runs
+    deck = (tmp / "free.inp").read_text().split("*ELEMENT")[0].splitlines()
+    mm = [deck[0]] + [f"{ln.split(',')[0]}, " + ", ".join(
+        repr(1000 * float(x)) for x in ln.split(",")[1:]) for ln in deck[1:]]
+    (tmp_path / "mm.inp").write_text("\n".join(mm) + "\n*NSET, NSET=FIX\n" + "\n".join(
+        (tmp / "free.inp").read_text().split("*NSET, NSET=FIX\n")[1].split("*MATERIAL")[0]
+        .splitlines()) + "\n")
+    for ext in ("sti", "mas"):
+        rows = np.loadtxt(tmp / f"free.{ext}")
+        rows[:, 2] /= 1000.0
+        np.savetxt(tmp_path / f"mm.{ext}", rows, fmt=["%d", "%d", "%.17g"])
+    shutil.copy(tmp / "free.dof", tmp_path / "mm.dof")
+    si = import_structure(read_fe_model("calculix", {"inp": tmp / "free.inp"}), CLAMP,
+                          outputs={"tip": 13}, modes=4)
+    scaled = import_structure(read_fe_model("calculix", {"inp": tmp_path / "mm.inp"}), CLAMP,
+                              units="mm-t-s", outputs={"tip": 13}, modes=4)
+    assert scaled.stiffness == pytest.approx(si.stiffness, rel=1e-9, abs=1e-9 * np.max(
+        np.abs(si.stiffness)))
+    assert scaled.mass == pytest.approx(si.mass, rel=1e-9, abs=1e-9 * np.max(np.abs(si.mass)))
+    assert scaled.output_positions == pytest.approx(si.output_positions, abs=1e-12)
+
+
+@pytest.mark.parametrize("kind", ["rigid", "average"])
+def test_ties_keep_the_rigid_body_modes_free(ccx_runs, kind):
+    """A free-free solid with a face tied to a new node: every rigid motion (built from the
+    node positions, the new node's rotations included) stays in the null space of T^T K T, and
+    the total mass stays ρ L b h (averaging: mass-free coupling, rigid: the face's mass)."""
+    tmp, _ = ccx_runs
+    fe = read_fe_model("calculix", {"inp": tmp / "free.inp"})
+    tied, (node,) = apply_ties(fe, [Tie(fe.node_sets["FIX"], kind)])
+    layout = NodalLayout(tied.positions - tied.positions[node], tied.dof_map)
+    r = layout.rigid_modes()
+    k = tied.stiffness
+    assert np.max(np.abs(k @ r)) <= 1e-9 * abs(k).max()
+    translation = r[:, 0]
+    assert translation @ (tied.mass @ translation) == pytest.approx(7850 * 0.1 * 0.05, rel=1e-12)
+
+
+def test_average_tie_needs_non_collinear_nodes(ccx_runs):
+    tmp, _ = ccx_runs
+    fe = read_fe_model("calculix", {"inp": tmp / "free.inp"})
+    with pytest.raises(ScenarioError, match="three non-collinear nodes"):
+        import_structure(fe, [{"tie": "average", "nodes": [1, 2, 3]}], modes=2)
+
+
+def test_scenario_source_reduces_once_into_a_cache(ccx_runs, tmp_path, monkeypatch):
+    """A scenario table naming the CalculiX files: the reduction is written beside the deck and
+    read back (no second import) for the same inputs; other modes make another file."""
+    tmp, reference = ccx_runs
+    for ext in ("inp", "sti", "mas", "dof"):
+        shutil.copy(tmp / f"free.{ext}", tmp_path / f"free.{ext}")
+    cfg = {"kind": "matrices", "source": {"from": "calculix", "inp": "free.inp"},
+           "interfaces": CLAMP, "modes": 4, "output_nodes": {"tip": 13}}
+    first = flex_model_from_config(cfg, tmp_path, "flex_bodies.beam")
+    caches = sorted(tmp_path.glob("free.rbcosim-*.npz"))
+    assert len(caches) == 1
+    import rbcosim.flex.fe_import as fe_import
+
+    def no_import(*args, **kwargs):
+        raise AssertionError("reduced again")
+
+    monkeypatch.setattr(fe_import, "import_structure", no_import)
+    again = flex_model_from_config(cfg, tmp_path, "flex_bodies.beam")
+    assert np.array_equal(again.mass, first.mass) and np.array_equal(again.stiffness,
+                                                                      first.stiffness)
+    assert (2 * np.pi * again.frequencies_hz[:3]) ** 2 == pytest.approx(reference[:3], rel=1e-6)
+    with pytest.raises(AssertionError, match="reduced again"):
+        flex_model_from_config({**cfg, "modes": 3}, tmp_path, "flex_bodies.beam")
+
+
+def test_convert_structure_refuses_a_solid_node_before_writing(ccx_runs, tmp_path, capsys):
+    tmp, _ = ccx_runs
+    out = tmp_path / "body.npz"
+    code = main(["convert-structure", "--from", "calculix", "--inp", str(tmp / "free.inp"),
+                 "--interface", "1", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 1 and not out.exists()
+    assert "free.sti: interface: the rigid rotation" in err
+    assert "tie a face to a 6-DOF interface node (convert-structure --interface rigid=SET" in err
+    assert main(["convert-structure", "--from", "calculix", "--inp", str(tmp / "free.inp"),
+                 "--interface", "rigid=FIX", "--output-node", "tip=13", "--out",
+                 str(out)]) == 0
+    model = flex_model_from_config({"kind": "matrices", "attachment": "floating",
+                                    "file": "body.npz", "modes": 3}, tmp_path, "flex_bodies.b")
+    assert model.floating.total_mass == pytest.approx(7850 * 0.1 * 0.05, rel=1e-12)
+
+
+def test_file_errors_name_the_file_and_the_line(ccx_runs, tmp_path):
+    tmp, _ = ccx_runs
+    for ext in ("inp", "sti", "mas", "dof"):
+        shutil.copy(tmp / f"free.{ext}", tmp_path / f"free.{ext}")
+    lines = (tmp_path / "free.sti").read_text().splitlines()
+    lines[4] = "5 x 1.0"
+    (tmp_path / "free.sti").write_text("\n".join(lines) + "\n")
+    with pytest.raises(ScenarioError, match=r"^free\.sti: line 5: expected 'row column value'"):
+        read_fe_model("calculix", {"inp": tmp_path / "free.inp"})
+    shutil.copy(tmp / "free.sti", tmp_path / "free.sti")
+    (tmp_path / "free.dof").write_text((tmp / "free.dof").read_text() + "9999.1\n")
+    with pytest.raises(ScenarioError, match=r"^free\.dof: node 9999 is not in free\.inp's "
+                                            r"\*NODE lines \(CalculiX expands beam"):
+        read_fe_model("calculix", {"inp": tmp_path / "free.inp"})
+    shutil.copy(tmp / "free.dof", tmp_path / "free.dof")
+    with pytest.raises(ScenarioError, match=r"^flex_bodies\.b\.interfaces\[0\]\.set: no node "
+                                            r"set 'TOP' in free\.inp \(sets: \['FIX'\]\)"):
+        flex_model_from_config({"kind": "matrices", "source": {"from": "calculix",
+                                "inp": "free.inp"}, "interfaces": [{"tie": "rigid",
+                                "set": "TOP"}], "modes": 2}, tmp_path, "flex_bodies.b")
+    with pytest.raises(ScenarioError, match=r"^units: expected 'LENGTH-MASS-TIME'"):
+        import_structure(read_fe_model("calculix", {"inp": tmp_path / "free.inp"}), CLAMP,
+                         units="mm-N-s", modes=2)
