@@ -204,3 +204,29 @@ def test_file_errors_name_the_file_and_the_line(ccx_runs, tmp_path):
     with pytest.raises(ScenarioError, match=r"^units: expected 'LENGTH-MASS-TIME'"):
         import_structure(read_fe_model("calculix", {"inp": tmp_path / "free.inp"}), CLAMP,
                          units="mm-N-s", modes=2)
+
+
+def test_converter_errors_name_the_stiffness_file_the_option_and_the_path(tmp_path, capsys):
+    """Issue 27 item 9: a K failing the rigid-rotation check is reported against the stiffness
+    file; a DOF-count mismatch names --dofs-per-node; a missing structure file names the key
+    and the resolved path."""
+    k = np.zeros((12, 12))
+    k[[0, 6], [0, 6]] = 1.0
+    k[[0, 6], [6, 0]] = -1.0  # x spring between nodes 0 and 1
+    k[2, 2] = 5.0  # z of node 0 held: resists the rigid translation along z
+    np.save(tmp_path / "m.npy", np.eye(12))
+    np.save(tmp_path / "k.npy", k)
+    (tmp_path / "nodes.csv").write_text("0,0,0\n1,0,0\n")
+    base = ["convert-structure", "--mass", str(tmp_path / "m.npy"), "--stiffness",
+            str(tmp_path / "k.npy"), "--nodes", str(tmp_path / "nodes.csv"), "--out",
+            str(tmp_path / "o.npz")]
+    assert main(base) == 1
+    assert "error: k.npy: K: the rigid translation along z" in capsys.readouterr().err
+    assert main(base + ["--dofs-per-node", "x,y,z"]) == 1
+    assert "--dofs-per-node, e.g. x,y,z for solids" in capsys.readouterr().err
+    assert not (tmp_path / "o.npz").exists()
+    with pytest.raises(ScenarioError) as info:
+        flex_model_from_config({"kind": "matrices", "file": "gone.npz"}, tmp_path,
+                               "flex_bodies.b")
+    assert str(info.value) == (f"flex_bodies.b.file: gone.npz: file not found "
+                               f"({(tmp_path / 'gone.npz').resolve()})")
