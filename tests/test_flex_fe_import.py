@@ -9,6 +9,7 @@ import subprocess
 
 import numpy as np
 import pytest
+import scipy.linalg
 
 import importlib
 from fe_cantilever import c3d20_deck, eigenvalues_from_dat, write_abaqus_mtx, write_nastran
@@ -44,6 +45,7 @@ def ccx_runs(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("ccx")
     _ccx(tmp, "clamped", CLAMPED)
     _ccx(tmp, "free", MATRICES)
+    _ccx(tmp, "held", MATRICES.replace("*END STEP", "*BOUNDARY\nFIX, 1, 3\n*END STEP"))
     return tmp, eigenvalues_from_dat((tmp / "clamped.dat").read_text())
 
 
@@ -60,6 +62,19 @@ def test_calculix_cantilever_matches_calculix_frequencies(ccx_runs, monkeypatch,
     lam = (2 * np.pi * model.frequencies_hz[:3]) ** 2
     assert lam == pytest.approx(reference[:3], rel=1e-6)
     assert structure.output_positions[0] == pytest.approx([1.0, -0.05, -0.025], abs=1e-15)
+
+
+def test_clamped_export_at_a_solid_node_keeps_calculix_frequencies(ccx_runs):
+    """Matrices exported with the face clamped in CalculiX (*BOUNDARY: those DOFs left out),
+    coupled at the tip node (translations only, accepted: the clamp holds the part), all modes
+    kept: the reduced model's free-interface eigenvalues are CalculiX's clamped ones (1e-6)."""
+    tmp, reference = ccx_runs
+    fe = read_fe_model("calculix", {"inp": tmp / "held.inp"})
+    n_interior = fe.dof_map.shape[0] - 3
+    structure = import_structure(fe, [{"node": 13}], modes=n_interior)
+    lam = scipy.linalg.eigh(structure.stiffness, structure.mass, eigvals_only=True)
+    assert structure.boundary_dofs == ("x", "y", "z")
+    assert lam[:5] == pytest.approx(reference[:5], rel=1e-6)
 
 
 def test_abaqus_and_nastran_files_give_the_calculix_body(ccx_runs, tmp_path):

@@ -115,7 +115,7 @@ def import_structure(fe: FEModel, interfaces: Sequence[dict], *, units: str = "m
     boundary = np.concatenate([np.flatnonzero(fe.dof_map[:, 0] == nd) for nd in nodes])
     perm = np.concatenate([boundary, np.setdiff1d(np.arange(fe.dof_map.shape[0]), boundary)])
     layout = NodalLayout(fe.positions - fe.positions[nodes[0]], fe.dof_map[perm])
-    check_held(fe.stiffness_file, layout, boundary.size)
+    check_held(fe.stiffness_file, fe.stiffness[perm][:, perm], layout, boundary.size)
     if modes is None:
         if len(nodes) != 1:
             raise ScenarioError(f"{where}: several interface nodes need a reduction (modes)")

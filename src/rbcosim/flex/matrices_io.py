@@ -395,7 +395,7 @@ def check_floating(label: str, structure: StructureMatrices,
     if layout is None:
         raise ScenarioError(f"{label}: node_positions: missing (a floating body needs "
                             f"{', '.join(_LAYOUT_KEYS)}; `rbcosim convert-structure` writes them)")
-    check_held(stiffness_label or label, layout, structure.n_boundary)
+    check_held(stiffness_label or label, structure.stiffness, layout, structure.n_boundary)
     check_rigid_modes(stiffness_label or label, structure.stiffness, layout)
     if structure.gravity_load is not None:
         weight = structure.mass @ layout.rigid_modes()[:, :3]

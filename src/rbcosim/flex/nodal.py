@@ -97,17 +97,22 @@ def check_rigid_modes(label: str, stiffness: np.ndarray, layout: NodalLayout) ->
                 f"{RIGID_MODE_TOLERANCE:g} (check node_positions, dof_nodes, dof_components)")
 
 
-def check_held(label: str, layout: NodalLayout, n_boundary: int) -> None:
-    """ScenarioError when a rigid-body motion of the structure moves none of the first
-    ``n_boundary`` coordinates (the interface DOFs) but moves others: the structure is not held
-    by its interface (K_ii singular), e.g. a solid's node, which has no rotations, as the only
-    interface node. Names the motion and the fix."""
+def check_held(label: str, stiffness, layout: NodalLayout, n_boundary: int) -> None:
+    """ScenarioError when a rigid-body motion of the structure that K does not resist (``K r``
+    ~ 0: the model is free in it) moves none of the first ``n_boundary`` coordinates (the
+    interface DOFs) but moves others: the structure is not held by its interface (K_ii
+    singular), e.g. a solid's node, which has no rotations, as the only interface node of a
+    free part. Names the motion and the fix. ``stiffness`` dense or sparse (n, n)."""
     r = layout.rigid_modes()
     size = float(np.max(np.abs(r)))
+    k_scale = float(abs(stiffness).max())
     _, sv, vt = np.linalg.svd(r[:n_boundary], full_matrices=True)
     sv = np.concatenate([sv, np.zeros(6 - sv.size)])
     for s, v in zip(sv, vt, strict=True):
-        if s > 1e-9 * size or float(np.max(np.abs(r @ v))) <= 1e-9 * size:
+        motion = r @ v
+        if (s > 1e-9 * size or float(np.max(np.abs(motion))) <= 1e-9 * size
+                or float(np.max(np.abs(stiffness @ motion))) > RIGID_MODE_TOLERANCE * k_scale
+                * float(np.max(np.abs(motion)))):
             continue
         comps = {COMPONENT_NAMES[c] for c in layout.dof_map[:n_boundary, 1]}
         axis = np.round(v[3:] / max(float(np.max(np.abs(v[3:]))), 1e-300), 3)
