@@ -17,17 +17,20 @@ def add_parser(sub) -> None:
                     ".npz structure file of a floating body (kind = \"matrices\", attachment = "
                     "\"floating\"): the interface node's DOFs first, positions relative to it.")
     p.add_argument("--from", dest="fmt", default="matrices",
-                   choices=("matrices", "calculix", "abaqus", "nastran"),
+                   choices=("matrices", "calculix", "abaqus", "nastran", "ansys"),
                    help="what the files are: plain matrices (default) or an FE code's export")
     p.add_argument("--inp", type=Path, help="calculix / abaqus: the input deck (*NODE, *NSET)")
     p.add_argument("--bdf", type=Path, help="nastran: the bulk data (GRID, SET1)")
+    p.add_argument("--full", type=Path, help="ansys: the MAPDL .full file (nodes from --nodes: "
+                   "the model's .cdb or .rst, default FULL's .rst)")
     p.add_argument("--dofs", type=Path, help="calculix: the .dof labels (default INP's .dof)")
     p.add_argument("--mass", type=Path, help="mass matrix M (.mtx, .npy, .npz; calculix .mas, "
                    "abaqus _MASS .mtx, nastran DMIG punch)")
     p.add_argument("--stiffness", type=Path, help="stiffness matrix K")
     p.add_argument("--damping", type=Path, help="optional viscous damping matrix C (matrices)")
     p.add_argument("--nodes", type=Path,
-                   help="matrices: CSV of node coordinates x,y,z (m), one row per node")
+                   help="matrices: CSV of node coordinates x,y,z (m), one row per node; "
+                        "ansys: the .cdb archive or .rst result file")
     p.add_argument("--interface", action="append", default=[], metavar="SPEC",
                    help="FE formats: an interface node (repeatable, in order): NODE (an FE node "
                         "with rotations), rigid=SET or average=SET (a node set or n1,n2,... "
@@ -106,7 +109,7 @@ def _from_fe(args: argparse.Namespace, outputs: dict):
     if model is None:
         raise ScenarioError(f"--{model_key}: required with --from {args.fmt}")
     files = {model_key: model}
-    for key in ("stiffness", "mass", "dofs"):
+    for key in ("stiffness", "mass", "dofs", "nodes"):
         if getattr(args, key) is not None:
             if key not in FORMATS[args.fmt]:
                 raise ScenarioError(f"--{key}: not read with --from {args.fmt}")

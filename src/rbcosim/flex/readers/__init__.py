@@ -4,7 +4,8 @@
 |---|---|---|
 | ``calculix`` | ``.inp`` (``*NODE``, ``*NSET``), ``.sti``, ``.mas``, ``.dof`` | :mod:`.calculix` |
 | ``abaqus`` | ``.inp`` (``*NODE``, ``*NSET``), ``*MATRIX GENERATE`` ``.mtx`` | :mod:`.abaqus` |
-| ``nastran`` | ``.bdf`` (``GRID``, ``SET1``), punch ``DMIG`` or ``.op4`` (pyNastran) | :mod:`.nastran` |
+| ``nastran`` | ``.bdf`` (``GRID``, ``SET1``), punch ``DMIG`` | :mod:`.nastran` |
+| ``ansys`` | ``.full`` (ansys-mapdl-reader), nodes from ``.cdb`` or ``.rst`` | :mod:`.ansys` |
 
 Every problem raises :class:`rbcosim.errors.ScenarioError` naming the file, and the line or
 key where one is known.
@@ -22,6 +23,7 @@ FORMATS = {
     "calculix": ("inp", "stiffness", "mass", "dofs"),
     "abaqus": ("inp", "stiffness", "mass"),
     "nastran": ("bdf", "stiffness", "mass"),
+    "ansys": ("full", "nodes"),
 }
 
 
@@ -41,9 +43,13 @@ def read_fe_model(fmt: str, files: dict[str, Path], where: str = "from") -> FEMo
         from rbcosim.flex.readers.abaqus import read_abaqus
 
         return read_abaqus(**files)
-    from rbcosim.flex.readers.nastran import read_nastran
+    if fmt == "nastran":
+        from rbcosim.flex.readers.nastran import read_nastran
 
-    return read_nastran(**files)
+        return read_nastran(**files)
+    from rbcosim.flex.readers.ansys import read_ansys
+
+    return read_ansys(**files)
 
 
 __all__ = ["FEModel", "FORMATS", "read_fe_model"]
