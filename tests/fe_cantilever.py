@@ -56,8 +56,7 @@ def write_abaqus_mtx(path, matrix, labels) -> None:
     a = matrix.tocoo()
     keep = a.row >= a.col
     with open(path, "w") as f:
-        for r, c, v in zip(a.row[keep], a.col[keep], a.data[keep], strict=True):
-            f.write(f"{labels[r][0]},{labels[r][1]}, {labels[c][0]},{labels[c][1]}, {float(v)!r}\n")
+        f.writelines(f"{labels[r][0]},{labels[r][1]}, {labels[c][0]},{labels[c][1]}, {float(v)!r}\n" for r, c, v in zip(a.row[keep], a.col[keep], a.data[keep], strict=True))
 
 
 def write_nastran(bdf, pch, numbers, positions, k, m, labels) -> None:
@@ -65,8 +64,7 @@ def write_nastran(bdf, pch, numbers, positions, k, m, labels) -> None:
     rigid-body null space at 1e-10), the DMIG header in small field, upper triangle."""
     with open(bdf, "w") as f:
         f.write("$ grids\nBEGIN BULK\n")
-        for n, (x, y, z) in zip(numbers, positions, strict=True):
-            f.write(f"GRID,{n},,{float(x)!r},{float(y)!r},{float(z)!r}\n")
+        f.writelines(f"GRID,{n},,{float(x)!r},{float(y)!r},{float(z)!r}\n" for n, (x, y, z) in zip(numbers, positions, strict=True))
         f.write("ENDDATA\n")
     with open(pch, "w") as f:
         for name, a in (("KAAX", k), ("MAAX", m)):

@@ -4,16 +4,16 @@ Abaqus and Nastran files give the same reduced body; units, ties, cache and erro
 
 from __future__ import annotations
 
+import importlib
 import shutil
 import subprocess
 
 import numpy as np
 import pytest
 import scipy.linalg
-
-import importlib
 from fe_cantilever import c3d20_deck, eigenvalues_from_dat, write_abaqus_mtx, write_nastran
 from native_build import native_unavailable
+
 from rbcosim.cli.main import main
 from rbcosim.errors import ScenarioError
 from rbcosim.flex.config import flex_model_from_config
@@ -165,7 +165,7 @@ def test_scenario_source_reduces_once_into_a_cache(ccx_runs, tmp_path, monkeypat
     first = flex_model_from_config(cfg, tmp_path, "flex_bodies.beam")
     caches = sorted(tmp_path.glob("free.rbcosim-*.npz"))
     assert len(caches) == 1
-    import rbcosim.flex.fe_import as fe_import
+    from rbcosim.flex import fe_import
 
     def no_import(*args, **kwargs):
         raise AssertionError("reduced again")
@@ -194,6 +194,21 @@ def test_convert_structure_refuses_a_solid_node_before_writing(ccx_runs, tmp_pat
     model = flex_model_from_config({"kind": "matrices", "attachment": "floating",
                                     "file": "body.npz", "modes": 3}, tmp_path, "flex_bodies.b")
     assert model.floating.total_mass == pytest.approx(7850 * 0.1 * 0.05, rel=1e-12)
+
+
+def test_reduced_integration_mass_names_the_fix(tmp_path):
+    """CalculiX's C3D20R mass is singular (measured: smallest eigenvalues -2.5e-14 of a
+    largest 0.17): the dense reduction names the mass file and the fix."""
+    if shutil.which("ccx") is None:
+        native_unavailable("CalculiX (ccx, Debian's calculix-ccx) is not installed")
+    deck, _, _ = c3d20_deck(6, 1, 1, 1.0, 0.1, 0.05, MATRICES)
+    (tmp_path / "r.inp").write_text(deck.replace("TYPE=C3D20,", "TYPE=C3D20R,"))
+    subprocess.run(["ccx", "-i", "r"], cwd=tmp_path, check=True, capture_output=True,
+                   timeout=120)
+    fe = read_fe_model("calculix", {"inp": tmp_path / "r.inp"})
+    with pytest.raises(ScenarioError, match=r"^r\.mas: mass: the interior block M_ii is not "
+                       r"positive definite .* use full integration \(C3D20\) or a lumped mass"):
+        import_structure(fe, CLAMP, modes=4)
 
 
 def test_file_errors_name_the_file_and_the_line(ccx_runs, tmp_path):

@@ -52,4 +52,4 @@ def read_fe_model(fmt: str, files: dict[str, Path], where: str = "from") -> FEMo
     return read_ansys(**files)
 
 
-__all__ = ["FEModel", "FORMATS", "read_fe_model"]
+__all__ = ["FORMATS", "FEModel", "read_fe_model"]

@@ -34,7 +34,7 @@ def read_ansys(full: Path, nodes: Path | None = None) -> FEModel:
     try:
         dof_ref, k, m = mapdl.read_binary(str(full)).load_km(sort=True)
         constrained = np.asarray(mapdl.read_binary(str(full)).const).reshape(-1, 2)
-    except Exception as exc:  # the reader raises anything on a damaged file
+    except Exception as exc:  # noqa: BLE001 - the reader raises anything on a damaged file
         raise ScenarioError(f"{full.name}: not a readable MAPDL full file "
                             f"({type(exc).__name__}: {exc})") from None
     ids, positions, sets = _nodes(mapdl, nodes)
@@ -69,7 +69,7 @@ def _nodes(mapdl, path: Path):
         positions = np.asarray(mesh.nodes, dtype=float)[:, :3]
         sets = {str(k).upper(): np.asarray(v, dtype=np.int64)
                 for k, v in (getattr(mesh, "node_components", None) or {}).items()}
-    except Exception as exc:  # the reader raises anything on a damaged file
+    except Exception as exc:  # noqa: BLE001 - the reader raises anything on a damaged file
         raise ScenarioError(f"{path.name}: no node coordinates read (expected an MAPDL .cdb "
                             f"archive or .rst result file: {type(exc).__name__}: {exc})") from None
     if not ids.size:
