@@ -32,13 +32,13 @@ from rbcosim.flex.beam import COMPONENT_NAMES
 from rbcosim.flex.convert import convert_structure
 from rbcosim.flex.craig_bampton import craig_bampton
 from rbcosim.flex.matrices_io import StructureMatrices, load_npz, save_npz, validate_structure
-from rbcosim.flex.nodal import NodalLayout, check_held
+from rbcosim.flex.nodal import RIGID_MODE_TOLERANCE, NodalLayout, check_held
 from rbcosim.flex.readers import FORMATS, FEModel, read_fe_model
 from rbcosim.flex.tie import TIE_KINDS, Tie, apply_ties
 from rbcosim.flex.units import to_si
 
 #: Bumped when the reduced file's content changes for the same inputs.
-_CACHE_VERSION = 1
+_CACHE_VERSION = 2
 
 
 def parse_interface(spec, where: str) -> dict:
@@ -144,12 +144,32 @@ def _reduced(fe, layout, perm, nodes, n_b, out_idx, modes) -> StructureMatrices:
         raise ScenarioError(f"{key}: {exc}") from None
     boundary_nodes = np.array([nodes.index(int(nd)) for nd in layout.dof_map[:n_b, 0]])
     return validate_structure(
-        fe.stiffness_file, cb.mass, cb.stiffness, None, n_b,
+        fe.stiffness_file, cb.mass, _free_boundary(cb.stiffness, k, layout, n_b), None, n_b,
         [COMPONENT_NAMES[c] for c in layout.dof_map[:n_b, 1]],
         list(out_idx) or None, rows @ cb.transformation if out_idx else None,
         layout.positions[list(out_idx.values())] if out_idx else None,
         cb.transformation.T @ (m @ trans.toarray()),
         boundary_nodes, layout.positions[nodes])
+
+
+def _free_boundary(k_cb: np.ndarray, k, layout: NodalLayout, n_b: int) -> np.ndarray:
+    """``k_cb`` with its boundary block projected off the rigid motions K does not resist.
+
+    A rigid motion r of a free structure is ``[r_b; 0]`` in Craig–Bampton coordinates (the
+    constraint modes carry it exactly), so ``K_bb r_b = 0`` in exact arithmetic; the FE file's
+    printed digits leave a residue there (a 100,000-DOF solid: -1.2 against 3e7) that makes the
+    reduced K indefinite. ``K_bb <- P^T K_bb P``, ``P = I - R_b R_b^+``, restores it."""
+    r = layout.rigid_modes()
+    scale = float(abs(k).max())
+    free = [j for j in range(6) if np.any(r[:, j]) and float(np.max(np.abs(k @ r[:, j])))
+            <= RIGID_MODE_TOLERANCE * scale * float(np.max(np.abs(r[:, j])))]
+    if not free:
+        return k_cb
+    r_b = r[:n_b, free]
+    p = np.eye(n_b) - r_b @ np.linalg.pinv(r_b)
+    out = k_cb.copy()
+    out[:n_b, :n_b] = p.T @ k_cb[:n_b, :n_b] @ p
+    return 0.5 * (out + out.T)
 
 
 def cached_reduction(fmt: str, files: Mapping[str, Path], interfaces: Sequence[dict], *,

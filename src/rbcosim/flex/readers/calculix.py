@@ -75,17 +75,16 @@ def _read_dofs(path: Path) -> np.ndarray:
 
 def read_triplets(path: Path, n: int, dof_file: str):
     """(n, n) sparse symmetric matrix from ``row column value`` lines (1-based)."""
-    text = _text(path, "a matrix written by SOLVER=MATRIXSTORAGE")
-    tokens = text.split()
-    if len(tokens) % 3:
-        raise ScenarioError(f"{path.name}: expected 'row column value' lines, got "
-                            f"{len(tokens)} numbers (not a multiple of 3)")
+    _text_exists(path, "a matrix written by SOLVER=MATRIXSTORAGE")
     try:
-        data = np.array(tokens, dtype=float).reshape(-1, 3)
+        data = np.loadtxt(path, dtype=float, ndmin=2)
     except ValueError:
-        bad = _first_bad_line(text)
+        bad = _first_bad_line(Path(path).read_text(errors="replace"))
         raise ScenarioError(f"{path.name}: line {bad[0]}: expected 'row column value', got "
                             f"{bad[1][:60]!r}") from None
+    if data.shape[1] != 3:
+        raise ScenarioError(f"{path.name}: expected 'row column value' lines, got "
+                            f"{data.shape[1]} numbers per line")
     rows, cols = data[:, 0], data[:, 1]
     bad = ~((rows == np.round(rows)) & (cols == np.round(cols)) & (rows >= 1) & (cols >= 1)
             & (rows <= n) & (cols <= n))
@@ -108,6 +107,11 @@ def _first_bad_line(text: str) -> tuple[int, str]:
         if parts and len(parts) != 3:
             return number, line
     return 0, ""
+
+
+def _text_exists(path: Path, what: str) -> None:
+    if not Path(path).is_file():
+        raise ScenarioError(f"{Path(path).name}: file not found ({path}): {what}")
 
 
 def _text(path: Path, what: str) -> str:
