@@ -192,6 +192,10 @@ def test_convert_structure_refuses_a_solid_node_before_writing(ccx_runs, tmp_pat
     assert "free.sti: interface: the rigid rotation" in err
     assert "tie a face to a 6-DOF interface node (convert-structure --interface rigid=SET" in err
     assert main(["convert-structure", "--from", "calculix", "--inp", str(tmp / "free.inp"),
+                 "--interface", "rigid=FIX", "--interface-node", "3", "--out", str(out)]) == 1
+    assert ("error: --interface-node: only with --from matrices (FE formats take --interface)"
+            in capsys.readouterr().err)
+    assert main(["convert-structure", "--from", "calculix", "--inp", str(tmp / "free.inp"),
                  "--interface", "rigid=FIX", "--output-node", "tip=13", "--out",
                  str(out)]) == 0
     model = flex_model_from_config({"kind": "matrices", "attachment": "floating",

@@ -76,10 +76,22 @@ def run(args: argparse.Namespace) -> int:
             raise ScenarioError(f"--output-node: expected NAME=NODE (a node index), got {item!r}")
         outputs[name] = int(node)
     if args.fmt != "matrices":
+        plain = [o for o, v in (("--interface-node", args.interface_node != 0),
+                                ("--dof-labels", args.dof_labels is not None),
+                                ("--damping", args.damping is not None)) if v]
+        if plain:
+            raise ScenarioError(f"{plain[0]}: only with --from matrices (FE formats take "
+                                f"--interface)")
         structure = _from_fe(args, outputs)
     else:
         if args.mass is None or args.stiffness is None or args.nodes is None:
             raise ScenarioError("--mass, --stiffness and --nodes: required with --from matrices")
+        fe_only = [o for o, v in (("--interface", args.interface), ("--modes", args.modes),
+                                  ("--inp", args.inp), ("--bdf", args.bdf),
+                                  ("--full", args.full), ("--dofs", args.dofs),
+                                  ("--units", args.units != "m-kg-s")) if v]
+        if fe_only:
+            raise ScenarioError(f"{fe_only[0]}: only with --from calculix|abaqus|nastran|ansys")
         nodes = read_nodes_csv(args.nodes)
         dof_map = (read_dof_labels_csv(args.dof_labels) if args.dof_labels is not None
                    else uniform_dof_labels(nodes.shape[0], args.dofs_per_node.split(",")))
