@@ -180,6 +180,12 @@ def test_scenario_source_reduces_once_into_a_cache(ccx_runs, tmp_path, monkeypat
     assert (2 * np.pi * again.frequencies_hz[:3]) ** 2 == pytest.approx(reference[:3], rel=1e-6)
     with pytest.raises(AssertionError, match="reduced again"):
         flex_model_from_config({**cfg, "modes": 3}, tmp_path, "flex_bodies.beam")
+    monkeypatch.undo()
+    floating = flex_model_from_config({**cfg, "attachment": "floating", "units": "m-kg-s"},
+                                      tmp_path, "flex_bodies.beam")
+    assert floating.floating.total_mass == pytest.approx(7850 * 0.1 * 0.05, rel=1e-12)
+    assert (2 * np.pi * floating.frequencies_hz[:3]) ** 2 == pytest.approx(reference[:3],
+                                                                           rel=1e-6)
 
 
 def test_convert_structure_refuses_a_solid_node_before_writing(ccx_runs, tmp_path, capsys):
