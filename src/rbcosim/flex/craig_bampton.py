@@ -70,13 +70,14 @@ def mode_signs(modes: np.ndarray, references: Sequence[np.ndarray] = ()) -> np.n
     sign convention of the module docstring: ``modes * mode_signs(modes, references)``.
 
     ``references``: blocks of rows on the n physical coordinates, shape (r, n) each (or
-    (..., n), flattened in C order), tried in order before the fallback of every coordinate.
+    (..., n), flattened in C order; or a scipy.sparse (r, n) matrix), tried in order before the fallback of every coordinate.
     ``mode_signs(-modes, refs) == -mode_signs(modes, refs)``: either solver output gives the
     same normalised basis.
     """
     modes = np.asarray(modes, dtype=float)
     n, k = modes.shape
-    blocks = [np.asarray(r, dtype=float).reshape(-1, n) @ modes for r in references]
+    blocks = [r @ modes if sparse.issparse(r) else np.asarray(r, dtype=float).reshape(-1, n)
+              @ modes for r in references]
     blocks.append(modes)
     size = np.max(np.abs(modes), axis=0) if n else np.zeros(k)
     signs = np.ones(k)

@@ -132,13 +132,14 @@ def _reduced(fe, layout, perm, nodes, n_b, out_idx, modes) -> StructureMatrices:
     m = fe.mass[perm][:, perm]
     n = perm.size
     rows = np.array([layout.translation_rows(i) for i in out_idx.values()]).reshape(-1, 3, n)
-    trans = scipy.sparse.csr_matrix(
-        (np.ones(np.count_nonzero(layout.dof_map[:, 1] < 3)),
-         (np.flatnonzero(layout.dof_map[:, 1] < 3),
-          layout.dof_map[layout.dof_map[:, 1] < 3, 1])), shape=(n, 3))
+    translations = np.flatnonzero(layout.dof_map[:, 1] < 3)
+    rigid = np.zeros((n, 3))  # unit rigid translations: the gravity load is M @ rigid
+    rigid[translations, layout.dof_map[translations, 1]] = 1.0
+    unit_rows = scipy.sparse.csr_matrix(  # the translational DOFs' unit rows, in DOF order
+        (np.ones(translations.size), (np.arange(translations.size), translations)),
+        shape=(translations.size, n))
     try:
-        cb = craig_bampton(m, k, np.arange(n_b), modes,
-                           sign_references=(rows, trans.T.toarray()))
+        cb = craig_bampton(m, k, np.arange(n_b), modes, sign_references=(rows, unit_rows))
     except ValueError as exc:
         key = fe.mass_file if str(exc).startswith("mass") else fe.stiffness_file
         raise ScenarioError(f"{key}: {exc}") from None
@@ -148,7 +149,7 @@ def _reduced(fe, layout, perm, nodes, n_b, out_idx, modes) -> StructureMatrices:
         [COMPONENT_NAMES[c] for c in layout.dof_map[:n_b, 1]],
         list(out_idx) or None, rows @ cb.transformation if out_idx else None,
         layout.positions[list(out_idx.values())] if out_idx else None,
-        cb.transformation.T @ (m @ trans.toarray()),
+        cb.transformation.T @ (m @ rigid),
         boundary_nodes, layout.positions[nodes])
 
 
