@@ -62,6 +62,9 @@ def test_calculix_cantilever_matches_calculix_frequencies(ccx_runs, monkeypatch,
     lam = (2 * np.pi * model.frequencies_hz[:3]) ** 2
     assert lam == pytest.approx(reference[:3], rel=1e-6)
     assert structure.output_positions[0] == pytest.approx([1.0, -0.05, -0.025], abs=1e-15)
+    # Mode signs (flex README): each mode's largest tip component is positive, either solver.
+    tip = structure.output_rows[0][:, 6:]
+    assert np.all(tip[np.argmax(np.abs(tip), axis=0), np.arange(6)] > 0)
     # A free body held at one 6-DOF node: its static condensation there is zero (it moves
     # rigidly), exactly, not at the printed digits' round-off.
     assert np.array_equal(structure.stiffness[:6, :6], np.zeros((6, 6)))
