@@ -187,7 +187,9 @@ def test_config_errors_name_the_key(change, message):
 
 def test_config_matrices_errors(tmp_path):
     cfg = {"kind": "matrices", "file": "missing.npz"}
-    with pytest.raises(ScenarioError, match=rf"^{WHERE}: missing\.npz: file not found"):
+    # Issue 27: the key (.file) and the resolved path are shown.
+    with pytest.raises(ScenarioError, match=rf"^{WHERE}\.file: missing\.npz: file not found "
+                                            rf"\(/.*missing\.npz\)$"):
         flex_model_from_config(cfg, tmp_path, WHERE)
     cfg = {"kind": "matrices", "attachment": "floating", "file": "two_mass_flex.npz"}
     with pytest.raises(ScenarioError,

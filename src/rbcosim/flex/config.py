@@ -82,7 +82,13 @@ _MATRIX_KEYS = {
     "boundary_dofs",
     "modes",
     "damping",
+    "source",
+    "units",
+    "interfaces",
+    "output_nodes",
 }
+#: Keys of a structure read straight from an FE code's files (``source``).
+_SOURCE_KEYS = ("units", "interfaces", "output_nodes")
 
 
 #: Keys whose values are numbers (or lists of numbers), by path inside a flexible body's table.
@@ -368,11 +374,18 @@ def _matrices(cfg: dict, base_dir: Path, where: str,
             f"{where}.files: a floating body needs node positions and DOF labels: convert the "
             f"matrices to one .npz file (`rbcosim convert-structure`) and give file = '*.npz'"
         )
-    if ("file" in cfg) == ("files" in cfg):
+    if ("file" in cfg) + ("files" in cfg) + ("source" in cfg) != 1:
         raise ScenarioError(
-            f"{where}.file: expected exactly one of file = '*.npz' or "
-            f"files = {{ M = ..., K = ..., C = ... }}"
+            f"{where}.file: expected exactly one of file = '*.npz', "
+            f"files = {{ M = ..., K = ..., C = ... }} or source = {{ from = 'calculix', "
+            f"inp = '*.inp' }}"
         )
+    given = [k for k in _SOURCE_KEYS if k in cfg]
+    if given and "source" not in cfg:
+        raise ScenarioError(f"{where}.{given[0]}: only with source = {{ from = ..., ... }} (a "
+                            f"structure read from an FE code's files)")
+    if "source" in cfg:
+        return _from_source(cfg, base_dir, where, interfaces, attachment)
     n_b = cfg.get("n_boundary")
     if n_b is not None and (isinstance(n_b, bool) or not isinstance(n_b, int) or n_b < 1):
         raise ScenarioError(f"{where}.n_boundary: expected an integer >= 1, got {n_b!r}")
@@ -389,6 +402,9 @@ def _matrices(cfg: dict, base_dir: Path, where: str,
             f = cfg["file"]
             if not isinstance(f, str) or not f.endswith(".npz"):
                 raise ScenarioError(f"{where}.file: expected a path to a .npz file, got {f!r}")
+            if not (base_dir / f).is_file():
+                raise ScenarioError(f"{where}.file: {f}: file not found "
+                                    f"({(base_dir / f).resolve()})")
             structure = load_npz(base_dir / f)
             if attachment == "floating":
                 check_floating(Path(f).name, structure)
@@ -411,6 +427,10 @@ def _matrices(cfg: dict, base_dir: Path, where: str,
                 )
             if n_b is None:
                 raise ScenarioError(f"{where}.n_boundary: missing (required with files)")
+            for key, name in files.items():
+                if not (base_dir / name).is_file():
+                    raise ScenarioError(f"{where}.files.{key}: {name}: file not found "
+                                        f"({(base_dir / name).resolve()})")
             structure = load_mtx({k: base_dir / v for k, v in files.items()}, n_b, names)
     except ScenarioError as exc:
         msg = str(exc)
@@ -428,5 +448,51 @@ def _matrices(cfg: dict, base_dir: Path, where: str,
         return FlexModel.from_matrices(structure, n_modes=modes, interfaces=interfaces,
                                        attachment=attachment,
                                        **damping)
+    except ValueError as exc:
+        raise ScenarioError(f"{where}: {exc}") from exc
+
+
+def _from_source(cfg: dict, base_dir: Path, where: str, interfaces: Sequence[Interface],
+                 attachment: str) -> FlexModel:
+    """A body read from an FE code's files (``source``): grounded, reduced once and cached
+    beside the source (:func:`rbcosim.flex.fe_import.cached_reduction`); floating, the
+    physical structure clamped at its one interface node."""
+    from rbcosim.flex.fe_import import cached_reduction, import_structure, parse_interface
+    from rbcosim.flex.readers import read_fe_model
+
+    source = cfg["source"]
+    if (not isinstance(source, dict) or not isinstance(source.get("from"), str)
+            or not all(isinstance(v, str) for v in source.values())):
+        raise ScenarioError(f"{where}.source: expected a table {{ from = 'calculix', inp = "
+                            f"'job.inp' }} of file names, got {source!r}")
+    fmt = source["from"]
+    files = {k: base_dir / v for k, v in source.items() if k != "from"}
+    specs = cfg.get("interfaces")
+    if not isinstance(specs, list) or not specs:
+        raise ScenarioError(f"{where}.interfaces: expected a list of interface nodes, e.g. "
+                            f"[{{ tie = 'rigid', set = 'FIX' }}] or [{{ node = 12 }}]")
+    specs = [parse_interface(s, f"{where}.interfaces[{i}]") for i, s in enumerate(specs)]
+    outputs = cfg.get("output_nodes", {})
+    if not isinstance(outputs, dict) or not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in outputs.values()):
+        raise ScenarioError(f"{where}.output_nodes: expected {{ name = FE node number }}, got "
+                            f"{outputs!r}")
+    units = cfg.get("units", "m-kg-s")
+    damping = _damping(cfg, where)
+    try:
+        if attachment == "grounded":
+            modes = _integer(cfg, "modes", where, minimum=1)
+            structure = cached_reduction(fmt, files, specs, units=units, outputs=outputs,
+                                         modes=modes, where=where)
+            modes = None
+        else:
+            structure = import_structure(read_fe_model(fmt, files, f"{where}.source"), specs,
+                                         units=units, outputs=outputs,
+                                         where=f"{where}.interfaces")
+            modes = _integer(cfg, "modes", where, minimum=0) if "modes" in cfg else None
+        return FlexModel.from_matrices(structure, n_modes=modes, interfaces=interfaces,
+                                       attachment=attachment, **damping)
+    except ScenarioError:
+        raise
     except ValueError as exc:
         raise ScenarioError(f"{where}: {exc}") from exc

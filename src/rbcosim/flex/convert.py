@@ -35,11 +35,13 @@ def convert_structure(
     damping: np.ndarray | None = None,
     output_nodes: Mapping[str, int] | None = None,
     label: str = "structure",
+    stiffness_label: str | None = None,
 ) -> StructureMatrices:
     """A validated floating structure from physical matrices on coordinates ``dof_map`` (n, 2)
     = (node, component 0..5 = x y z rx ry rz), node positions (n_nodes, 3) in m (any origin),
     clamped at ``interface_node``; ``output_nodes`` maps names to node indices. ScenarioError
-    naming ``label`` and the key for bad input."""
+    naming ``label`` (the mass file) or ``stiffness_label`` (default ``label``: K's checks)
+    and the key for bad input."""
     dof_map = np.asarray(dof_map, dtype=np.int64).reshape(-1, 2)
     pos = np.asarray(node_positions, dtype=float)
     if pos.ndim != 2 or pos.shape[1] != 3 or not 0 <= interface_node < pos.shape[0]:
@@ -54,9 +56,12 @@ def convert_structure(
     m, k = np.asarray(mass), np.asarray(stiffness)
     for key, a in (("M", m), ("K", k), ("C", damping)):
         if a is not None and np.shape(a) != (dof_map.shape[0],) * 2:
-            raise ScenarioError(f"{label}: {key}: expected a {dof_map.shape[0]}x"
-                                f"{dof_map.shape[0]} matrix (one row per DOF label), got "
-                                f"shape {np.shape(a)}")
+            raise ScenarioError(f"{stiffness_label or label if key == 'K' else label}: {key}: "
+                                f"expected a {dof_map.shape[0]}x{dof_map.shape[0]} matrix "
+                                f"(one row per DOF label: {pos.shape[0]} nodes), got shape "
+                                f"{np.shape(a)}; give the components each node carries "
+                                f"(--dofs-per-node, e.g. x,y,z for solids) or one label per "
+                                f"row (--dof-labels)")
     outputs = dict(output_nodes or {})
     structure = validate_structure(
         label, m[np.ix_(order, order)], k[np.ix_(order, order)],
@@ -65,7 +70,7 @@ def convert_structure(
         layout=(pos - pos[interface_node], dof_map[order, 0],
                 np.array([COMPONENT_NAMES[c] for c in dof_map[order, 1]], dtype=str)),
         output_nodes=np.array(list(outputs.values()), dtype=np.int64) if outputs else None)
-    check_floating(label, structure)
+    check_floating(label, structure, stiffness_label or label)
     return structure
 
 

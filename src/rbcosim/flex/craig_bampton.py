@@ -29,6 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg
+from scipy import sparse
+from scipy.sparse import linalg as sparse_linalg
 
 _MECHANISM = 1e-13  # lowest fixed-interface eigenvalue / largest diagonal K_ii / M_ii
 #: A mode whose reference block is at most this fraction of its largest component skips it.
@@ -68,13 +70,14 @@ def mode_signs(modes: np.ndarray, references: Sequence[np.ndarray] = ()) -> np.n
     sign convention of the module docstring: ``modes * mode_signs(modes, references)``.
 
     ``references``: blocks of rows on the n physical coordinates, shape (r, n) each (or
-    (..., n), flattened in C order), tried in order before the fallback of every coordinate.
+    (..., n), flattened in C order; or a scipy.sparse (r, n) matrix), tried in order before the fallback of every coordinate.
     ``mode_signs(-modes, refs) == -mode_signs(modes, refs)``: either solver output gives the
     same normalised basis.
     """
     modes = np.asarray(modes, dtype=float)
     n, k = modes.shape
-    blocks = [np.asarray(r, dtype=float).reshape(-1, n) @ modes for r in references]
+    blocks = [r @ modes if sparse.issparse(r) else np.asarray(r, dtype=float).reshape(-1, n)
+              @ modes for r in references]
     blocks.append(modes)
     size = np.max(np.abs(modes), axis=0) if n else np.zeros(k)
     signs = np.ones(k)
@@ -99,7 +102,7 @@ def craig_bampton(
     """Reduce (M, K) keeping ``boundary_dofs`` and the lowest ``n_modes`` fixed-interface modes.
 
     Args:
-        mass: physical mass matrix, symmetric PSD, shape (n, n); dense or scipy.sparse.
+        mass: physical mass matrix, symmetric PSD, shape (n, n); dense or sparse.
         stiffness: physical stiffness, symmetric, shape (n, n); K_ii must be positive definite
             (the structure clamped at the boundary is stable).
         boundary_dofs: indices of the boundary DOFs, any order, no repeats.
@@ -111,8 +114,7 @@ def craig_bampton(
     Raises:
         ValueError: bad indices, too many modes, or K_ii / M_ii not positive definite.
     """
-    m = _dense(mass)
-    k = _dense(stiffness)
+    m, k = _matrix(mass), _matrix(stiffness)
     n = m.shape[0]
     b = np.asarray(boundary_dofs, dtype=np.int64).reshape(-1)
     if b.size and (b.min() < 0 or b.max() >= n or np.unique(b).size != b.size):
@@ -124,33 +126,20 @@ def craig_bampton(
     if n_modes < 0 or n_modes > n_i:
         raise ValueError(f"n_modes: expected 0..{n_i} (interior DOFs), got {n_modes}")
     if n_i:
-        k_ii = k[np.ix_(interior, interior)]
-        m_ii = m[np.ix_(interior, interior)]
-        try:
-            chol = scipy.linalg.cho_factor(k_ii)
-        except np.linalg.LinAlgError as exc:
+        k_ii = k[interior][:, interior]
+        m_ii = m[interior][:, interior]
+        k_ib = k[interior][:, b]
+        solve = _factor(k_ii)
+        psi = -solve(k_ib.toarray() if sparse.issparse(k_ib) else k_ib)
+        lam, phi = _fixed_interface_modes(k_ii, m_ii, n_modes, solve)
+        # A mechanism (e.g. a beam free to swing about a released rotation) passes the
+        # Cholesky test at round-off: its eigenvalue is ~1e-16 of the stiffest DOF's.
+        diag_k, diag_m = k_ii.diagonal(), m_ii.diagonal()
+        if n_modes and lam[0] <= _MECHANISM * np.max(diag_k / np.maximum(diag_m, 1e-300)):
             raise ValueError(
-                "stiffness: the interior block K_ii is not positive definite "
-                "(the structure is not held by its boundary DOFs)"
-            ) from exc
-        psi = -scipy.linalg.cho_solve(chol, k[np.ix_(interior, b)])
-        if n_modes:
-            try:
-                lam, phi = scipy.linalg.eigh(k_ii, m_ii, subset_by_index=[0, n_modes - 1])
-            except np.linalg.LinAlgError as exc:
-                raise ValueError(
-                    "mass: the interior block M_ii is not positive definite "
-                    "(every interior DOF needs mass for fixed-interface modes)"
-                ) from exc
-            # A mechanism (e.g. a beam free to swing about a released rotation) passes the
-            # Cholesky test at round-off: its eigenvalue is ~1e-16 of the stiffest DOF's.
-            if lam[0] <= _MECHANISM * np.max(np.diag(k_ii) / np.maximum(np.diag(m_ii), 1e-300)):
-                raise ValueError(
-                    "stiffness: the interior block K_ii is not positive definite (the structure "
-                    "is not held by its boundary DOFs: a mechanism with eigenvalue "
-                    f"{lam[0]:.3g} 1/s²)")
-        else:
-            lam, phi = np.zeros(0), np.zeros((n_i, 0))
+                "stiffness: the interior block K_ii is not positive definite (the structure "
+                "is not held by its boundary DOFs: a mechanism with eigenvalue "
+                f"{lam[0]:.3g} 1/s²)")
     else:
         psi, lam, phi = np.zeros((0, b.size)), np.zeros(0), np.zeros((0, 0))
     t = np.zeros((n, b.size + n_modes))
@@ -158,8 +147,8 @@ def craig_bampton(
     t[np.ix_(interior, np.arange(b.size))] = psi
     t[np.ix_(interior, np.arange(b.size, b.size + n_modes))] = phi
     t[:, b.size:] *= mode_signs(t[:, b.size:], sign_references)
-    m_cb = t.T @ m @ t
-    k_cb = t.T @ k @ t
+    m_cb = t.T @ (m @ t)
+    k_cb = t.T @ (k @ t)
     m_cb = 0.5 * (m_cb + m_cb.T)
     k_cb = 0.5 * (k_cb + k_cb.T)
     return CraigBampton(
@@ -172,10 +161,62 @@ def craig_bampton(
     )
 
 
-def _dense(a) -> np.ndarray:
-    if hasattr(a, "toarray"):
+#: Largest interior block solved densely; above it, sparse LU and shift-invert Lanczos.
+DENSE_LIMIT = 2000
+_NOT_HELD = ("stiffness: the interior block K_ii is not positive definite (the structure is not "
+             "held by its boundary DOFs)")
+_MASSLESS = ("mass: the interior block M_ii is not positive definite (every interior DOF needs "
+             "mass for fixed-interface modes; an FE mass of reduced-integration elements, e.g. "
+             "C3D20R, can be singular: use full integration (C3D20) or a lumped mass)")
+
+
+def _matrix(a):
+    """A square matrix: kept sparse (CSC) when sparse and large, dense otherwise."""
+    if sparse.issparse(a):
+        if a.shape[0] > DENSE_LIMIT:
+            return sparse.csc_matrix(a, dtype=float)
         a = a.toarray()
     a = np.asarray(a, dtype=float)
     if a.ndim != 2 or a.shape[0] != a.shape[1]:
         raise ValueError(f"expected a square matrix, got shape {a.shape}")
     return a
+
+
+def _factor(k_ii):
+    """A solver of K_ii x = y: Cholesky (dense) or sparse LU; ValueError if K_ii is singular
+    or (dense) not positive definite."""
+    if sparse.issparse(k_ii):
+        try:
+            lu = sparse_linalg.splu(sparse.csc_matrix(k_ii))
+        except RuntimeError as exc:  # "Factor is exactly singular"
+            raise ValueError(_NOT_HELD) from exc
+        return lu.solve
+    try:
+        chol = scipy.linalg.cho_factor(k_ii)
+    except np.linalg.LinAlgError as exc:
+        raise ValueError(_NOT_HELD) from exc
+    return lambda y: scipy.linalg.cho_solve(chol, y)
+
+
+def _fixed_interface_modes(k_ii, m_ii, n_modes: int, solve):
+    """The lowest ``n_modes`` eigenpairs of K_ii phi = lam M_ii phi, ascending, mass-normalised:
+    dense ``eigh``, or (sparse) shift-invert Lanczos about 0 through the factor of K_ii."""
+    if not n_modes:
+        return np.zeros(0), np.zeros((k_ii.shape[0], 0))
+    if not sparse.issparse(k_ii):
+        try:
+            return scipy.linalg.eigh(k_ii, m_ii, subset_by_index=[0, n_modes - 1])
+        except np.linalg.LinAlgError as exc:
+            raise ValueError(_MASSLESS) from exc
+    n = k_ii.shape[0]
+    inverse = sparse_linalg.LinearOperator((n, n), matvec=solve, dtype=float)
+    if n_modes >= n - 1:
+        raise ValueError(f"n_modes: at most {n - 2} modes of {n} interior DOFs by Lanczos")
+    lam, phi = sparse_linalg.eigsh(k_ii, k=n_modes, M=m_ii, sigma=0.0, which="LM",
+                                         OPinv=inverse, tol=0.0)
+    order = np.argsort(lam)
+    lam, phi = lam[order], phi[:, order]
+    norms = np.sqrt(np.einsum("ij,ij->j", phi, m_ii @ phi))
+    if np.any(~np.isfinite(lam)) or np.any(norms <= 0.0):
+        raise ValueError(_MASSLESS)
+    return lam, phi / norms

@@ -58,7 +58,13 @@ from rbcosim.declared_size import refuse_oversized
 from rbcosim.errors import ScenarioError
 from rbcosim.flex.beam import COMPONENT_NAMES
 from rbcosim.flex.matrix_market import read_matrix_market_file
-from rbcosim.flex.nodal import NodalLayout, check_rigid_modes, node_outputs, read_layout
+from rbcosim.flex.nodal import (
+    NodalLayout,
+    check_held,
+    check_rigid_modes,
+    node_outputs,
+    read_layout,
+)
 from rbcosim.scenario_reader import MAX_MAGNITUDE
 
 #: The node description a floating body needs (all three or none).
@@ -381,16 +387,19 @@ def validate_structure(
     )
 
 
-def check_floating(label: str, structure: StructureMatrices) -> None:
+def check_floating(label: str, structure: StructureMatrices,
+                   stiffness_label: str | None = None) -> None:
     """A floating body's file: node positions and DOF labels present, every rigid-body mode in
     the null space of K (:func:`rbcosim.flex.nodal.check_rigid_modes`), and a ``gravity_load``
     (if given) equal to the mass on the unit rigid translations, ``M R``, from which a floating
-    body takes its weight. ScenarioError naming ``label`` and the key otherwise."""
+    body takes its weight. ScenarioError naming ``label`` (``stiffness_label``, default
+    ``label``, for K and the interface) and the key otherwise."""
     layout = structure.layout
     if layout is None:
         raise ScenarioError(f"{label}: node_positions: missing (a floating body needs "
                             f"{', '.join(_LAYOUT_KEYS)}; `rbcosim convert-structure` writes them)")
-    check_rigid_modes(label, structure.stiffness, layout)
+    check_held(stiffness_label or label, structure.stiffness, layout, structure.n_boundary)
+    check_rigid_modes(stiffness_label or label, structure.stiffness, layout)
     if structure.gravity_load is not None:
         weight = structure.mass @ layout.rigid_modes()[:, :3]
         gap = float(np.max(np.abs(structure.gravity_load - weight)))

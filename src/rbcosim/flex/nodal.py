@@ -84,7 +84,7 @@ def check_rigid_modes(label: str, stiffness: np.ndarray, layout: NodalLayout) ->
     """ScenarioError naming the mode when ``K r`` is not ~0 for a rigid-body mode r (a floating
     structure's stiffness must not resist rigid motion): ``max|K r| <= RIGID_MODE_TOLERANCE
     max|K| max|r|``. Modes with no component on the structure's coordinates are skipped."""
-    scale = float(np.max(np.abs(stiffness)))
+    scale = float(abs(stiffness).max())
     for name, r in zip(_RIGID_MODE_NAMES, layout.rigid_modes().T, strict=True):
         size = float(np.max(np.abs(r)))
         if size == 0.0:
@@ -95,6 +95,36 @@ def check_rigid_modes(label: str, stiffness: np.ndarray, layout: NodalLayout) ->
                 f"{label}: K: the rigid {name} (from node_positions and the DOF labels) is not "
                 f"in the null space of K: max|K r| / (max|K| max|r|) = {residual:.3g} > "
                 f"{RIGID_MODE_TOLERANCE:g} (check node_positions, dof_nodes, dof_components)")
+
+
+def check_held(label: str, stiffness, layout: NodalLayout, n_boundary: int) -> None:
+    """ScenarioError when a rigid-body motion of the structure that K does not resist (``K r``
+    ~ 0: the model is free in it) moves none of the first ``n_boundary`` coordinates (the
+    interface DOFs) but moves others: the structure is not held by its interface (K_ii
+    singular), e.g. a solid's node, which has no rotations, as the only interface node of a
+    free part. Names the motion and the fix. ``stiffness`` dense or sparse (n, n)."""
+    r = layout.rigid_modes()
+    size = float(np.max(np.abs(r)))
+    k_scale = float(abs(stiffness).max())
+    _, sv, vt = np.linalg.svd(r[:n_boundary], full_matrices=True)
+    sv = np.concatenate([sv, np.zeros(6 - sv.size)])
+    for s, v in zip(sv, vt, strict=True):
+        motion = r @ v
+        if (s > 1e-9 * size or float(np.max(np.abs(motion))) <= 1e-9 * size
+                or float(np.max(np.abs(stiffness @ motion))) > RIGID_MODE_TOLERANCE * k_scale
+                * float(np.max(np.abs(motion)))):
+            continue
+        comps = {COMPONENT_NAMES[c] for c in layout.dof_map[:n_boundary, 1]}
+        axis = np.round(v[3:] / max(float(np.max(np.abs(v[3:]))), 1e-300), 3)
+        what = (f"the rigid rotation about {axis.tolist()}" if np.any(v[3:] != 0.0)
+                else f"the rigid translation along {np.round(v[:3], 3).tolist()}")
+        hint = ("; the interface node has no rotations (a solid's node): tie a face to a 6-DOF "
+                "interface node (convert-structure --interface rigid=SET, or interfaces = "
+                "[{ tie = \"rigid\", set = \"SET\" }] in the scenario)"
+                if not comps & {"rx", "ry", "rz"} else "")
+        raise ScenarioError(f"{label}: interface: {what} moves no interface DOF "
+                            f"({' '.join(sorted(comps))}) but moves the structure: it is not "
+                            f"held by its interface{hint}")
 
 
 def read_layout(label: str, positions, dof_nodes, dof_components, n: int,
