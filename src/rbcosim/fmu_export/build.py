@@ -124,8 +124,7 @@ def export_fmu(
 
         built = _run_builder(options.fmi_version, script, bundle, tmp / "out",
                              config["variable_steps"])
-        if options.derivatives:
-            install_shim(built, options.fmi_version, identifier, tmp)
+        install_shim(built, options.fmi_version, identifier, tmp, options.derivatives)
         output.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(built, output)
     return output

@@ -24,6 +24,7 @@ import ctypes
 import enum
 import math
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from rbcosim.fmu_export.core import StepOutcome
@@ -99,10 +100,30 @@ def _incref() -> Callable[[object], None]:
 _INCREF = _incref()
 
 
-def raise_to_wrapper(slave: Any, exc: Exception) -> None:
-    """Raise ``exc`` through pythonfmu's wrapper (fmiFatal) without it freeing ``slave``."""
+#: The binaries' folder of the Linux x86-64 binary, by FMI version ("fmi2" / "fmi3").
+_LINUX_BINARIES = {"fmi2": "linux64", "fmi3": "x86_64-linux"}
+
+
+def shim_refusal(slave: Any, prefix: str) -> Callable[[], None]:
+    """The wrapper shim's ``rbc_shim_refusal`` of this FMU's binary (``wrapper_shim.c``),
+    which makes the refusal that follows Error rather than Fatal; a no-op where the binary
+    is pythonfmu's own (Windows) or not found."""
+    binary = (Path(slave.resources).parent / "binaries" / _LINUX_BINARIES[prefix]
+              / f"{type(slave).__name__}.so")
+    try:
+        function = ctypes.CDLL(str(binary)).rbc_shim_refusal
+    except (OSError, AttributeError):
+        return lambda: None
+    function.argtypes, function.restype = [], None
+    return function
+
+
+def raise_to_wrapper(slave: Any, exc: Exception, refusal: Callable[[], None]) -> None:
+    """Raise ``exc`` through pythonfmu's wrapper without it freeing ``slave``; ``refusal``
+    tells the wrapper shim that this is a refusal (Error), not a corrupt instance."""
     for obj in (type(slave), slave, slave._get_log_queue()):
         _INCREF(obj)
+    refusal()
     raise exc
 
 
@@ -116,6 +137,7 @@ class FmiSession:
         self.mode = Mode.INSTANTIATED
         self._slave = slave
         self._prefix = prefix
+        self._refusal_mark = shim_refusal(slave, prefix)
         self._variable_steps = bool(core.config.get("variable_steps", False))
         # The iterative scheme's half steps need the solver in the FMU: a remote session steps
         # its own macro step only.
@@ -146,10 +168,12 @@ class FmiSession:
             self._check(call, group)
             return action()
         except Refused as exc:
-            raise_to_wrapper(self._slave, RuntimeError(self._refusal(call, str(exc))))
+            raise_to_wrapper(self._slave, RuntimeError(self._refusal(call, str(exc))),
+                             self._refusal_mark)
         except Exception as exc:  # noqa: BLE001 - anything else is refused the same way
             reason = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
-            raise_to_wrapper(self._slave, RuntimeError(self._refusal(call, reason)))
+            raise_to_wrapper(self._slave, RuntimeError(self._refusal(call, reason)),
+                             self._refusal_mark)
 
     # -- life cycle --------------------------------------------------------------------------
 
@@ -212,12 +236,15 @@ class FmiSession:
             count = self._macro_steps(step_size)
         except Refused as exc:
             self._refusal("DoStep", str(exc))
+            self._refusal_mark()  # Error, also in FMI 2 (where pythonfmu says Discard)
             return StepOutcome.ERROR
         if count > 1:  # exactly the steps of as many doSteps of h
             step_size = float(self.core.config["macro_step"])
         outcome, message = self.core.do_step(current_time, step_size, count)
         if outcome is not StepOutcome.OK:
             self._refusal("DoStep", message, outcome.value)
+        if outcome is StepOutcome.ERROR:
+            self._refusal_mark()
         return outcome
 
     def _macro_steps(self, step_size: float) -> int:
