@@ -124,6 +124,32 @@ FORWARDED_GUARDED(GUARDED)
 /* A function the wrapper does not have answers Error (3 in FMI 2 and FMI 3). */
 static int missing(void) { return 3; }
 
+/* The wrapper's release of its interpreter (pythonfmu's finalizePythonInterpreter: it drops
+ * the wrapper's global shared_ptr to its Python state, which finalizes Python when no
+ * instance holds it any more).
+ *
+ * Why it is called here, at exit. The wrapper calls it itself from its library destructor
+ * (__attribute__((destructor)), run by _dl_fini), but at process exit the C++ destructor of
+ * that same global shared_ptr, registered with __cxa_atexit when the wrapper was loaded, has
+ * already run: the destructor then releases the freed control block a second time (valgrind:
+ * "Invalid read of size 4 in finalizePythonInterpreter ... inside a block of size 128
+ * free'd"). When that freed memory has been reused, the release frees it again and corrupts
+ * the heap, and a later free aborts the host ("free(): corrupted unsorted chunks" in
+ * libgfortran's close_units, "corrupted double-linked list"), in some runs only.
+ * Registered with atexit after the wrapper is loaded, release_python runs before that C++
+ * destructor: the shared_ptr is empty by the time both run, so neither releases anything, and
+ * Python is finalized (when no instance is alive) while every library is still intact. This
+ * library is made NODELETE (as the wrapper already is) so that the handler runs at exit only,
+ * never at a dlclose while the interpreter may still be in use. */
+static void (*release_wrapper_python)(void);
+
+static void release_python(void)
+{
+    void (*release)(void) = release_wrapper_python;
+    release_wrapper_python = NULL;
+    if (release) release();
+}
+
 __attribute__((constructor)) static void load(void)
 {
     Dl_info self;
@@ -146,6 +172,13 @@ __attribute__((constructor)) static void load(void)
     rbc_p_##name = wrapper ? dlsym(wrapper, #name) : NULL;                            \
     if (!rbc_p_##name) rbc_p_##name = (void *)missing;
     ALL(RESOLVE)
+    if (wrapper && self.dli_fname) {
+        *(void **)&release_wrapper_python = dlsym(wrapper, "finalizePythonInterpreter");
+        if (release_wrapper_python && dlopen(self.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE))
+            atexit(release_python);
+        else
+            release_wrapper_python = NULL;
+    }
 }
 
 
