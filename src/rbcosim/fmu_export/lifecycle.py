@@ -34,6 +34,9 @@ from rbcosim.fmu_export.values import TableValues
 
 #: Relative tolerance on the step size: a step is k macro steps if |H - k h| <= TOL k h.
 STEP_TOLERANCE = 1e-9
+#: The most macro steps one doStep may ask for: a larger communication step is refused
+#: (Error) before anything runs, so a host cannot make one call run for hours (h = 1e300).
+MAX_MACRO_STEPS = 1_000_000
 
 
 class Mode(enum.Enum):
@@ -233,35 +236,40 @@ class FmiSession:
         partial step; either way restore a saved FMU state (or reset) to go on."""
         try:
             self._check("DoStep")
-            count = self._macro_steps(step_size)
+            count, own = self._macro_steps(step_size)
         except Refused as exc:
             self._refusal("DoStep", str(exc))
             self._refusal_mark()  # Error, also in FMI 2 (where pythonfmu says Discard)
             return StepOutcome.ERROR
-        if count > 1:  # exactly the steps of as many doSteps of h
-            step_size = float(self.core.config["macro_step"])
-        outcome, message = self.core.do_step(current_time, step_size, count)
+        # The FMU's own step, not the host's: a host that accumulates its time (t += H, or
+        # H = t_end - t) passes a size off h by round-off; the steps stay the native FMU's.
+        outcome, message = self.core.do_step(current_time, own, count)
         if outcome is not StepOutcome.OK:
             self._refusal("DoStep", message, outcome.value)
         if outcome is StepOutcome.ERROR:
             self._refusal_mark()
         return outcome
 
-    def _macro_steps(self, step_size: float) -> int:
-        """How many of the scenario's macro steps h a doStep of ``step_size`` is: 1 for h (or,
-        embedded, h / 2, the iterative scheme's half step, done as one step), k for k h where
-        variable steps are declared; Refused for anything else."""
+    def _macro_steps(self, step_size: float) -> tuple[int, float]:
+        """(count, size) of a doStep of ``step_size``: the FMU's own step ``size`` (the
+        scenario's macro step h, or, embedded, h / 2, the iterative scheme's half step) done
+        ``count`` times: 1 for h or h / 2, k for k h (k <= MAX_MACRO_STEPS) where whole
+        multiples are taken, each within STEP_TOLERANCE; Refused for anything else."""
         h = float(self.core.config["macro_step"])
         if not (isinstance(step_size, float) and math.isfinite(step_size) and step_size > 0.0):
             raise Refused(f"step size must be positive and finite, got {step_size!r}")
         for allowed in (h, 0.5 * h) if self._half_steps else (h,):
             if abs(step_size - allowed) <= STEP_TOLERANCE * allowed:
-                return 1
+                return 1, allowed
+        if self._variable_steps and step_size > MAX_MACRO_STEPS * h * (1.0 + STEP_TOLERANCE):
+            raise Refused(f"communicationStepSize {step_size!r} s is more than "
+                          f"{MAX_MACRO_STEPS} macro steps of {h!r} s (the most one doStep "
+                          "takes); step in smaller communication steps")
         count = round(step_size / h)
         if self._variable_steps and count >= 1 and abs(step_size - count * h) <= (
             STEP_TOLERANCE * count * h
         ):
-            return count
+            return count, h
         raise Refused(
             f"communicationStepSize {step_size!r} s is not the FMU's macro step {h!r} s"
             + (" or a whole multiple of it" if self._variable_steps else "")

@@ -162,10 +162,10 @@ class Variable:
 
     @property
     def initial(self) -> str | None:
-        """Outputs are ``exact``: their start value is the scenario's initial state, and FMPy's
-        validation wants outputs without it listed as initial unknowns, which pythonfmu 0.7
-        does not write."""
-        return "exact" if self.causality == "output" else None
+        """Outputs are ``calculated`` (listed as initial unknowns): their first value is the
+        model's after initialization, which parameters set before may change; ``start`` is
+        the exported scenario's, kept for the instance's values before initialization."""
+        return "calculated" if self.causality == "output" else None
 
     @property
     def type(self) -> str:
