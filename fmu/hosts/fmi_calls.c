@@ -16,6 +16,7 @@
  *   terminate  reset  free  freestate
  *   null:CALL             CALL (terminate, reset, free, step, get, set) with a null instance
  *   unload                dlclose the binary
+ *   sleep:S               sleep S seconds (a host that is killed meanwhile)
  *   quit                  exit(0) right here, whatever was (not) freed
  *
  * Prints one line per call, "CALL STATUS" (the status number the FMU returned; "-" for void
@@ -28,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fmi2Functions.h"
 #include "fmi3Functions.h"
@@ -152,11 +154,16 @@ int main(int argc, char **argv) {
   }
   for (int i = 5; i < argc; i++) {
     const char *what = argv[i];
+    unsigned seconds;
     int status;
     if (!strcmp(what, "quit")) {
       printf("quit -\n");
       fflush(stdout);
       exit(0);
+    }
+    if (sscanf(what, "sleep:%u", &seconds) == 1) {
+      sleep(seconds);
+      continue;
     }
     if (!strcmp(what, "unload")) {
       printf("unload %d\n", dlclose(lib));

@@ -74,6 +74,7 @@ rbf_instance *rbf_new(const char *resources, rbf_log_fn log, void *host) {
     inst->m = m;
     inst->log = log;
     inst->host = host;
+    inst->server_log = -1;
     inst->resources = strdup(resources);
     inst->reals = calloc((size_t)m->n_vars, sizeof(double));
     inst->strings = calloc((size_t)m->n_vars, sizeof(char *));

@@ -103,6 +103,7 @@ typedef struct rbf_instance {
     long step;             /* session step index */
     double macro_step;     /* s, the session's (a cosim.macro_step parameter changes it) */
     pid_t server_pid;      /* a server this instance started, or 0 */
+    int server_log;        /* read end of that server's output (fmu_session.c), or -1 */
 } rbf_instance;
 
 rbf_instance *rbf_new(const char *resources, rbf_log_fn log, void *host);
