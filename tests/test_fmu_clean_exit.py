@@ -11,14 +11,10 @@ interpreter state twice (heap corruption in some runs)."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
-import zipfile
-from pathlib import Path
 
-import fmpy
 import pytest
-from native_build import native_unavailable
+from fmi_calls_host import build_host, statuses, unpack
 from test_fmu_support import REPO
 
 from rbcosim.fmu_export import ExportOptions, export_fmu
@@ -32,34 +28,21 @@ OK, ERROR = "0", "3"
 
 
 @pytest.fixture(scope="module")
-def host(tmp_path_factory) -> Path:
-    compiler = shutil.which("cc") or shutil.which("gcc")
-    if compiler is None:
-        native_unavailable("no C compiler (cc, gcc) is installed")
-    exe = tmp_path_factory.mktemp("host") / "fmi_calls"
-    subprocess.run([compiler, "-O1", "-Wall", "-Werror", "-o", str(exe),
-                    str(REPO / "fmu" / "hosts" / "fmi_calls.c"),
-                    f"-I{REPO / 'fmu' / 'native' / 'include'}", "-ldl"], check=True)
-    return exe
+def host(tmp_path_factory):
+    return build_host(tmp_path_factory.mktemp("host"))
 
 
-def unpack(fmu: Path, folder: Path) -> tuple[list[str], dict[str, int], float]:
-    """The host's first arguments (version, binary, resources URI, token), the value
-    references and the macro step of ``fmu``, unzipped into ``folder``."""
-    with zipfile.ZipFile(fmu) as archive:
-        archive.extractall(folder)
-    md = fmpy.read_model_description(str(fmu))
-    version = md.fmiVersion[0]
-    platform = "linux64" if version == "2" else "x86_64-linux"
-    binary = folder / "binaries" / platform / f"{md.coSimulation.modelIdentifier}.so"
-    refs = {v.name: v.valueReference for v in md.modelVariables}
-    return ([version, str(binary), (folder / "resources").as_uri(), md.guid], refs,
-            float(md.defaultExperiment.stepSize))
+#: Per kind: export options and an output of the FMU (setting it is refused).
+KINDS = {
+    "fmi2": (ExportOptions(fmi_version=2), "interface.x"),
+    "fmi3": (ExportOptions(fmi_version=3), "interface.x"),
+    "flex_fmi2": (ExportOptions(fmi_version=2, flex="structure"), "coupling.flex_energy"),
+}
 
 
-def sequences(refs: dict[str, int], h: float) -> list[tuple[list[str], list[str]]]:
-    """Call sequences and the status each call must return ("-": a void call)."""
-    x = refs["interface.x"]
+def sequences(x: int, h: float) -> list[tuple[list[str], list[str]]]:
+    """Call sequences with an output's value reference ``x`` and the status each call must
+    return ("-": a void call)."""
     run = ["instantiate", "setup:0", "enter:0", "exit", f"step:0:{h!r}"]
     return [
         # a normal run, then a second terminate, free, and calls on a null or freed instance
@@ -79,21 +62,19 @@ def sequences(refs: dict[str, int], h: float) -> list[tuple[list[str], list[str]
     ]
 
 
-@pytest.mark.parametrize("kind", ["fmi2", "fmi3"])
+@pytest.mark.parametrize("kind", sorted(KINDS))
 def test_every_run_exits_cleanly_with_the_standard_statuses(host, tmp_path, kind):
-    fmu = export_fmu(SCENARIO, tmp_path / f"{kind}.fmu",
-                     ExportOptions(fmi_version=int(kind[-1])))
+    options, output = KINDS[kind]
+    fmu = export_fmu(SCENARIO, tmp_path / f"{kind}.fmu", options)
     head, refs, h = unpack(fmu, tmp_path / kind)
     env = {**os.environ, **host_environment()}
-    plans = sequences(refs, h)
+    plans = sequences(refs[output], h)
     for n in range(RUNS):
         calls, expected = plans[n % len(plans)]
         done = subprocess.run([str(host), *head, *calls], env=env, capture_output=True,
                               text=True, timeout=300, check=False)
         assert done.returncode == 0, (n, calls, done.returncode, done.stderr[-2000:])
-        statuses = [line.split()[-1] for line in done.stdout.splitlines()
-                    if not line.startswith("value ")]
-        assert statuses == expected, (calls, done.stdout, done.stderr[-2000:])
+        assert statuses(done.stdout) == expected, (calls, done.stdout, done.stderr[-2000:])
         assert "Fatal py exception" not in done.stderr  # refusals are Error, not Fatal
     # the refusal names the variable, and the null instance is named as such
     assert "refused" in done.stderr

@@ -300,19 +300,31 @@ static void log_fmi2(fmi2ComponentEnvironment environment, fmi2String instance,
 {
     Guarded *g = environment;
     va_list args;
-    char *text;
+    char *text, *escaped, *out;
+    const char *in;
     int size;
     if (!g->host.logger || wrapper_noise(message)) return;
     va_start(args, message);
     size = vsnprintf(NULL, 0, message, args);
     va_end(args);
-    text = malloc(size > 0 ? (size_t)size + 1 : 1);
-    if (!text) return;
-    va_start(args, message);
-    vsnprintf(text, (size_t)size + 1, message, args);
-    va_end(args);
-    g->host.logger(g->host.componentEnvironment, instance, status, category, "%s", text);
+    if (size < 0) return;
+    text = malloc((size_t)size + 1);
+    escaped = malloc(2 * (size_t)size + 1);
+    if (text && escaped) {
+        va_start(args, message);
+        vsnprintf(text, (size_t)size + 1, message, args);
+        va_end(args);
+        /* Passed as the message itself (hosts that do not format, FMPy, show it as is);
+         * a '%' doubled for those that do. */
+        for (in = text, out = escaped; *in; ++in) {
+            if (*in == '%') *out++ = '%';
+            *out++ = *in;
+        }
+        *out = '\0';
+        g->host.logger(g->host.componentEnvironment, instance, status, category, escaped);
+    }
     free(text);
+    free(escaped);
 }
 
 EXPORTED fmi2Component fmi2Instantiate(fmi2String name, fmi2Type type, fmi2String guid,
