@@ -5,7 +5,9 @@ The shim takes the place of pythonfmu's wrapper binary ``<id>.so``, which is ren
 without reaching the wrapper; a refused call is Error, not Fatal) and, with derivatives,
 answers the derivative calls. With derivatives the Windows binary is dropped (the
 modelDescription then declares derivatives the Windows wrapper would refuse); without, the
-Windows binary stays pythonfmu's own, unguarded.
+Windows binary stays pythonfmu's own, unguarded. pythonfmu3 also ships its wrapper's C++
+sources (a CMake project needing Python's headers) as the FMU's sources/: they no longer build
+the FMU's binary and have no buildDescription.xml, so they are left out.
 """
 
 from __future__ import annotations
@@ -90,7 +92,7 @@ def install_shim(
     fmu: Path, fmi_version: int, identifier: str, work: Path, derivatives: bool
 ) -> None:
     """Rewrite ``fmu`` in place: the shim as the Linux binary, pythonfmu's wrapper next to it
-    as ``<identifier>.pythonfmu.so``; with ``derivatives`` no Windows binary."""
+    as ``<identifier>.pythonfmu.so``; with ``derivatives`` no Windows binary; no sources/."""
     linux, windows = _PLATFORMS[fmi_version]
     wrapper = f"binaries/{linux}/{identifier}.so"
     shim = work / f"{identifier}.so"
@@ -101,6 +103,8 @@ def install_shim(
     ) as target:
         for item in source.infolist():
             if derivatives and item.filename.startswith(f"binaries/{windows}/"):
+                continue
+            if item.filename.startswith("sources/"):  # pythonfmu3's wrapper, see above
                 continue
             data = source.read(item)
             if item.filename == wrapper:
