@@ -69,11 +69,11 @@ def write_model_structure(root: Element, table: VariableTable, fmi_version: int,
     if fmi_version == 2:
         index = {node.get("name"): str(i)
                  for i, node in enumerate(root.find("ModelVariables"), 1)}
-        ref = lambda v: index[v.name]  # noqa: E731
+        ref = lambda v: index[v.name]
         groups = [(SubElement(structure, "Outputs"), "Unknown", "index"),
                   (SubElement(structure, "InitialUnknowns"), "Unknown", "index")]
     else:
-        ref = lambda v: str(v.vr)  # noqa: E731
+        ref = lambda v: str(v.vr)
         groups = [(structure, "Output", "valueReference"),
                   (structure, "InitialUnknown", "valueReference")]
     outputs.sort(key=lambda v: int(ref(v)))
