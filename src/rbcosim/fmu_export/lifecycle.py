@@ -13,7 +13,9 @@ raising, which the wrapper turns into fmiFatal, and its exception handler then d
 log queue (``cleanPyObject``) while keeping the pointers: the next call would use freed objects
 (the SIGSEGV after a failed deserialisation). :func:`raise_to_wrapper` therefore adds one
 reference to each of the three before raising, so they stay alive and the wrapper's count stays
-balanced, and the session stays in ``Mode.ERROR`` answering every later call itself.
+balanced, and the session stays in ``Mode.ERROR`` answering every later call itself. The
+wrapper shim in front of the wrapper (wrapper_shim.c) turns that Fatal into Error, as FMI means
+a refusal: the slave tells it so (:func:`shim_refusal`) right before raising.
 Deserialisation runs on the class, not on an instance, so it never raises: a refused blob
 becomes a :class:`RefusedState`, which setFMUstate refuses.
 """
@@ -166,7 +168,7 @@ class FmiSession:
             raise Refused(f"not allowed in {self.mode.value}")
 
     def call(self, call: str, action: Callable[[], Any], group: str | None = None) -> Any:
-        """Run ``action`` if ``call`` is allowed now; else refuse (fmiFatal to the host)."""
+        """Run ``action`` if ``call`` is allowed now; else refuse (fmiError to the host)."""
         try:
             self._check(call, group)
             return action()
