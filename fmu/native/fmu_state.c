@@ -119,6 +119,67 @@ static int take(reader *r, void *out, size_t size) {
     return 0;
 }
 
+static void free_strings(const rbf_model *m, char **strings) {
+    for (int vr = 0; strings != NULL && vr < m->n_vars; ++vr) free(strings[vr]);
+    free(strings);
+}
+
+/* The String values of a checked blob (its strings start at `at`), one malloc'ed string per
+ * String variable (NULL elsewhere); NULL when out of memory. */
+static char **read_strings(const rbf_model *m, const unsigned char *blob, size_t size,
+                           size_t at) {
+    reader r = {blob, size, at};
+    char **strings = calloc((size_t)m->n_vars, sizeof *strings);
+    for (int vr = 1; strings != NULL && vr < m->n_vars; ++vr) {
+        uint32_t len = 0;
+        if (m->vars[vr].type != RBF_STRING) continue;
+        take(&r, &len, 4);
+        strings[vr] = malloc((size_t)len + 1);
+        if (strings[vr] == NULL) {
+            free_strings(m, strings);
+            return NULL;
+        }
+        take(&r, strings[vr], len);
+        strings[vr][len] = '\0';
+    }
+    return strings;
+}
+
+/* Exchange the instance's Real and String values with `reals` and `strings`. */
+static void swap_values(rbf_instance *inst, double *reals, char **strings) {
+    for (int vr = 0; vr < inst->m->n_vars; ++vr) {
+        double value = inst->reals[vr];
+        inst->reals[vr] = reals[vr];
+        reals[vr] = value;
+        if (inst->m->vars[vr].type == RBF_STRING && vr > 0) {
+            char *text = inst->strings[vr];
+            inst->strings[vr] = strings[vr];
+            strings[vr] = text;
+        }
+    }
+}
+
+/* The model to a state's solver bytes (`solver_size` 0: a state from before initialization,
+ * no model). Before initialization ended the model is started first (with the values now in
+ * the instance) and, if it then refuses the bytes, released again. */
+static rbf_result restore_model(rbf_instance *inst, const char *call,
+                                const unsigned char *solver, uint64_t solver_size, long step) {
+    if (solver_size == 0) {
+        rbf_close_session(inst);
+        return RBF_OK;
+    }
+    int opened = 0;
+    if (!rbf_backend_active(inst)) {
+        if (rbf_open_session(inst, call) != RBF_OK) return RBF_REFUSED;
+        opened = 1;
+    }
+    if (rbf_backend_set_state(inst, call, solver, (size_t)solver_size, step) != RBF_OK) {
+        if (opened) rbf_close_session(inst);
+        return RBF_REFUSED;
+    }
+    return RBF_OK;
+}
+
 rbf_result rbf_set_state(rbf_instance *inst, const char *call, const unsigned char *blob,
                          size_t size) {
     const rbf_model *m = inst->m;
@@ -160,65 +221,19 @@ rbf_result rbf_set_state(rbf_instance *inst, const char *call, const unsigned ch
     /* Everything is checked: apply. Values first (a model started here is started with the
      * state's parameters), put back if the model does not take the state. */
     size_t n_reals = sizeof(double) * (size_t)m->n_vars;
-    double *old_reals = malloc(n_reals);
-    char **old_strings = calloc((size_t)m->n_vars, sizeof *old_strings);
-    char **new_strings = calloc((size_t)m->n_vars, sizeof *new_strings);
-    int failed = old_reals == NULL || old_strings == NULL || new_strings == NULL;
-    r.at = strings_at;
-    for (int vr = 1; vr < m->n_vars && !failed; ++vr) {
-        uint32_t len = 0;
-        if (m->vars[vr].type != RBF_STRING) continue;
-        take(&r, &len, 4);
-        new_strings[vr] = malloc((size_t)len + 1);
-        if (new_strings[vr] == NULL) {
-            failed = 1;
-            break;
-        }
-        take(&r, new_strings[vr], len);
-        new_strings[vr][len] = '\0';
-    }
-    if (failed) {
-        for (int vr = 0; new_strings != NULL && vr < m->n_vars; ++vr) free(new_strings[vr]);
-        free(old_reals);
-        free(old_strings);
-        free(new_strings);
+    double *reals = malloc(n_reals);
+    char **strings = read_strings(m, blob, size, strings_at);
+    if (reals == NULL || strings == NULL) {
+        free(reals);
+        free_strings(m, strings);
         return rbf_refuse(inst, call, "out of memory");
     }
-    memcpy(old_reals, inst->reals, n_reals);
-    memcpy(inst->reals, blob + reals_at, n_reals);
-    for (int vr = 1; vr < m->n_vars; ++vr) {
-        if (m->vars[vr].type != RBF_STRING) continue;
-        old_strings[vr] = inst->strings[vr];
-        inst->strings[vr] = new_strings[vr];
-    }
-    rbf_result done = RBF_OK;
-    int opened = 0;
-    if (solver_size == 0) {
-        rbf_close_session(inst); /* a state from before initialization: no model */
-    } else {
-        if (!rbf_backend_active(inst)) { /* restored before initialization ended: start it */
-            done = rbf_open_session(inst, call);
-            opened = done == RBF_OK;
-        }
-        if (done == RBF_OK) {
-            done = rbf_backend_set_state(inst, call, blob + solver_at, (size_t)solver_size,
-                                         (long)step);
-        }
-    }
-    if (done != RBF_OK) {
-        if (opened) rbf_close_session(inst);
-        memcpy(inst->reals, old_reals, n_reals);
-        for (int vr = 1; vr < m->n_vars; ++vr) {
-            if (m->vars[vr].type != RBF_STRING) continue;
-            free(inst->strings[vr]);
-            inst->strings[vr] = old_strings[vr];
-        }
-    } else {
-        for (int vr = 1; vr < m->n_vars; ++vr) free(old_strings[vr]);
-    }
-    free(old_reals);
-    free(old_strings);
-    free(new_strings);
+    memcpy(reals, blob + reals_at, n_reals);
+    swap_values(inst, reals, strings); /* reals, strings: the instance's until now */
+    rbf_result done = restore_model(inst, call, blob + solver_at, solver_size, (long)step);
+    if (done != RBF_OK) swap_values(inst, reals, strings);
+    free(reals);
+    free_strings(m, strings);
     if (done != RBF_OK) return RBF_REFUSED;
     memcpy(inst->reals, blob + reals_at, n_reals); /* a model started above published its own */
     memcpy(inst->motions, blob + reals_at + n_reals, sizeof(double) * 19 * (size_t)m->n_points);
