@@ -72,7 +72,7 @@ def test_variables_have_units_descriptions_and_stable_references(fmus, scenarios
             assert variables[f"{point}.z"].unit == "m"
             assert variables[f"{point}.wy"].unit == "rad/s"
             assert variables[f"{point}.q0"].causality == "output"
-            assert variables[f"{point}.q0"].initial == "exact"
+            assert variables[f"{point}.q0"].initial == "calculated"
             # The exchange variables (embedded mode) an FMI master needs to reproduce
             # CosimMaster: accelerations, wrench derivatives, added mass.
             assert (variables[f"{point}.ax"].unit, variables[f"{point}.alz"].unit) == (
@@ -80,7 +80,7 @@ def test_variables_have_units_descriptions_and_stable_references(fmus, scenarios
                 "rad/s2",
             )
             assert variables[f"{point}.aly"].causality == "output"
-            assert variables[f"{point}.aly"].initial == "exact"
+            assert variables[f"{point}.aly"].initial == "calculated"
             assert (variables[f"{point}.dfx"].unit, variables[f"{point}.d2mz"].unit) == (
                 "N/s",
                 "N.m/s2",

@@ -160,10 +160,13 @@ def test_validates_and_rebuilds_from_its_own_sources(fmu_path, unzipped, work):
     listed = sorted(f.get("name") for f in root.iterfind("CoSimulation/SourceFiles/File"))
     sources = unzipped / "sources"
     assert listed == sorted(p.name for p in sources.glob("*.c"))
-    assert (sources / "LICENSE_FMI.txt").is_file()
-    # A host can rebuild the binary from what the FMU ships (libzmq, msgpack-c installed).
+    # No FMI headers in sources/ (FMI 3: the importer brings its own); a host rebuilds the
+    # binary from what the FMU ships and its own FMI 2 headers (libzmq, msgpack-c installed).
+    assert not list(sources.glob("fmi2*.h")) and not (sources / "LICENSE_FMI.txt").exists()
+    headers = Path(__file__).resolve().parents[1] / "fmu" / "native" / "include"
     rebuilt = work / "rebuilt.so"
-    subprocess.run([_compiler(), "-std=c99", "-shared", "-fPIC", "-I", str(sources), "-o",
+    subprocess.run([_compiler(), "-std=c99", "-shared", "-fPIC", "-I", str(sources), "-I",
+                    str(headers), "-o",
                     str(rebuilt), *map(str, sources.glob("*.c")), "-lmsgpackc", "-lzmq", "-lm",
                     "-Wl,-z,defs"], check=True)
     symbols = subprocess.run(["nm", "-D", "--defined-only", str(rebuilt)], check=True,

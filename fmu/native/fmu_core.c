@@ -74,6 +74,7 @@ rbf_instance *rbf_new(const char *resources, rbf_log_fn log, void *host) {
     inst->m = m;
     inst->log = log;
     inst->host = host;
+    inst->server_log = -1;
     inst->resources = strdup(resources);
     inst->reals = calloc((size_t)m->n_vars, sizeof(double));
     inst->strings = calloc((size_t)m->n_vars, sizeof(char *));
@@ -367,11 +368,11 @@ rbf_result rbf_exit_initialization(rbf_instance *inst, const char *call) {
     return RBF_OK;
 }
 
-/* k >= 1 with h = k H (relative tolerance 1e-9), or 0. */
+/* k >= 1 with h = k H (relative tolerance 1e-9), or 0 (also for k > RBF_MAX_MACRO_STEPS). */
 static long whole_steps(double h, double H) {
-    if (!isfinite(h) || h <= 0.0) return 0;
+    if (!isfinite(h) || h <= 0.0 || !isfinite(H) || H <= 0.0) return 0;
     double k = floor(h / H + 0.5);
-    if (k < 1.0 || k > 1e9 || fabs(h - k * H) > REL_TOL * h) return 0;
+    if (k < 1.0 || k > RBF_MAX_MACRO_STEPS || fabs(h - k * H) > REL_TOL * h) return 0;
     return (long)k;
 }
 
@@ -386,7 +387,8 @@ rbf_result rbf_do_step(rbf_instance *inst, const char *call, double t, double h)
     long k = whole_steps(h, inst->macro_step);
     if (k == 0) {
         snprintf(reason, sizeof reason, "step size %.17g s is not a whole multiple of the "
-                 "macro step %.17g s", h, inst->macro_step);
+                 "macro step %.17g s (at most %.0f of them per doStep)", h, inst->macro_step,
+                 (double)RBF_MAX_MACRO_STEPS);
         rbf_refuse(inst, call, reason);
         return RBF_DISCARD;
     }

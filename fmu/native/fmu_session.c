@@ -5,9 +5,11 @@
  * the address it bound from its first line, "serving on ADDRESS"), then creates a session from
  * the FMU's scenario (sent as text, parameters set away from their start values as overrides)
  * or joins server.session, and attaches to every interface point and joint. The program is
- * "rbcosim" from PATH, or the environment variable RBCOSIM_SERVE_PROGRAM.
+ * "rbcosim" from PATH, or the environment variable RBCOSIM_SERVE_PROGRAM. A server started here
+ * ends with the instance (terminate, reset, free) or with the host process, and its output
+ * goes to the FMI logger.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE
 #include "rbcosim_fmu.h"
 #include "rbcosim_client.h"
 
@@ -15,7 +17,8 @@
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
+#include <fcntl.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,8 +27,6 @@
 #include <unistd.h>
 
 static void rbf_publish(rbf_instance *inst, const rbc_exchange *x);
-
-extern char **environ;
 
 #define SPAWN_WAIT_MS 120000 /* the server's first start may compile its core */
 
@@ -47,68 +48,118 @@ static double server_timeout(rbf_instance *inst) {
     return 30.0;
 }
 
-static void stop_server(rbf_instance *inst) {
-    if (inst->server_pid <= 0) return;
-    kill(inst->server_pid, SIGTERM);
-    for (int i = 0; i < 200; ++i) {
-        if (waitpid(inst->server_pid, NULL, WNOHANG) != 0) break;
-        struct timespec pause = {0, 50000000};
-        nanosleep(&pause, NULL);
-        if (i == 199) {
-            kill(inst->server_pid, SIGKILL);
-            waitpid(inst->server_pid, NULL, 0);
+/* The local server's output (stdout and stderr go to an unlinked temporary file) to the
+ * FMI logger, line by line, from where it was read last: called at every exchange with the
+ * server and when it is stopped, so the host's own stdout and stderr get nothing. */
+static void forward_server_log(rbf_instance *inst) {
+    char chunk[2048];
+    ssize_t got;
+    if (inst->server_log < 0) return;
+    while ((got = read(inst->server_log, chunk, sizeof chunk - 1)) > 0) {
+        chunk[got] = '\0';
+        for (char *line = chunk, *next; line != NULL && *line != '\0'; line = next) {
+            next = strchr(line, '\n');
+            if (next != NULL) *next++ = '\0';
+            if (*line != '\0') rbf_logf(inst, 0, "rbcosim serve: %s", line);
         }
     }
+}
+
+static void stop_server(rbf_instance *inst) {
+    if (inst->server_pid > 0) {
+        kill(inst->server_pid, SIGTERM);
+        for (int i = 0; i < 200; ++i) {
+            if (waitpid(inst->server_pid, NULL, WNOHANG) != 0) break;
+            struct timespec pause = {0, 50000000};
+            nanosleep(&pause, NULL);
+            if (i == 199) {
+                kill(inst->server_pid, SIGKILL);
+                waitpid(inst->server_pid, NULL, 0);
+            }
+        }
+    }
+    forward_server_log(inst);
+    if (inst->server_log >= 0) close(inst->server_log);
+    inst->server_log = -1;
     inst->server_pid = 0;
 }
 
-/* Start a local server; its address into address[size]. 0 on success. */
+/* The address from the server's line "serving on ADDRESS" (stdout; other lines, on stderr,
+ * may come first), waiting up to SPAWN_WAIT_MS while it runs; 0 on success. */
+static int server_address(rbf_instance *inst, char *address, size_t size) {
+    char text[16384];
+    size_t used = 0;
+    for (int waited = 0; waited < SPAWN_WAIT_MS; waited += 20) {
+        ssize_t got = pread(inst->server_log, text + used, sizeof text - 1 - used, (off_t)used);
+        if (got > 0) used += (size_t)got;
+        text[used] = '\0';
+        for (char *line = text; line != NULL; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+            char *end = strchr(line, '\n');
+            if (strncmp(line, "serving on ", 11) != 0 || end == NULL) continue;
+            *end = '\0';
+            if (end > line + 11 && end[-1] == '\r') end[-1] = '\0';
+            snprintf(address, size, "%s", line + 11);
+            return 0;
+        }
+        if (used + 1 >= sizeof text) return -1;
+        if (waitpid(inst->server_pid, NULL, WNOHANG) != 0) {
+            inst->server_pid = 0; /* it ended before it served */
+            return -1;
+        }
+        struct timespec pause = {0, 20000000};
+        nanosleep(&pause, NULL);
+    }
+    return -1;
+}
+
+/* Start a local server; its address into address[size]. 0 on success. The server is a child
+ * that ends with this process (PR_SET_PDEATHSIG: SIGTERM when the thread that started it
+ * ends, also when the host is killed with SIGKILL), and its output goes to the FMI logger
+ * (forward_server_log). */
 static int start_server(rbf_instance *inst, const char *call, const char *root, char *address,
                         size_t size) {
     const char *program = getenv("RBCOSIM_SERVE_PROGRAM");
     if (program == NULL || program[0] == '\0') program = "rbcosim";
     char *argv[] = {(char *)program, "serve", "--bind", "tcp://127.0.0.1:0", "--root",
                     (char *)root, NULL};
-    int fds[2];
-    posix_spawn_file_actions_t actions;
-    if (pipe(fds) != 0) {
-        rbf_logf(inst, 2, "%s: cannot start a local server: pipe: %s", call, strerror(errno));
+    const char *tmp = getenv("TMPDIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/rbcosim-serve-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    int out = mkstemp(path);
+    int in = out < 0 ? -1 : open(path, O_RDONLY | O_CLOEXEC);
+    if (out >= 0) unlink(path);
+    if (in < 0) {
+        rbf_logf(inst, 2, "%s: cannot start a local server: a log file in %s: %s", call,
+                 tmp && *tmp ? tmp : "/tmp", strerror(errno));
+        if (out >= 0) close(out);
         return -1;
     }
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
-    posix_spawn_file_actions_addclose(&actions, fds[0]);
-    pid_t pid;
-    int rc = posix_spawnp(&pid, program, &actions, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&actions);
-    close(fds[1]);
-    if (rc != 0) {
-        close(fds[0]);
-        rbf_logf(inst, 2, "%s: server.address is empty and `%s serve` cannot be started: %s "
-                 "(put rbcosim on PATH, set RBCOSIM_SERVE_PROGRAM, or set server.address)",
-                 call, program, strerror(rc));
-        return -1;
+    pid_t parent = getpid(), pid = fork();
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (getppid() != parent) _exit(127); /* the host ended before prctl */
+        dup2(out, STDOUT_FILENO);
+        dup2(out, STDERR_FILENO);
+        execvp(program, argv);
+        dprintf(STDERR_FILENO, "cannot run %s: %s\n", program, strerror(errno));
+        _exit(127);
     }
-    inst->server_pid = pid;
-    char line[512];
-    size_t used = 0;
-    struct pollfd p = {fds[0], POLLIN, 0};
-    while (used + 1 < sizeof line && (used == 0 || line[used - 1] != '\n')) {
-        if (poll(&p, 1, SPAWN_WAIT_MS) <= 0) break;
-        ssize_t got = read(fds[0], line + used, 1);
-        if (got <= 0) break;
-        used += (size_t)got;
-    }
-    close(fds[0]);
-    line[used] = '\0';
-    if (strncmp(line, "serving on ", 11) != 0 || used < 13) {
-        rbf_logf(inst, 2, "%s: the local server `%s serve` did not report its address (got "
-                 "\"%s\"); its error output went to this process's stderr", call, program, line);
+    close(out);
+    inst->server_log = in;
+    if (pid < 0) {
+        rbf_logf(inst, 2, "%s: cannot start a local server: fork: %s", call, strerror(errno));
         stop_server(inst);
         return -1;
     }
-    line[strcspn(line, "\r\n")] = '\0';
-    snprintf(address, size, "%.*s", (int)(size - 1), line + 11);
+    inst->server_pid = pid;
+    if (server_address(inst, address, size) != 0) {
+        rbf_logf(inst, 2, "%s: server.address is empty and the local server `%s serve` did "
+                 "not report its address (put rbcosim on PATH, set RBCOSIM_SERVE_PROGRAM, or "
+                 "set server.address); its output follows", call, program);
+        stop_server(inst);
+        return -1;
+    }
+    forward_server_log(inst); /* what it wrote so far, the address line included */
     rbf_logf(inst, 0, "started a local rbcosim serve (pid %ld) on %s", (long)pid, address);
     return 0;
 }
@@ -341,6 +392,7 @@ static void rbf_publish(rbf_instance *inst, const rbc_exchange *x) {
 int rbf_backend_active(const rbf_instance *inst) { return inst->client != NULL; }
 
 rbf_result rbf_backend_report(rbf_instance *inst, const char *call) {
+    forward_server_log(inst);
     rbc_inputs in = {0};
     rbc_exchange x;
     in.wrench = inst->wrench;
@@ -357,6 +409,7 @@ rbf_result rbf_backend_report(rbf_instance *inst, const char *call) {
 }
 
 rbf_result rbf_backend_step(rbf_instance *inst, const char *call) {
+    forward_server_log(inst);
     rbc_inputs in = {0};
     rbc_exchange x;
     in.wrench = inst->wrench;

@@ -6,13 +6,16 @@
  * variable's Real value (n_vars f64), the points' motions ([n_points][19] f64), per String
  * variable its length (u32) and bytes, the session's rigid-side state (u64 size and bytes; 0
  * before initialization), and a 64-bit FNV-1a checksum of everything before it. A state is
- * checked whole (tag, sizes, checksum, this FMU's variable count, a session state exactly when
- * the instance has a session) before anything is applied; the backend's state is restored with
- * rbf_backend_set_state at the saved step index (the server's session state, or the
- * self-contained model's, fmu_local.c).
+ * checked whole (tag, sizes, checksum, this FMU's variable count, check_fields) before anything
+ * is applied; the backend's state is restored with rbf_backend_set_state at the saved step
+ * index (the server's session state, or the self-contained model's, fmu_local.c). A state
+ * taken after initialization restores in any state of the instance (in instantiated or
+ * initialization mode the model is started first, as FMI 2 and 3 allow); one taken before
+ * ends a running model. A refused state changes nothing.
  */
 #include "rbcosim_fmu.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,11 +89,95 @@ rbf_result rbf_get_state(rbf_instance *inst, const char *call, unsigned char **b
 
 typedef struct reader { const unsigned char *p; size_t n, at; } reader;
 
+/* NULL when the header fields and the values of a state (passed its checksum, which anyone
+ * can recompute) are usable, else what is wrong: the macro step finite, positive and within
+ * a factor 1e3 of the model's, the step index in [0, 2^53], wrench_pending 0 or 1, the time
+ * and the points' motions finite. */
+static const char *check_fields(const rbf_model *m, const unsigned char *reals,
+                                double macro_step, int64_t step, uint32_t pending) {
+    double value;
+    if (!isfinite(macro_step) || !(macro_step >= m->macro_step * 1e-3) ||
+        !(macro_step <= m->macro_step * 1e3)) {
+        return "the state's macro step is not finite, not positive or not within a factor "
+               "1000 of the FMU's";
+    }
+    if (step < 0 || step > ((int64_t)1 << 53)) return "the state's step index is out of range";
+    if (pending > 1) return "the state's wrench flag is not 0 or 1";
+    memcpy(&value, reals, sizeof value);
+    if (!isfinite(value)) return "the state's time is not finite";
+    for (size_t i = 0; i < 19 * (size_t)m->n_points; ++i) {
+        memcpy(&value, reals + sizeof(double) * ((size_t)m->n_vars + i), sizeof value);
+        if (!isfinite(value)) return "the state's point motions are not finite";
+    }
+    return NULL;
+}
+
 static int take(reader *r, void *out, size_t size) {
     if (r->n - r->at < size) return -1;
     if (out != NULL) memcpy(out, r->p + r->at, size);
     r->at += size;
     return 0;
+}
+
+static void free_strings(const rbf_model *m, char **strings) {
+    for (int vr = 0; strings != NULL && vr < m->n_vars; ++vr) free(strings[vr]);
+    free(strings);
+}
+
+/* The String values of a checked blob (its strings start at `at`), one malloc'ed string per
+ * String variable (NULL elsewhere); NULL when out of memory. */
+static char **read_strings(const rbf_model *m, const unsigned char *blob, size_t size,
+                           size_t at) {
+    reader r = {blob, size, at};
+    char **strings = calloc((size_t)m->n_vars, sizeof *strings);
+    for (int vr = 1; strings != NULL && vr < m->n_vars; ++vr) {
+        uint32_t len = 0;
+        if (m->vars[vr].type != RBF_STRING) continue;
+        take(&r, &len, 4);
+        strings[vr] = malloc((size_t)len + 1);
+        if (strings[vr] == NULL) {
+            free_strings(m, strings);
+            return NULL;
+        }
+        take(&r, strings[vr], len);
+        strings[vr][len] = '\0';
+    }
+    return strings;
+}
+
+/* Exchange the instance's Real and String values with `reals` and `strings`. */
+static void swap_values(rbf_instance *inst, double *reals, char **strings) {
+    for (int vr = 0; vr < inst->m->n_vars; ++vr) {
+        double value = inst->reals[vr];
+        inst->reals[vr] = reals[vr];
+        reals[vr] = value;
+        if (inst->m->vars[vr].type == RBF_STRING && vr > 0) {
+            char *text = inst->strings[vr];
+            inst->strings[vr] = strings[vr];
+            strings[vr] = text;
+        }
+    }
+}
+
+/* The model to a state's solver bytes (`solver_size` 0: a state from before initialization,
+ * no model). Before initialization ended the model is started first (with the values now in
+ * the instance) and, if it then refuses the bytes, released again. */
+static rbf_result restore_model(rbf_instance *inst, const char *call,
+                                const unsigned char *solver, uint64_t solver_size, long step) {
+    if (solver_size == 0) {
+        rbf_close_session(inst);
+        return RBF_OK;
+    }
+    int opened = 0;
+    if (!rbf_backend_active(inst)) {
+        if (rbf_open_session(inst, call) != RBF_OK) return RBF_REFUSED;
+        opened = 1;
+    }
+    if (rbf_backend_set_state(inst, call, solver, (size_t)solver_size, step) != RBF_OK) {
+        if (opened) rbf_close_session(inst);
+        return RBF_REFUSED;
+    }
+    return RBF_OK;
 }
 
 rbf_result rbf_set_state(rbf_instance *inst, const char *call, const unsigned char *blob,
@@ -118,6 +205,8 @@ rbf_result rbf_set_state(rbf_instance *inst, const char *call, const unsigned ch
         take(&r, NULL, sizeof(double) * 19 * (size_t)m->n_points)) {
         return rbf_refuse(inst, call, "truncated state");
     }
+    const char *bad = check_fields(m, blob + reals_at, macro_step, step, pending);
+    if (bad != NULL) return rbf_refuse(inst, call, bad);
     size_t strings_at = r.at;
     for (int vr = 1; vr < m->n_vars; ++vr) {
         uint32_t len;
@@ -128,35 +217,28 @@ rbf_result rbf_set_state(rbf_instance *inst, const char *call, const unsigned ch
     if (take(&r, &solver_size, 8) || solver_size != r.n - r.at - 8) {
         return rbf_refuse(inst, call, "truncated state or trailing bytes");
     }
-    if ((solver_size != 0) != rbf_backend_active(inst)) {
-        return rbf_refuse(inst, call, solver_size ? "the state has a session state and this "
-                          "instance has no session (restore it in step mode)" :
-                          "the state was saved before initialization and this instance has a "
-                          "session (reset first)");
+    size_t solver_at = r.at;
+    /* Everything is checked: apply. Values first (a model started here is started with the
+     * state's parameters), put back if the model does not take the state. */
+    size_t n_reals = sizeof(double) * (size_t)m->n_vars;
+    double *reals = malloc(n_reals);
+    char **strings = read_strings(m, blob, size, strings_at);
+    if (reals == NULL || strings == NULL) {
+        free(reals);
+        free_strings(m, strings);
+        return rbf_refuse(inst, call, "out of memory");
     }
-    if (solver_size != 0 &&
-        rbf_backend_set_state(inst, call, blob + r.at, (size_t)solver_size, (long)step) !=
-            RBF_OK) {
-        return RBF_REFUSED;
-    }
-    memcpy(inst->reals, blob + reals_at, sizeof(double) * (size_t)m->n_vars);
-    memcpy(inst->motions, blob + reals_at + sizeof(double) * (size_t)m->n_vars,
-           sizeof(double) * 19 * (size_t)m->n_points);
-    r.at = strings_at;
+    memcpy(reals, blob + reals_at, n_reals);
+    swap_values(inst, reals, strings); /* reals, strings: the instance's until now */
+    rbf_result done = restore_model(inst, call, blob + solver_at, solver_size, (long)step);
+    if (done != RBF_OK) swap_values(inst, reals, strings);
+    free(reals);
+    free_strings(m, strings);
+    if (done != RBF_OK) return RBF_REFUSED;
+    memcpy(inst->reals, blob + reals_at, n_reals); /* a model started above published its own */
+    memcpy(inst->motions, blob + reals_at + n_reals, sizeof(double) * 19 * (size_t)m->n_points);
     for (int vr = 1; vr < m->n_vars; ++vr) {
-        const rbf_var *v = &m->vars[vr];
-        if (v->type == RBF_STRING) {
-            uint32_t len = 0;
-            take(&r, &len, 4);
-            char *copy = malloc((size_t)len + 1);
-            if (copy == NULL) return rbf_refuse(inst, call, "out of memory");
-            take(&r, copy, len);
-            copy[len] = '\0';
-            free(inst->strings[vr]);
-            inst->strings[vr] = copy;
-        } else {
-            rbf_store_real(inst, (unsigned)vr, inst->reals[vr]);
-        }
+        if (m->vars[vr].type != RBF_STRING) rbf_store_real(inst, (unsigned)vr, inst->reals[vr]);
     }
     inst->state = (rbf_state)state;
     inst->step = (long)step;

@@ -42,6 +42,11 @@ typedef enum rbf_kind {
  * is an fmi2Integer / fmi3Int32, a Boolean 0 or 1). */
 typedef enum rbf_type { RBF_REAL, RBF_INTEGER, RBF_BOOLEAN, RBF_STRING } rbf_type;
 
+/* The most macro steps one doStep may ask for: a larger step is refused before anything
+ * runs (so h = 1e300 or a crafted state's tiny macro step cannot make one call run for
+ * hours). Keep in step with rbcosim/fmu_export/lifecycle.py MAX_MACRO_STEPS. */
+#define RBF_MAX_MACRO_STEPS 1000000
+
 typedef struct rbf_var {
     const char *name;
     rbf_kind kind;
@@ -98,6 +103,7 @@ typedef struct rbf_instance {
     long step;             /* session step index */
     double macro_step;     /* s, the session's (a cosim.macro_step parameter changes it) */
     pid_t server_pid;      /* a server this instance started, or 0 */
+    int server_log;        /* read end of that server's output (fmu_session.c), or -1 */
 } rbf_instance;
 
 rbf_instance *rbf_new(const char *resources, rbf_log_fn log, void *host);

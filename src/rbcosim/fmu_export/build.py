@@ -19,6 +19,7 @@ from rbcosim import __version__
 from rbcosim.cosim.flex_endpoint import motion_of
 from rbcosim.errors import ScenarioError
 from rbcosim.fmu_export.core import CONFIG_FILE, RESOURCE_DIR, SCENARIO_DIR, TABLE_FILE
+from rbcosim.fmu_export.dependencies import EXTERNAL_DEPENDENCIES, python_fmu_dependencies
 from rbcosim.fmu_export.flex_table import build_flex_table
 from rbcosim.fmu_export.joint_outputs import JointCoordinates, coordinate_info
 from rbcosim.fmu_export.parameter_info import describe_parameter, fmu_parameters, initial_states
@@ -37,8 +38,9 @@ _OUTSIDE_KEYS = ("flex_bodies.",)
 _C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 DEFAULT_ADDRESS = "tcp://127.0.0.1:5555"
-#: canHandleVariableCommunicationStepSize: doStep takes whole multiples of the macro step,
-#: done as that many macro steps (rbcosim.fmu_export.lifecycle).
+#: doStep takes whole multiples of the macro step, done as that many macro steps
+#: (rbcosim.fmu_export.lifecycle); the FMU still declares
+#: canHandleVariableCommunicationStepSize="false": it cannot take any other size.
 VARIABLE_STEPS = True
 
 
@@ -126,10 +128,12 @@ def export_fmu(
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(scenario.parent / relative, target)
 
-        built = _run_builder(options.fmi_version, script, bundle, tmp / "out",
-                             config["variable_steps"])
-        if options.derivatives:
-            install_shim(built, options.fmi_version, identifier, tmp)
+        documentation = tmp / "documentation"
+        documentation.mkdir()
+        (documentation / EXTERNAL_DEPENDENCIES).write_text(
+            python_fmu_dependencies(config["mode"]), "utf-8")
+        built = _run_builder(options.fmi_version, script, bundle, tmp / "out", documentation)
+        install_shim(built, options.fmi_version, identifier, tmp, options.derivatives)
         output.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(built, output)
     return output
@@ -222,6 +226,7 @@ def describe(scenario: Path, options: ExportOptions, side=None) -> tuple[Variabl
         "scenario_file": scenario.name,
         "description": f"rbcosim rigid side of scenario {scenario.stem} ({options.mode})",
         "start_time": float(side.time),
+        "stop_time": float(side.scenario.solver.t_end),
         "macro_step": float(side.macro_step),
         "variable_steps": VARIABLE_STEPS,
         "joint_points": {joint: side.joint_point(joint) for joint in side.joint_names},
@@ -280,6 +285,7 @@ def describe_flex(scenario: Path, body: str) -> tuple[VariableTable, dict]:
         "description": f"rbcosim flexible body {body} of scenario {scenario.stem} "
                        f"({FMU_SCHEME} coupling with its rigid-side FMU)",
         "start_time": float(side.time),
+        "stop_time": float(parsed.solver.t_end),
         "macro_step": float(parsed.cosim.macro_step),
         "variable_steps": False,
         # axes of each point's added-mass outputs (the rigid FMU's P.added_mass_frame)
@@ -320,11 +326,11 @@ def referenced_files(scenario: Path) -> list[Path]:
 
 
 def _run_builder(
-    fmi_version: int, script: Path, bundle: Path, dest: Path, variable_steps: bool
+    fmi_version: int, script: Path, bundle: Path, dest: Path, documentation: Path
 ) -> Path:
     options = {
-        "needsExecutionTool": False,
-        "canHandleVariableCommunicationStepSize": variable_steps,
+        "needsExecutionTool": True,  # a Python with rbcosim (documentation/)
+        "canHandleVariableCommunicationStepSize": False,
         "canGetAndSetFMUstate": True,
         "canSerializeFMUstate": True,
     }
@@ -338,7 +344,8 @@ def _run_builder(
     # this process (the wrapper imports it too) must not stand in for it.
     sys.modules.pop(script.stem, None)
     try:
-        return Path(FmuBuilder.build_FMU(script, dest=dest, project_files=[bundle], **options))
+        return Path(FmuBuilder.build_FMU(script, dest=dest, project_files=[bundle],
+                                         documentation_folder=documentation, **options))
     finally:
         # pythonfmu leaves the script's folder on sys.path and the script in sys.modules.
         sys.path[:] = saved_path

@@ -74,7 +74,8 @@ class RbcosimRigid(Fmi3Slave):
         self.version = __version__
         self.description = config["description"]
         self.default_experiment = DefaultExperiment(
-            start_time=config["start_time"], step_size=config["macro_step"]
+            start_time=config["start_time"], stop_time=config["stop_time"],
+            step_size=config["macro_step"],
         )
         values = self._core.values
         for v in self._core.table.variables:
@@ -99,6 +100,7 @@ class RbcosimRigid(Fmi3Slave):
         decorate_model_description(
             root, self._core.table, fmi_version=3,
             derivatives=bool(self._core.config.get("derivatives", False)),
+            macro_step=self._core.config["macro_step"],
         )
         return root
 

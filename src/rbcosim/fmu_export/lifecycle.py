@@ -13,7 +13,9 @@ raising, which the wrapper turns into fmiFatal, and its exception handler then d
 log queue (``cleanPyObject``) while keeping the pointers: the next call would use freed objects
 (the SIGSEGV after a failed deserialisation). :func:`raise_to_wrapper` therefore adds one
 reference to each of the three before raising, so they stay alive and the wrapper's count stays
-balanced, and the session stays in ``Mode.ERROR`` answering every later call itself.
+balanced, and the session stays in ``Mode.ERROR`` answering every later call itself. The
+wrapper shim in front of the wrapper (wrapper_shim.c) turns that Fatal into Error, as FMI means
+a refusal: the slave tells it so (:func:`shim_refusal`) right before raising.
 Deserialisation runs on the class, not on an instance, so it never raises: a refused blob
 becomes a :class:`RefusedState`, which setFMUstate refuses.
 """
@@ -24,6 +26,7 @@ import ctypes
 import enum
 import math
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from rbcosim.fmu_export.core import StepOutcome
@@ -33,6 +36,9 @@ from rbcosim.fmu_export.values import TableValues
 
 #: Relative tolerance on the step size: a step is k macro steps if |H - k h| <= TOL k h.
 STEP_TOLERANCE = 1e-9
+#: The most macro steps one doStep may ask for: a larger communication step is refused
+#: (Error) before anything runs, so a host cannot make one call run for hours (h = 1e300).
+MAX_MACRO_STEPS = 1_000_000
 
 
 class Mode(enum.Enum):
@@ -99,10 +105,30 @@ def _incref() -> Callable[[object], None]:
 _INCREF = _incref()
 
 
-def raise_to_wrapper(slave: Any, exc: Exception) -> None:
-    """Raise ``exc`` through pythonfmu's wrapper (fmiFatal) without it freeing ``slave``."""
+#: The binaries' folder of the Linux x86-64 binary, by FMI version ("fmi2" / "fmi3").
+_LINUX_BINARIES = {"fmi2": "linux64", "fmi3": "x86_64-linux"}
+
+
+def shim_refusal(slave: Any, prefix: str) -> Callable[[], None]:
+    """The wrapper shim's ``rbc_shim_refusal`` of this FMU's binary (``wrapper_shim.c``),
+    which makes the refusal that follows Error rather than Fatal; a no-op where the binary
+    is pythonfmu's own (Windows) or not found."""
+    binary = (Path(slave.resources).parent / "binaries" / _LINUX_BINARIES[prefix]
+              / f"{type(slave).__name__}.so")
+    try:
+        function = ctypes.CDLL(str(binary)).rbc_shim_refusal
+    except (OSError, AttributeError):
+        return lambda: None
+    function.argtypes, function.restype = [], None
+    return function
+
+
+def raise_to_wrapper(slave: Any, exc: Exception, refusal: Callable[[], None]) -> None:
+    """Raise ``exc`` through pythonfmu's wrapper without it freeing ``slave``; ``refusal``
+    tells the wrapper shim that this is a refusal (Error), not a corrupt instance."""
     for obj in (type(slave), slave, slave._get_log_queue()):
         _INCREF(obj)
+    refusal()
     raise exc
 
 
@@ -116,6 +142,7 @@ class FmiSession:
         self.mode = Mode.INSTANTIATED
         self._slave = slave
         self._prefix = prefix
+        self._refusal_mark = shim_refusal(slave, prefix)
         self._variable_steps = bool(core.config.get("variable_steps", False))
         # The iterative scheme's half steps need the solver in the FMU: a remote session steps
         # its own macro step only.
@@ -141,15 +168,17 @@ class FmiSession:
             raise Refused(f"not allowed in {self.mode.value}")
 
     def call(self, call: str, action: Callable[[], Any], group: str | None = None) -> Any:
-        """Run ``action`` if ``call`` is allowed now; else refuse (fmiFatal to the host)."""
+        """Run ``action`` if ``call`` is allowed now; else refuse (fmiError to the host)."""
         try:
             self._check(call, group)
             return action()
         except Refused as exc:
-            raise_to_wrapper(self._slave, RuntimeError(self._refusal(call, str(exc))))
+            raise_to_wrapper(self._slave, RuntimeError(self._refusal(call, str(exc))),
+                             self._refusal_mark)
         except Exception as exc:  # noqa: BLE001 - anything else is refused the same way
             reason = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
-            raise_to_wrapper(self._slave, RuntimeError(self._refusal(call, reason)))
+            raise_to_wrapper(self._slave, RuntimeError(self._refusal(call, reason)),
+                             self._refusal_mark)
 
     # -- life cycle --------------------------------------------------------------------------
 
@@ -209,32 +238,40 @@ class FmiSession:
         partial step; either way restore a saved FMU state (or reset) to go on."""
         try:
             self._check("DoStep")
-            count = self._macro_steps(step_size)
+            count, own = self._macro_steps(step_size)
         except Refused as exc:
             self._refusal("DoStep", str(exc))
+            self._refusal_mark()  # Error, also in FMI 2 (where pythonfmu says Discard)
             return StepOutcome.ERROR
-        if count > 1:  # exactly the steps of as many doSteps of h
-            step_size = float(self.core.config["macro_step"])
-        outcome, message = self.core.do_step(current_time, step_size, count)
+        # The FMU's own step, not the host's: a host that accumulates its time (t += H, or
+        # H = t_end - t) passes a size off h by round-off; the steps stay the native FMU's.
+        outcome, message = self.core.do_step(current_time, own, count)
         if outcome is not StepOutcome.OK:
             self._refusal("DoStep", message, outcome.value)
+        if outcome is StepOutcome.ERROR:
+            self._refusal_mark()
         return outcome
 
-    def _macro_steps(self, step_size: float) -> int:
-        """How many of the scenario's macro steps h a doStep of ``step_size`` is: 1 for h (or,
-        embedded, h / 2, the iterative scheme's half step, done as one step), k for k h where
-        variable steps are declared; Refused for anything else."""
+    def _macro_steps(self, step_size: float) -> tuple[int, float]:
+        """(count, size) of a doStep of ``step_size``: the FMU's own step ``size`` (the
+        scenario's macro step h, or, embedded, h / 2, the iterative scheme's half step) done
+        ``count`` times: 1 for h or h / 2, k for k h (k <= MAX_MACRO_STEPS) where whole
+        multiples are taken, each within STEP_TOLERANCE; Refused for anything else."""
         h = float(self.core.config["macro_step"])
         if not (isinstance(step_size, float) and math.isfinite(step_size) and step_size > 0.0):
             raise Refused(f"step size must be positive and finite, got {step_size!r}")
         for allowed in (h, 0.5 * h) if self._half_steps else (h,):
             if abs(step_size - allowed) <= STEP_TOLERANCE * allowed:
-                return 1
+                return 1, allowed
+        if self._variable_steps and step_size > MAX_MACRO_STEPS * h * (1.0 + STEP_TOLERANCE):
+            raise Refused(f"communicationStepSize {step_size!r} s is more than "
+                          f"{MAX_MACRO_STEPS} macro steps of {h!r} s (the most one doStep "
+                          "takes); step in smaller communication steps")
         count = round(step_size / h)
         if self._variable_steps and count >= 1 and abs(step_size - count * h) <= (
             STEP_TOLERANCE * count * h
         ):
-            return count
+            return count, h
         raise Refused(
             f"communicationStepSize {step_size!r} s is not the FMU's macro step {h!r} s"
             + (" or a whole multiple of it" if self._variable_steps else "")

@@ -1,6 +1,6 @@
-"""Additions to the modelDescription.xml that pythonfmu and pythonfmu3 write: units and, for
-an FMU exported with directional derivatives, their capability flags and the outputs'
-dependencies on the wrench inputs (rbcosim.fmu_export.derivatives)."""
+"""Additions to the modelDescription.xml that pythonfmu and pythonfmu3 write (units, the
+ModelStructure with each output's dependencies, derivative flags), and the ModelStructure of
+the native FMU's (native_files.py)."""
 
 from __future__ import annotations
 
@@ -16,17 +16,99 @@ _DERIVATIVE_FLAGS = {
 }
 
 
-def decorate_model_description(
-    root: Element, table: VariableTable, *, fmi_version: int, derivatives: bool = False
-) -> None:
-    """Add UnitDefinitions, each variable's ``unit`` attribute and, with ``derivatives``,
-    the derivative flags and dependencies (:func:`declare_derivatives`), in place.
+#: Outputs whose value depends on the state only: inputs set after a doStep change them only
+#: through the next doStep (no direct feedthrough).
+STATE_KINDS = ("point", "body", "joint_coordinate")
 
-    pythonfmu 0.7 writes neither; FMPy's validation wants every unit used to be defined.
+
+def feedthrough(table: VariableTable) -> dict[str, list]:
+    """Each rigid-side output's direct feedthrough: the inputs whose new value changes it
+    before the next doStep. Kinematics (STATE_KINDS): none; accelerations: every wrench
+    value input (they are the accelerations under the wrench at the communication point);
+    a joint's gaps: its ``J.flex.*`` inputs; its energy residual: ``J.flex_energy``. Other
+    outputs (a flexible-body FMU's) are left out: no dependencies attribute, i.e. they may
+    depend on every input."""
+    variables = table.variables
+    wrench = [v for v in variables if v.kind == "wrench"]
+    of_joint = {"gap": "flex", "energy_residual": "flex_energy"}
+    deps: dict[str, list] = {}
+    for v in variables:
+        if v.causality != "output":
+            continue
+        if v.kind in STATE_KINDS:
+            deps[v.name] = []
+        elif v.kind == "acceleration":
+            deps[v.name] = wrench
+        elif v.kind in of_joint:
+            deps[v.name] = [u for u in variables
+                            if u.kind == of_joint[v.kind] and u.owner == v.owner]
+    return deps
+
+
+def derivative_dependencies(table: VariableTable) -> dict[str, list]:
+    """With directional derivatives: each output with derivatives (point kinematics, body
+    states, accelerations) on every wrench input and its time derivatives (rbcosim's J is
+    the step's sensitivity, see derivatives.py); the others left out."""
+    knowns = [v for v in table.variables if v.kind in KNOWN_ORDERS]
+    return {v.name: knowns for v in table.variables
+            if v.causality == "output" and v.kind in UNKNOWN_KINDS}
+
+
+def write_model_structure(root: Element, table: VariableTable, fmi_version: int,
+                          dependencies: dict[str, list]) -> None:
+    """Replace ``root``'s ModelStructure: every output as an output and an initial unknown
+    (outputs are ``initial="calculated"``), with ``dependencies`` (name -> inputs) where
+    given; FMI 2 refers to variables by their 1-based index in ModelVariables, FMI 3 by value
+    reference."""
+    old = root.find("ModelStructure")
+    position = list(root).index(old)
+    root.remove(old)
+    structure = Element("ModelStructure")
+    root.insert(position, structure)
+    outputs = [v for v in table.variables if v.causality == "output"]
+    if fmi_version == 2:
+        index = {node.get("name"): str(i)
+                 for i, node in enumerate(root.find("ModelVariables"), 1)}
+        ref = lambda v: index[v.name]
+        groups = [(SubElement(structure, "Outputs"), "Unknown", "index"),
+                  (SubElement(structure, "InitialUnknowns"), "Unknown", "index")]
+    else:
+        ref = lambda v: str(v.vr)
+        groups = [(structure, "Output", "valueReference"),
+                  (structure, "InitialUnknown", "valueReference")]
+    outputs.sort(key=lambda v: int(ref(v)))
+    for group, (parent, tag, key) in enumerate(groups):
+        for v in outputs:
+            node = SubElement(parent, tag, {key: ref(v)})
+            if group == 0 and v.name in dependencies:
+                node.set("dependencies", " ".join(ref(u) for u in dependencies[v.name]))
+                if dependencies[v.name]:
+                    node.set("dependenciesKind",
+                             " ".join(["dependent"] * len(dependencies[v.name])))
+
+
+def decorate_model_description(
+    root: Element, table: VariableTable, *, fmi_version: int, macro_step: float,
+    derivatives: bool = False,
+) -> None:
+    """Add UnitDefinitions, each variable's ``unit`` attribute, the ModelStructure with the
+    outputs' dependencies (:func:`feedthrough`, or with ``derivatives`` the derivative flags
+    and :func:`derivative_dependencies`), in place.
+
+    pythonfmu 0.7 writes no units; FMPy's validation wants every unit used to be defined.
     UnitDefinitions goes right after the CoSimulation element, as both schemas order it.
+    FMI 3 also gets ``fixedInternalStepSize``, the macro step (``macro_step``, s): the FMU
+    steps only whole multiples of it (canHandleVariableCommunicationStepSize is false).
     """
+    cosim = root.find("CoSimulation")
+    if fmi_version == 3:
+        cosim.set("fixedInternalStepSize", repr(float(macro_step)))
     if derivatives:
-        declare_derivatives(root, table, fmi_version)
+        for flag in _DERIVATIVE_FLAGS[fmi_version]:
+            cosim.set(flag, "true")
+        write_model_structure(root, table, fmi_version, derivative_dependencies(table))
+    else:
+        write_model_structure(root, table, fmi_version, feedthrough(table))
     units = table.units()
     if not units:
         return
@@ -50,29 +132,3 @@ def unit_definitions(units: dict[str, dict[str, int]]) -> Element:
         unit = SubElement(definitions, "Unit", {"name": name})
         SubElement(unit, "BaseUnit", {k: str(v) for k, v in exponents.items()})
     return definitions
-
-
-def declare_derivatives(root: Element, table: VariableTable, fmi_version: int) -> None:
-    """Set the CoSimulation derivative flags, and make each output with derivatives (point
-    kinematics, body states, accelerations) depend on every wrench input ("dependent"); the
-    other outputs keep no dependencies attribute (FMI: unknown, may depend on all inputs)."""
-    cosim = root.find("CoSimulation")
-    for flag in _DERIVATIVE_FLAGS[fmi_version]:
-        cosim.set(flag, "true")
-    kinds = {v.name: v.kind for v in table.variables}
-    knowns = [v for v in table.variables if v.kind in KNOWN_ORDERS]
-    structure = root.find("ModelStructure")
-    if fmi_version == 2:
-        index = {node.get("name"): i for i, node in enumerate(root.find("ModelVariables"), 1)}
-        names = list(index)
-        refs = " ".join(str(index[v.name]) for v in knowns)
-        of = {node: names[int(node.get("index")) - 1] for node in structure.iter("Unknown")}
-    else:
-        refs = " ".join(str(v.vr) for v in knowns)
-        name_of = {v.vr: v.name for v in table.variables}
-        of = {node: name_of[int(node.get("valueReference"))]
-              for node in structure.findall("Output")}
-    for node, name in of.items():
-        if kinds[name] in UNKNOWN_KINDS:
-            node.set("dependencies", refs)
-            node.set("dependenciesKind", " ".join(["dependent"] * len(knowns)))

@@ -36,6 +36,7 @@ from pathlib import Path
 
 from rbcosim.errors import RbcosimError
 from rbcosim.fmu_export.build import ExportOptions, describe, model_identifier, referenced_files
+from rbcosim.fmu_export.dependencies import EXTERNAL_DEPENDENCIES, native_server_dependencies
 from rbcosim.fmu_export.native_files import (
     build_description,
     fmi2_model_description,
@@ -60,6 +61,11 @@ CLIENT_SOURCES = _CHECKOUT / "interfaces" / "c"
 CORE_SOURCES = Path(__file__).resolve().parents[1] / "librbcosim"
 #: Table kinds a self-contained FMU cannot serve (they need the scenario rebuilt or a server).
 SERVER_ONLY_KINDS = ("parameter", "vector_parameter", "server")
+#: The FMI headers the binaries are compiled with; not shipped in sources/ (FMI 3: the
+#: importer brings its own).
+FMI_HEADERS = NATIVE_SOURCES / "include"
+#: Libraries placed next to the binary are found there (the FMU's binaries/<platform>/).
+RPATH_ORIGIN = "-Wl,-rpath,$ORIGIN"
 #: The platform folder under binaries/, by FMI version.
 PLATFORM = {2: "linux64", 3: "x86_64-linux"}
 
@@ -99,6 +105,7 @@ def export_native_fmu(
     table, config = describe(scenario, options, side=side)
     table = with_exchange(table, side)
     config["description"] = config["description"].replace("(remote)", "(native)")
+    config["needs_server"] = True
     guid = str(uuid.uuid5(uuid.NAMESPACE_URL, f"rbcosim-native:{identifier}:{table.to_json()}"))
 
     with tempfile.TemporaryDirectory(prefix="rbcosim_native_") as tmp:
@@ -106,13 +113,13 @@ def export_native_fmu(
         sources = root / "sources"
         sources.mkdir(parents=True)
         other = f"fmi{5 - fmi_version}_native.c"  # the other FMI version's API
-        for folder, pattern in ((NATIVE_SOURCES, "*.[ch]"),
-                                (NATIVE_SOURCES / "include", f"fmi{fmi_version}*.h"),
-                                (CLIENT_SOURCES, "*.[ch]")):
+        for folder, pattern in ((NATIVE_SOURCES, "*.[ch]"), (CLIENT_SOURCES, "*.[ch]")):
             for path in sorted(folder.glob(pattern)):
                 if path.name not in (other, "fmu_local.c"):  # fmu_local: self-contained
                     shutil.copy2(path, sources / path.name)
-        shutil.copy2(NATIVE_SOURCES / "include" / "LICENSE.txt", sources / "LICENSE_FMI.txt")
+        documentation = root / "documentation"
+        documentation.mkdir()
+        (documentation / EXTERNAL_DEPENDENCIES).write_text(native_server_dependencies(), "utf-8")
         (sources / "model_table.c").write_text(
             model_table_c(table, config, identifier, guid), "utf-8"
         )
@@ -179,6 +186,7 @@ def export_self_contained_fmu(scenario: str | Path, output: str | Path, *, fmi_v
     table, config = describe(scenario, ExportOptions(mode="remote", name=identifier), side=side)
     table = local_table(with_exchange(table, side), scenario, identifier, side)
     config["description"] = config["description"].replace("(remote)", "(native, self-contained)")
+    config["needs_server"] = False
     guid = str(uuid.uuid5(uuid.NAMESPACE_URL, f"rbcosim-local:{identifier}:{table.to_json()}"))
     with tempfile.TemporaryDirectory(prefix="rbcosim_native_") as tmp:
         root = Path(tmp) / "fmu"
@@ -188,9 +196,6 @@ def export_self_contained_fmu(scenario: str | Path, output: str | Path, *, fmi_v
         for path in sorted(NATIVE_SOURCES.glob("*.[ch]")):
             if path.name not in (other, "fmu_session.c"):
                 shutil.copy2(path, sources / path.name)
-        for path in sorted((NATIVE_SOURCES / "include").glob(f"fmi{fmi_version}*.h")):
-            shutil.copy2(path, sources / path.name)
-        shutil.copy2(NATIVE_SOURCES / "include" / "LICENSE.txt", sources / "LICENSE_FMI.txt")
         core = sources / "librbcosim"
         (core / "rigid").mkdir(parents=True)
         for file_name in ("rbc_array.h", "model_file.h", "model_file.c"):
@@ -257,8 +262,8 @@ def compile_local_binary(sources: Path, c_files: list[str], binary: Path) -> Non
         raise NativeBuildError("no C compiler: install gcc (or set CC) to export --native")
     command = [cc, "-std=c11", "-O2", "-ffp-contract=off", "-fPIC", "-shared",
                "-fvisibility=hidden", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra",
-               "-I", str(sources), "-o", str(binary), *(str(sources / f) for f in c_files),
-               "-lm", "-Wl,-z,defs"]
+               "-I", str(sources), "-I", str(FMI_HEADERS), "-o", str(binary),
+               *(str(sources / f) for f in c_files), "-lm", "-Wl,-z,defs", RPATH_ORIGIN]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise NativeBuildError(
@@ -309,9 +314,9 @@ def compile_binary(sources: Path, c_files: list[str], binary: Path) -> None:
                              text=True, check=False).stdout.strip()
     msgpack_link = [msgpack] if os.path.isabs(msgpack) else ["-lmsgpackc"]
     command = [cc, "-std=c99", "-O2", "-fPIC", "-shared", "-fvisibility=hidden",
-               "-Wall", "-Wextra", "-I", str(sources), "-o", str(binary),
+               "-Wall", "-Wextra", "-I", str(sources), "-I", str(FMI_HEADERS), "-o", str(binary),
                *(str(sources / f) for f in c_files), *msgpack_link, "-lzmq", "-lm",
-               "-Wl,-z,defs", "-Wl,--exclude-libs,ALL"]
+               "-Wl,-z,defs", "-Wl,--exclude-libs,ALL", RPATH_ORIGIN]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise NativeBuildError(

@@ -7,7 +7,11 @@ from __future__ import annotations
 from xml.etree.ElementTree import Element, SubElement, indent, tostring
 
 from rbcosim import __version__
-from rbcosim.fmu_export.modeldescription import unit_definitions
+from rbcosim.fmu_export.modeldescription import (
+    feedthrough,
+    unit_definitions,
+    write_model_structure,
+)
 from rbcosim.fmu_export.table import VariableTable
 
 #: Table kind -> the rbf_kind of fmu/native/rbcosim_fmu.h.
@@ -116,7 +120,7 @@ def model_table_c(table: VariableTable, config: dict, identifier: str, guid: str
 
 def _shared_sections(root: Element, table: VariableTable, config: dict) -> None:
     """Append what both versions' modelDescription.xml carry alike after CoSimulation: the
-    units, the log categories and the default experiment (start time, macro step)."""
+    units, the log categories and the default experiment (start and stop time, macro step)."""
     root.append(unit_definitions(table.units()))
     categories = SubElement(root, "LogCategories")
     for name, what in LOG_CATEGORIES:
@@ -125,6 +129,7 @@ def _shared_sections(root: Element, table: VariableTable, config: dict) -> None:
         root,
         "DefaultExperiment",
         {"startTime": repr(float(config["start_time"])),
+         "stopTime": repr(float(config["stop_time"])),
          "stepSize": repr(float(config["macro_step"]))},
     )
 
@@ -153,8 +158,8 @@ def fmi2_model_description(
         "CoSimulation",
         {
             "modelIdentifier": identifier,
-            "needsExecutionTool": "false",
-            "canHandleVariableCommunicationStepSize": "true",
+            "needsExecutionTool": "true" if config["needs_server"] else "false",
+            "canHandleVariableCommunicationStepSize": "false",
             "canInterpolateInputs": "false",
             "canBeInstantiatedOnlyOncePerProcess": "false",
             "canNotUseMemoryManagementFunctions": "true",
@@ -168,8 +173,7 @@ def fmi2_model_description(
         SubElement(files, "File", {"name": name})
     _shared_sections(root, table, config)
     variables = SubElement(root, "ModelVariables")
-    outputs = []
-    for position, v in enumerate(table.variables[1:], start=1):
+    for v in table.variables[1:]:
         attributes = {
             "name": v.name,
             "valueReference": str(v.vr),
@@ -180,17 +184,13 @@ def fmi2_model_description(
         if v.initial is not None:
             attributes["initial"] = v.initial
         node = SubElement(variables, "ScalarVariable", attributes)
-        typed = {"start": v.start if v.type == "String" else start_text(v.start)}
+        typed = {} if v.initial == "calculated" else {
+            "start": v.start if v.type == "String" else start_text(v.start)}
         if v.unit is not None:
             typed["unit"] = v.unit
         SubElement(node, v.type, typed)
-        if v.causality == "output":
-            outputs.append(position)
-    structure = SubElement(root, "ModelStructure")
-    if outputs:
-        listed = SubElement(structure, "Outputs")
-        for position in outputs:
-            SubElement(listed, "Unknown", {"index": str(position)})
+    SubElement(root, "ModelStructure")
+    write_model_structure(root, table, 2, feedthrough(table))
     indent(root)
     return b'<?xml version="1.0" encoding="UTF-8"?>\n' + tostring(root, encoding="utf-8") + b"\n"
 
@@ -217,8 +217,9 @@ def fmi3_model_description(table: VariableTable, config: dict, identifier: str,
         "CoSimulation",
         {
             "modelIdentifier": identifier,
-            "needsExecutionTool": "false",
-            "canHandleVariableCommunicationStepSize": "true",
+            "needsExecutionTool": "true" if config["needs_server"] else "false",
+            "canHandleVariableCommunicationStepSize": "false",
+            "fixedInternalStepSize": repr(float(config["macro_step"])),
             "canBeInstantiatedOnlyOncePerProcess": "false",
             "canGetAndSetFMUState": "true",
             "canSerializeFMUState": "true",
@@ -230,7 +231,6 @@ def fmi3_model_description(table: VariableTable, config: dict, identifier: str,
     )
     _shared_sections(root, table, config)
     variables = SubElement(root, "ModelVariables")
-    outputs = []
     for v in table.variables:
         attributes = {"name": v.name, "valueReference": str(v.vr), "description": v.description,
                       "causality": v.causality, "variability": v.variability}
@@ -240,16 +240,13 @@ def fmi3_model_description(table: VariableTable, config: dict, identifier: str,
             node = SubElement(variables, "String", attributes)
             SubElement(node, "Start", {"value": v.start})
             continue
-        if v.start is not None:
+        if v.start is not None and v.initial != "calculated":
             attributes["start"] = start_text(v.start)
         if v.unit is not None:
             attributes["unit"] = v.unit
         SubElement(variables, FMI3_TYPES[v.type], attributes)
-        if v.causality == "output":
-            outputs.append(v.vr)
-    structure = SubElement(root, "ModelStructure")
-    for vr in outputs:
-        SubElement(structure, "Output", {"valueReference": str(vr)})
+    SubElement(root, "ModelStructure")
+    write_model_structure(root, table, 3, feedthrough(table))
     indent(root)
     return b'<?xml version="1.0" encoding="UTF-8"?>\n' + tostring(root, encoding="utf-8") + b"\n"
 

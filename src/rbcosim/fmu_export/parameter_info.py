@@ -50,8 +50,8 @@ _DOCUMENTED: tuple[tuple[str, str | None, str | None, str], ...] = (
     ("bodies.*.mass", None, "kg", "mass of body {2}"),
     ("bodies.*.orientation.angle", None, "rad", ("initial rotation angle of body {2} about its "
      "orientation axis")),
-    ("bodies.*.orientation.angle_deg", None, None, ("initial rotation angle of body {2} about its "
-     "orientation axis, degrees")),
+    ("bodies.*.orientation.angle_deg", None, "deg", ("initial rotation angle of body {2} about "
+     "its orientation axis, degrees")),
     ("joints.*.length", None, "m", "distance joint {2}: distance of the attachment points"),
     ("forces.*.stiffness", "spring_damper", "N/m", "spring-damper {2}: stiffness"),
     ("forces.*.damping", "spring_damper", "N.s/m", "spring-damper {2}: damping"),
@@ -146,6 +146,8 @@ def describe_parameter(key: str, raw: dict) -> tuple[str | None, str]:
     for pattern, kind, unit, text in _DOCUMENTED:
         if fnmatchcase(key, pattern) and kind in (None, force_type):
             return unit, text.format(None, *parts)
+    if parts[-1].endswith("_deg"):  # every angle written in degrees (initial_angle_deg, ...)
+        return "deg", f"scenario parameter {key}, degrees"
     return None, f"scenario parameter {key}"
 
 

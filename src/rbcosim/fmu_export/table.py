@@ -50,6 +50,15 @@ POINT_COMPONENTS: tuple[tuple[str, str | None, str], ...] = (
     ("wz", "rad/s", "angular velocity z, inertial frame"),
 )
 
+#: Components of a body's outputs, in RigidSide.body_outputs() order (the results file's
+#: columns): centre of mass and its velocity inertial, angular velocity in the body frame.
+BODY_COMPONENTS: tuple[tuple[str, str | None, str], ...] = (
+    *((c, u, t.replace("position", "centre-of-mass position")) for c, u, t in POINT_COMPONENTS[:3]),
+    *POINT_COMPONENTS[3:7],
+    *((c, u, t.replace("velocity", "centre-of-mass velocity")) for c, u, t in POINT_COMPONENTS[7:10]),
+    *((c, u, t.replace("inertial frame", "body frame")) for c, u, t in POINT_COMPONENTS[10:]),
+)
+
 #: Components of a wrench input, in RigidSide.set_wrench() order.
 WRENCH_COMPONENTS: tuple[tuple[str, str, str], ...] = (
     ("fx", "N", "force x applied at the point, inertial frame"),
@@ -99,8 +108,9 @@ SERVER_SETTINGS: dict[str, tuple[str | None, str]] = {
 }
 
 #: Units used by the table, as SI base-unit exponents (FMI UnitDefinitions/BaseUnit attributes).
-UNITS: dict[str, dict[str, int]] = {
+UNITS: dict[str, dict[str, float]] = {
     "s": {"s": 1},
+    "deg": {"rad": 1, "factor": 0.017453292519943295},  # pi / 180
     "m": {"m": 1},
     "m/s": {"m": 1, "s": -1},
     "rad": {"rad": 1},
@@ -162,10 +172,10 @@ class Variable:
 
     @property
     def initial(self) -> str | None:
-        """Outputs are ``exact``: their start value is the scenario's initial state, and FMPy's
-        validation wants outputs without it listed as initial unknowns, which pythonfmu 0.7
-        does not write."""
-        return "exact" if self.causality == "output" else None
+        """Outputs are ``calculated`` (listed as initial unknowns): their first value is the
+        model's after initialization, which parameters set before may change; ``start`` is
+        the exported scenario's, kept for the instance's values before initialization."""
+        return "calculated" if self.causality == "output" else None
 
     @property
     def type(self) -> str:
@@ -193,8 +203,9 @@ class VariableTable:
     def by_name(self) -> dict[str, Variable]:
         return {v.name: v for v in self.variables}
 
-    def units(self) -> dict[str, dict[str, int]]:
-        """Unit definitions used by the variables, name -> base-unit exponents."""
+    def units(self) -> dict[str, dict[str, float]]:
+        """Unit definitions used by the variables, name -> base-unit exponents (and
+        ``factor``: value in the base units = factor * value)."""
         used = {v.unit for v in self.variables if v.unit is not None}
         return {name: UNITS[name] for name in UNITS if name in used}
 
@@ -291,10 +302,10 @@ def build_table(
     def add(*args, **kwargs):
         rows.append(variable_row(*args, **kwargs))
 
-    def add_kinematics(prefix, kind, causality, start, owner, what):
-        """The 13 POINT_COMPONENTS ``<prefix>.x`` .. ``<prefix>.wz`` with these start values."""
+    def add_kinematics(prefix, kind, causality, start, owner, what, components=POINT_COMPONENTS):
+        """The 13 ``components`` ``<prefix>.x`` .. ``<prefix>.wz`` with these start values."""
         start = np.asarray(start, dtype=float)
-        for index, (comp, unit, text) in enumerate(POINT_COMPONENTS):
+        for index, (comp, unit, text) in enumerate(components):
             add(
                 f"{prefix}.{comp}",
                 kind,
@@ -405,7 +416,7 @@ def build_table(
                 joint,
             )
     for body, state in (bodies or {}).items():
-        add_kinematics(body, "body", "output", state, body, f"body {body}: ")
+        add_kinematics(body, "body", "output", state, body, f"body {body}: ", BODY_COMPONENTS)
     for column, (value, unit, description) in (joint_coordinates or {}).items():
         add(column, "joint_coordinate", "output", float(value), unit, description, column)
     if outputs is not None:

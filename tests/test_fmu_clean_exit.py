@@ -1,0 +1,80 @@
+"""Python (pythonfmu) FMUs in a plain C host (fmu/hosts/fmi_calls.c) exit cleanly after any
+call sequence, and answer refused calls with Error, not Fatal.
+
+Each embedded FMU kind runs 20 times in the host, through the sequences that crashed hosts
+before (a second terminate, calls with a null instance, an out-of-order sequence, exiting
+without free, unloading the binary): every run must end with exit status 0 and the statuses
+the FMI standard asks for. Before the wrapper shim (src/rbcosim/fmu_export/wrapper_shim.c) a
+null instance was a SIGSEGV, a refused set fmiFatal, and the exit released pythonfmu's
+interpreter state twice (heap corruption in some runs)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pytest
+from fmi_calls_host import build_host, statuses, unpack
+from test_fmu_support import REPO
+
+from rbcosim.fmu_export import ExportOptions, export_fmu
+from rbcosim.fmu_export.host_env import host_environment
+
+pytestmark = pytest.mark.fmu
+
+SCENARIO = REPO / "scenarios" / "two_mass_oscillator.toml"
+RUNS = 20
+OK, ERROR = "0", "3"
+
+
+@pytest.fixture(scope="module")
+def host(tmp_path_factory):
+    return build_host(tmp_path_factory.mktemp("host"))
+
+
+#: Per kind: export options and an output of the FMU (setting it is refused).
+KINDS = {
+    "fmi2": (ExportOptions(fmi_version=2), "interface.x"),
+    "fmi3": (ExportOptions(fmi_version=3), "interface.x"),
+    "flex_fmi2": (ExportOptions(fmi_version=2, flex="structure"), "coupling.flex_energy"),
+}
+
+
+def sequences(x: int, h: float) -> list[tuple[list[str], list[str]]]:
+    """Call sequences with an output's value reference ``x`` and the status each call must
+    return ("-": a void call)."""
+    run = ["instantiate", "setup:0", "enter:0", "exit", f"step:0:{h!r}"]
+    return [
+        # a normal run, then a second terminate, free, and calls on a null or freed instance
+        (run + ["terminate", "terminate", "free", "null:terminate", "null:free", "free",
+                "terminate", "unload"],
+         [OK] * 5 + [OK, ERROR, "-", ERROR, "-", "-", ERROR, "0"]),
+        # out of order: doStep before initialization, exit twice, setting an output; then
+        # the host exits without terminate or free
+        (["instantiate", f"step:0:{h!r}", "exit", f"set:{x}:0.2", "quit"],
+         [OK, ERROR, ERROR, ERROR, "-"]),
+        # a refused set in step mode, a state restored, then exit without free
+        (run + ["save", f"set:{x}:0.2", "restore", f"step:{h!r}:{h!r}", "terminate", "quit"],
+         [OK] * 5 + [OK, ERROR, OK, OK, OK, "-"]),
+        # a step size the FMU refuses, reset, terminate, free, no unload
+        (run + [f"step:{h!r}:{h / 3!r}", "reset", "free"],
+         [OK] * 5 + [ERROR, OK, "-"]),
+    ]
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_every_run_exits_cleanly_with_the_standard_statuses(host, tmp_path, kind):
+    options, output = KINDS[kind]
+    fmu = export_fmu(SCENARIO, tmp_path / f"{kind}.fmu", options)
+    head, refs, h = unpack(fmu, tmp_path / kind)
+    env = {**os.environ, **host_environment()}
+    plans = sequences(refs[output], h)
+    for n in range(RUNS):
+        calls, expected = plans[n % len(plans)]
+        done = subprocess.run([str(host), *head, *calls], env=env, capture_output=True,
+                              text=True, timeout=300, check=False)
+        assert done.returncode == 0, (n, calls, done.returncode, done.stderr[-2000:])
+        assert statuses(done.stdout) == expected, (calls, done.stdout, done.stderr[-2000:])
+        assert "Fatal py exception" not in done.stderr  # refusals are Error, not Fatal
+    # the refusal names the variable, and the null instance is named as such
+    assert "refused" in done.stderr
