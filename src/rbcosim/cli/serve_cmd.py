@@ -170,7 +170,6 @@ def run(args: argparse.Namespace) -> int:
         limits=Limits(max_message_size=args.max_message_size),
         run_limits=RunLimits.from_items(args.limits),
     )
-    print("loading the core for the session workers", file=sys.stderr, flush=True)
     try:
         server = Server(
             service, args.bind, allow_remote=args.allow_remote, curve=curve, insecure=args.insecure,
@@ -182,6 +181,7 @@ def run(args: argparse.Namespace) -> int:
         raise ServeError(str(exc)) from None
     except zmq.ZMQError as exc:  # address in use, bad endpoint
         raise ServeError(f"cannot bind {args.bind}: {exc}") from None
+    print("loading the core for the session workers", file=sys.stderr, flush=True)
     in_main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, lambda *_: server.stop()) if in_main else None
     print(f"serving on {server.address}", flush=True)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import zmq
 
-from rbcosim.service.core import Service, error_reply, ok_reply
+from rbcosim.service.core import Service, error_reply
 from rbcosim.service.curve import CurveConfig, generate_keys, secure
 from rbcosim.service.errors import ProtocolError
 from rbcosim.service.outbox import DEFAULT_SEND_BYTES, Outbox
@@ -131,6 +131,7 @@ class Server:
             self.context, service.worker_config(), max_sessions=service.max_sessions,
             build_timeout=build_timeout, memory_bytes=session_memory, direct=direct,
             session_idle=session_idle, request_timeout=request_timeout, send_bytes=send_bytes)
+        self.workers.announced = service.announced_limits
         self._stop = threading.Event()
 
     def stop(self) -> None:
@@ -171,6 +172,8 @@ class Server:
                 # An ended worker's last replies are already queued here (its socket lingers
                 # until they are delivered): forward them before its leftovers are answered.
                 self._forward_worker_messages(None)
+            for peer, reply in self.workers.answer_busy():
+                self._send(peer, reply)
             for peer, reply in self.workers.reap():
                 self._send(peer, reply)
             for peer, reply in self.workers.start_deferred():
@@ -228,23 +231,9 @@ class Server:
         session = msg.get("session")
         worker = self.workers.route(session) if session else None
         if worker is not None:
-            if msg["msg_type"] in ("close", "heartbeat"):
-                busy = self.workers.busy(worker)
-                if busy is not None:
-                    return [(peer, self._busy_reply(worker, msg, *busy))]
             self.workers.forward(worker, peer, msg, body)
             return []
         return self.service.handle(msg, peer)  # hello, heartbeat, unknown sessions
-
-    def _busy_reply(self, worker, msg: dict, seconds: float, step: float, time: float) -> dict:
-        """Answer `close` or `heartbeat` for a session whose worker is busy with a request
-        (running `seconds` s, the session at `step`, `time` before it): `close` stops it."""
-        if msg["msg_type"] == "close":
-            self.workers.stop(worker, "was closed while a request ran (it was stopped)")
-            return ok_reply(msg, {"session": worker.session, "step": int(step), "time": time,
-                                  "stopped": True})
-        return ok_reply(msg, {"server_time": self.service.clock(), "step": int(step),
-                              "time": time, "busy": seconds})
 
     def _send_frames(self, frames: list[bytes]) -> None:
         self.outbox.send(frames)  # queued within the client's bounds, else dropped

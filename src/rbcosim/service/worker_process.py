@@ -34,6 +34,7 @@ from rbcosim.service.wire import decode, encode
 
 log = logging.getLogger("rbcosim.service")
 
+QUICK_REQUESTS = ("close", "heartbeat")  # answered by the socket loop while the worker is busy
 QUEUED_REQUESTS = 1000  # requests waiting for one session's worker before more are refused
 VIA_SERVER, DIRECT = 0, 1  # the route of a worker's peer: through the socket loop, or direct
 _IPC_PATH_MAX = 100  # bytes of an ipc path the OS takes (sun_path is 108 with the NUL)
@@ -62,15 +63,16 @@ def _bound_memory(memory_bytes: int | None) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
-def _handle(service: Service, frames: list[bytes], endpoint: str | None = None
-            ) -> list[tuple[Any, dict]]:
+def _handle(service: Service, frames: list[bytes], endpoint: str | None = None,
+            status: WorkerStatus | None = None) -> list[tuple[Any, dict]]:
     """One request from the socket loop: ``[identity, flags, *body]``."""
     identity, flags, *body = frames
-    return _serve(service, (identity, b"d" in flags, b"f" in flags, VIA_SERVER), body, endpoint)
+    return _serve(service, (identity, b"d" in flags, b"f" in flags, VIA_SERVER), body, endpoint,
+                  status)
 
 
-def _handle_direct(service: Service, frames: list[bytes], endpoint: str | None
-                   ) -> list[tuple[Any, dict]]:
+def _handle_direct(service: Service, frames: list[bytes], endpoint: str | None,
+                   status: WorkerStatus | None = None) -> list[tuple[Any, dict]]:
     """One request on the direct endpoint: ``[identity, (empty,) header, *buffers]``; the
     size limit the socket loop applies to its requests applies here too."""
     identity = frames[0]
@@ -82,14 +84,18 @@ def _handle_direct(service: Service, frames: list[bytes], endpoint: str | None
         return [(peer, error_reply(None, ProtocolError(
             "message_too_large", f"the message is {size} bytes; this server accepts at most "
             f"{service.limits.max_message_size} bytes")))]
-    return _serve(service, peer, body, endpoint)
+    return _serve(service, peer, body, endpoint, status)
 
 
-def _serve(service: Service, peer, body: list[bytes], endpoint: str | None
-           ) -> list[tuple[Any, dict]]:
+def _serve(service: Service, peer, body: list[bytes], endpoint: str | None,
+           status: WorkerStatus | None = None) -> list[tuple[Any, dict]]:
+    """Decode and handle one request; `status` shows the worker busy meanwhile (except for
+    the quick `close` and `heartbeat`, which the socket loop answers for a busy worker)."""
     msg = None
     try:
         msg = decode(body, service.limits)
+        if status is not None and msg["msg_type"] not in QUICK_REQUESTS:
+            status.set(time.monotonic(), *_where(service))
         if peer[3] == DIRECT and msg["msg_type"] == "create_session":
             raise ProtocolError(
                 "invalid_argument", "this is a session's direct endpoint; send create_session "
@@ -187,6 +193,8 @@ class WorkerSettings:
     session_idle: float | None = None
     request_timeout: float | None = None
     send_bytes: int = 32 * 1024 * 1024
+    announced: dict | None = None
+    """The limits the server announces in `hello` (a hello on the direct endpoint says the same)."""
 
 
 def run_worker(settings: WorkerSettings, server_pipe: Any) -> None:
@@ -199,6 +207,7 @@ def run_worker(settings: WorkerSettings, server_pipe: Any) -> None:
     status = WorkerStatus(settings.status_path)
     status.create()
     service = Service(**settings.config)
+    service.announced_limits.update(settings.announced or {})
     ctx = zmq.Context()
     sock = ctx.socket(zmq.DEALER)
     sock.setsockopt(zmq.IDENTITY, settings.worker_id)
@@ -220,13 +229,13 @@ def run_worker(settings: WorkerSettings, server_pipe: Any) -> None:
             closing = b""
             if ready:
                 last = time.monotonic()
-                status.set(last, *_where(service))
                 timer = settings.request_timeout if service.sessions else None  # not a build
                 with _time_bound(timer):
                     if ready[0][0] is direct_sock:
-                        replies = _handle_direct(service, direct_sock.recv_multipart(), endpoint)
+                        replies = _handle_direct(service, direct_sock.recv_multipart(), endpoint,
+                                                 status)
                     else:
-                        replies = _handle(service, sock.recv_multipart(), endpoint)
+                        replies = _handle(service, sock.recv_multipart(), endpoint, status)
                 status.set(0.0, *_where(service))
             else:
                 replies = service.poll_timeouts()

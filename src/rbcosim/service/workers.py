@@ -50,12 +50,13 @@ from typing import Any
 
 import zmq
 
-from rbcosim.service.core import error_reply
+from rbcosim.service.core import error_reply, ok_reply
 from rbcosim.service.errors import ProtocolError
 from rbcosim.service.outbox import DEFAULT_SEND_BYTES
 from rbcosim.service.supervision import ProcessIdentity, WorkerStatus, check_fd_headroom
 from rbcosim.service.worker_process import (
     QUEUED_REQUESTS,
+    QUICK_REQUESTS,
     WorkerSettings,
     direct_bind,
     flags_of,
@@ -92,6 +93,11 @@ class Worker:
     """Why the worker closed its session itself (idle), or why the socket loop stopped it."""
     adopted: bool = False
     """Its fork server died: its liveness is read from /proc, its exit code is unknown."""
+    quick: dict[tuple[bytes, bytes], tuple[Any, dict]] = field(default_factory=dict)
+    """The outstanding close and heartbeat requests: answered by the socket loop if the
+    worker is busy with a request before them."""
+    answered: set[tuple[bytes, bytes]] = field(default_factory=set)
+    """Requests the socket loop answered for the busy worker: its own late replies are dropped."""
     notify: dict[bytes, Any] = field(default_factory=dict)
     """Client identity -> peer of the 1.3 clients that reached this session through the
     socket loop: told by a ``session_ended`` notice when the worker ends (their requests on
@@ -134,6 +140,8 @@ class SessionWorkers:
         self.session_idle = session_idle
         self.request_timeout = request_timeout
         self.send_bytes = send_bytes
+        self.announced: dict = {}
+        """The limits `hello` reports, for the workers' own `hello` replies."""
         self.direct = direct
         """The direct endpoints' settings (`run_worker`), with ``address`` the server's bound
         address; None: sessions get no direct endpoint."""
@@ -270,7 +278,7 @@ class SessionWorkers:
                                                          worker_id)}
         return WorkerSettings(self.address, worker_id, self.config, self.memory_bytes,
                               self._status_path(worker_id), direct, self.session_idle,
-                              self.request_timeout, self.send_bytes)
+                              self.request_timeout, self.send_bytes, self.announced)
 
     def route(self, session: str) -> Worker | None:
         w = self.by_session.get(session)
@@ -278,24 +286,41 @@ class SessionWorkers:
             raise ProtocolError("unknown_session", f"session {session} {self.lost[session]}")
         return w
 
-    def busy(self, w: Worker) -> tuple[float, float, float] | None:
-        """(seconds its current request has run, step, time) if the worker is busy."""
-        status = w.status.read()
-        if status is None or status[0] == 0.0 or not w.alive():
-            return None
-        return time.monotonic() - status[0], status[1], status[2]
-
-    def stop(self, w: Worker, reason: str) -> None:
-        """End a (busy) worker now; its waiting clients are answered when it is reaped."""
-        w.closed, w.close_reason = True, reason
-        if w.session is not None:
-            self.by_session.pop(w.session, None)
-        w.identity.kill()
+    def answer_busy(self) -> list[tuple[Any, dict]]:
+        """Answer the close and heartbeat requests waiting for a worker busy with an earlier
+        request, from its status: a heartbeat gets step, time and ``busy`` (s the request
+        has run); a close stops the worker (its waiting clients are answered when it is
+        reaped) and gets ``stopped``."""
+        replies = []
+        for w in list(self.workers.values()):
+            status = w.status.read() if w.quick else None
+            if status is None or status[0] == 0.0:
+                continue
+            busy, step, at = time.monotonic() - status[0], int(status[1]), status[2]
+            for key, (peer, envelope) in w.quick.items():
+                w.outstanding.pop(key, None)
+                w.answered.add(key)
+                if envelope["msg_type"] == "heartbeat":
+                    replies.append((peer, ok_reply(envelope, {
+                        "server_time": time.monotonic(), "step": step, "time": at,
+                        "busy": busy})))
+                    continue
+                replies.append((peer, ok_reply(envelope, {
+                    "session": w.session, "step": step, "time": at, "stopped": True})))
+                w.closed, w.close_reason = True, "was closed while a request ran (it was stopped)"
+                if w.session is not None:
+                    self.by_session.pop(w.session, None)
+                w.identity.kill()
+            w.quick.clear()
+        return replies
 
     def forward(self, w: Worker, peer, msg: dict, body: list[bytes]) -> None:
         identity, delimited, use_frames = peer
         self.forwarded += 1
-        w.outstanding[(identity, parent_key(msg["msg_id"]))] = (peer, _envelope(msg))
+        key = (identity, parent_key(msg["msg_id"]))
+        w.outstanding[key] = (peer, _envelope(msg))
+        if msg["msg_type"] in QUICK_REQUESTS:
+            w.quick[key] = w.outstanding[key]
         if self.direct is not None and identity not in w.notify and offers_direct(msg["version"]):
             w.notify[identity] = peer
         frames = [w.id, identity, flags_of(delimited, use_frames), *body]
@@ -344,6 +369,10 @@ class SessionWorkers:
             return None
         identity, flags, key, *frames = rest
         w.outstanding.pop((identity, key), None)
+        w.quick.pop((identity, key), None)
+        if (identity, key) in w.answered:  # the socket loop answered it while w was busy
+            w.answered.discard((identity, key))
+            return None
         return [identity, b"", *frames] if b"d" in flags else [identity, *frames]
 
     def any_ended(self) -> bool:
