@@ -189,3 +189,42 @@ def test_no_worker_outlives_the_server(tmp_path):
             [cmdline(p) for p in below if alive(p)]
         for c in [busy, *idle]:
             c.close_socket()
+
+
+def rss(pid: int) -> int:
+    """Resident memory of a process, bytes (/proc/PID/status VmRSS)."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    raise AssertionError("no VmRSS")
+
+
+def test_a_client_that_never_reads_holds_at_most_its_send_bytes_in_the_server(tmp_path):
+    bound = 4 * 1024 * 1024
+    with serve(tmp_path, "--send-bytes", str(bound)) as (proc, address), \
+            Client(address, timeout=60) as owner, \
+            Client(address, timeout=60, direct=False) as observer:
+        drive(owner, 2000)
+        head = {"version": "1.3", "msg_type": "results", "session": owner.session}
+        ctx = zmq.Context()
+        lazy = ctx.socket(zmq.DEALER)
+        lazy.setsockopt(zmq.RCVHWM, 1)
+        lazy.setsockopt(zmq.RCVBUF, 4096)
+        lazy.setsockopt(zmq.LINGER, 0)
+        lazy.connect(address)
+        lazy.send_multipart([b"", msgpack.packb({**head, "msg_id": -1, "content": {}})])
+        assert lazy.poll(30000)
+        size = sum(len(f) for f in lazy.recv_multipart())
+        assert size > 200_000  # each reply is about half a megabyte
+        start = rss(proc.pid)
+        sent = 300  # about 150 MB of replies if the server queued them all
+        for n in range(sent):
+            lazy.send_multipart([b"", msgpack.packb({**head, "msg_id": n, "content": {}})])
+        # the observer's heartbeat is handled after every one of the lazy client's requests
+        assert observer.request("heartbeat", session=owner.session)["step"] == 2000
+        grown = rss(proc.pid) - start
+        drive(observer, 3)  # the server serves others meanwhile
+        lazy.close()
+        ctx.term()
+    assert grown < bound + 16 * 1024 * 1024, (grown, sent * size)
