@@ -107,6 +107,15 @@ def test_an_idle_session_is_closed_and_its_process_freed():
         assert info.value.code == "unknown_session" and reason in info.value.message
 
 
+def test_a_request_longer_than_the_idle_time_does_not_make_its_session_idle():
+    with running_server(session_idle=3.0) as server, Client(server.address, timeout=30) as c:
+        c.create_session(text=TOY_TWO_POINTS + "step_seconds = 4.0\n")
+        kin = c.attach(["a", "b"], ["a", "b"])["kinematics"]
+        assert c.step(*spring_inputs(kin, 0)).step == 1  # 4 s, longer than the idle time
+        time.sleep(1.0)  # idle time counts from the end of the step: 2 s are left
+        assert c.heartbeat()["step"] == 1
+
+
 def test_curve_keys_are_read_again_when_the_folder_changes(tmp_path):
     from rbcosim.service import CurveConfig, generate_keys
 

@@ -228,7 +228,6 @@ def run_worker(settings: WorkerSettings, server_pipe: Any) -> None:
             ready = poller.poll(_wait_ms(service, last, settings.session_idle, outbox))
             closing = b""
             if ready:
-                last = time.monotonic()
                 timer = settings.request_timeout if service.sessions else None  # not a build
                 with _time_bound(timer):
                     if ready[0][0] is direct_sock:
@@ -237,6 +236,7 @@ def run_worker(settings: WorkerSettings, server_pipe: Any) -> None:
                     else:
                         replies = _handle(service, sock.recv_multipart(), endpoint, status)
                 status.set(0.0, *_where(service))
+                last = time.monotonic()  # idle from the end of the request on
             else:
                 replies = service.poll_timeouts()
                 idle = settings.session_idle

@@ -259,7 +259,7 @@ class SessionWorkers:
         try:
             with _without_main_module():
                 process.start()
-        except OSError as exc:  # fds or processes ran out after all, or the fork server died
+        except (OSError, EOFError) as exc:  # fds or processes ran out, or the fork server died
             self._restart_fork_server()
             raise ProtocolError("resource_exhausted", "the server could not start a session "
                                 f"process ({exc}); try again later") from None
