@@ -131,12 +131,28 @@ def test_curve_keys_are_read_again_when_the_folder_changes(tmp_path):
                     curve_client_secret_file=keys[name][1]) as c:
             return c.hello()
 
-    with running_server(bind="tcp://0.0.0.0:0", allow_remote=True, curve=curve) as server:
+    def direct_heartbeat(name: str, endpoint: str, session: str) -> bool:
+        """Whether a fresh connection with `name`'s key to a direct endpoint is answered."""
+        with Client(endpoint, timeout=3, curve_server_key=keys["server"][0],
+                    curve_client_secret_file=keys[name][1], direct=False) as c:
+            try:
+                return c.request("heartbeat", session=session)["step"] == 0
+            except ServiceTimeout:
+                return False
+
+    with running_server(bind="tcp://0.0.0.0:0", allow_remote=True, curve=curve) as server, \
+            Client(server.address, timeout=10, curve_server_key=keys["server"][0],
+                   curve_client_secret_file=keys["other"][1]) as owner:
+        owner.create_session(text=TOY_TWO_POINTS)
+        endpoint = owner.direct_endpoint.replace("0.0.0.0", "127.0.0.1")
         assert hello("client")["protocol_version"]
+        assert direct_heartbeat("client", endpoint, owner.session)
         os.remove(allowed / "client.key")
         with pytest.raises(ServiceTimeout):  # the handshake is refused: no reply at all
             hello("client")
+        assert not direct_heartbeat("client", endpoint, owner.session)  # the session's too
         assert hello("other")["protocol_version"]
+        assert direct_heartbeat("other", endpoint, owner.session)
         shutil.copy(keys["client"][0], allowed)
         assert hello("client")["protocol_version"]
 
