@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import resource
 import signal
 import subprocess
 import sys
@@ -18,30 +17,32 @@ import msgpack
 import numpy as np
 import pytest
 import zmq
+from server_process import child_env
 
 from rbcosim.client import Client, ServiceError
 from rbcosim.service.testing import TOY_TWO_POINTS, spring_inputs
-
-from server_process import child_env
 
 pytestmark = pytest.mark.protocol
 
 TOY = "rbcosim.service.toy:ToySide.from_scenario"
 
 
+def serve_command(*options: str, nofile: int | None = None) -> list[str]:
+    """`rbcosim serve OPTIONS` as a command, with RLIMIT_NOFILE (soft and hard) `nofile`."""
+    limit = "" if nofile is None else \
+        f"resource.setrlimit(resource.RLIMIT_NOFILE, ({nofile}, {nofile})); "
+    code = (f"import resource, runpy, sys; {limit}sys.argv[0] = 'rbcosim'; "
+            "runpy.run_module('rbcosim.cli.serve_cmd', run_name='__main__')")
+    return [sys.executable, "-c", code, "--bind", "tcp://127.0.0.1:0", *options]
+
+
 @contextlib.contextmanager
 def serve(tmp_path, *options: str, nofile: int | None = None) -> Iterator[tuple]:
     """`rbcosim serve` on the toy rigid side; yields (process, address) once sessions can be
     created. nofile: its RLIMIT_NOFILE (soft and hard)."""
-    def limit():
-        if nofile is not None:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
-
     proc = subprocess.Popen(
-        [sys.executable, "-m", "rbcosim.cli.serve_cmd", "--bind", "tcp://127.0.0.1:0",
-         "--root", str(tmp_path), "--rigid-factory", TOY, *options],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=child_env(),
-        preexec_fn=limit)
+        serve_command("--root", str(tmp_path), "--rigid-factory", TOY, *options, nofile=nofile),
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=child_env())
     try:
         line = proc.stdout.readline()
         assert line.startswith("serving on "), line

@@ -18,7 +18,6 @@ from __future__ import annotations
 import ipaddress
 import logging
 import threading
-from pathlib import Path
 
 import zmq
 
