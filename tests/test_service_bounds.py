@@ -197,3 +197,35 @@ def test_the_memory_bound_error_names_an_option_serve_has():
     named = re.findall(r"--[a-z][a-z-]+", text)
     assert reply["error"]["code"] == "limit_exceeded" and named == ["--session-memory"]
     assert all(option in serve._option_string_actions for option in named)
+
+
+def test_the_outbox_keeps_at_most_its_bytes_and_loses_nothing_else():
+    """100 replies of 100 kB to a client that reads none: the queue holds at most 1 MB, every
+    reply is either delivered (once the client reads) or counted as dropped."""
+    import zmq
+
+    from rbcosim.service.outbox import Outbox
+
+    ctx = zmq.Context()
+    router = ctx.socket(zmq.ROUTER)
+    router.bind("tcp://127.0.0.1:0")
+    reader = ctx.socket(zmq.DEALER)
+    reader.setsockopt(zmq.IDENTITY, b"r")
+    reader.setsockopt(zmq.RCVHWM, 1)
+    reader.setsockopt(zmq.RCVBUF, 4096)
+    reader.connect(router.getsockopt(zmq.LAST_ENDPOINT).decode())
+    reader.send(b"hi")
+    router.recv_multipart()
+    outbox = Outbox(router, 1_000_000, 1000)
+    for _ in range(100):
+        outbox.send([b"r", bytes(100_000)])
+        outbox.flush()
+    assert 0 < outbox.queued_bytes(b"r") <= 1_000_000
+    received = 0
+    while reader.poll(1000):
+        assert len(reader.recv()) == 100_000
+        received += 1
+        outbox.flush()
+    assert received + outbox.dropped == 100 and outbox.dropped > 50
+    assert not outbox.pending and outbox.queued_bytes(b"r") == 0
+    ctx.destroy(linger=0)

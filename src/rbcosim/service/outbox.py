@@ -36,6 +36,7 @@ class Outbox:
         self._bytes: dict[bytes, int] = {}
         self.dropped = 0
         """Replies dropped because their client was over its bound or had vanished."""
+        self._warned: set[bytes] = set()  # clients over their bound, logged once until drained
 
     @property
     def pending(self) -> bool:
@@ -83,7 +84,11 @@ class Outbox:
             if not queue:
                 del self._queues[identity]
                 self._bytes.pop(identity, None)
+                self._warned.discard(identity)
 
     def _drop(self, identity: bytes, why: str) -> None:
         self.dropped += 1
-        log.warning("%s", why)
+        if identity not in self._warned:
+            self._warned.add(identity)
+            log.warning("%s (further replies to this client are dropped silently until it "
+                        "reads)", why)
