@@ -19,7 +19,8 @@ from rbcosim import PROTOCOL_VERSION, __version__
 from rbcosim.cli.limit_option import add_limit_option
 from rbcosim.errors import RbcosimError
 from rbcosim.limits import RunLimits
-from rbcosim.service.server import DEFAULT_BUILD_TIMEOUT, DEFAULT_SEND_HWM
+from rbcosim.service.outbox import DEFAULT_SEND_BYTES
+from rbcosim.service.server import DEFAULT_BUILD_TIMEOUT, DEFAULT_SEND_HWM, DEFAULT_SESSION_IDLE
 
 #: The folder `rbcosim serve` reads and writes in when no --root is given (in the working
 #: directory, created on start).
@@ -98,6 +99,18 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "--send-hwm", type=int, default=DEFAULT_SEND_HWM, metavar="N",
         help="unread replies queued per client; a client that stops reading loses replies "
         "beyond it instead of growing the server (default %(default)s)")
+    parser.add_argument(
+        "--send-bytes", type=int, default=DEFAULT_SEND_BYTES, metavar="BYTES",
+        help="bytes of unread replies queued per client (beyond them, as beyond --send-hwm, "
+        "its replies are dropped; default %(default)s)")
+    parser.add_argument(
+        "--request-timeout", type=float, default=None, metavar="S",
+        help="seconds one request to a session may run before the session's process is "
+        "stopped and the session lost (default: unbounded)")
+    parser.add_argument(
+        "--session-idle", type=float, default=DEFAULT_SESSION_IDLE, metavar="S",
+        help="seconds a session may go without any request (heartbeats count) before it is "
+        "closed and its process ends (default %(default)s)")
     add_limit_option(parser)
     parser.add_argument(
         "--rigid-factory",
@@ -137,6 +150,13 @@ def run(args: argparse.Namespace) -> int:
     if (args.curve_secret is None) != (args.curve_clients is None):
         raise ServeError("--curve-secret and --curve-clients go together")
     curve = CurveConfig(args.curve_secret, args.curve_clients) if args.curve_secret else None
+    for option, value in (("--send-hwm", args.send_hwm), ("--send-bytes", args.send_bytes),
+                          ("--request-timeout", args.request_timeout),
+                          ("--session-idle", args.session_idle),
+                          ("--build-timeout", args.build_timeout),
+                          ("--session-memory", args.session_memory)):
+        if value is not None and not value > 0:
+            raise ServeError(f"{option} {value}: must be positive")
     root = Path(args.root if args.root is not None else DEFAULT_ROOT)
     if args.root is None:
         root.mkdir(exist_ok=True)
@@ -150,17 +170,18 @@ def run(args: argparse.Namespace) -> int:
         limits=Limits(max_message_size=args.max_message_size),
         run_limits=RunLimits.from_items(args.limits),
     )
-    print("loading the core for the session workers", file=sys.stderr, flush=True)
     try:
         server = Server(
             service, args.bind, allow_remote=args.allow_remote, curve=curve, insecure=args.insecure,
-            send_hwm=args.send_hwm, build_timeout=args.build_timeout,
-            session_memory=args.session_memory,
+            send_hwm=args.send_hwm, send_bytes=args.send_bytes, build_timeout=args.build_timeout,
+            session_memory=args.session_memory, request_timeout=args.request_timeout,
+            session_idle=args.session_idle,
         )
     except ValueError as exc:
         raise ServeError(str(exc)) from None
     except zmq.ZMQError as exc:  # address in use, bad endpoint
         raise ServeError(f"cannot bind {args.bind}: {exc}") from None
+    print("loading the core for the session workers", file=sys.stderr, flush=True)
     in_main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, lambda *_: server.stop()) if in_main else None
     print(f"serving on {server.address}", flush=True)

@@ -270,6 +270,37 @@ class Service(StepRequests, StateRequests):
             self._waiting.discard(s.id)
 
 
+    def _take_over(self, s: Session, old: AttachedClient, points: tuple[str, ...],
+                   joints: tuple[str, ...]) -> Replies:
+        """Take `points` and `joints` from `old` (a forced attach): it keeps the rest of its
+        names (detached when none is left); a step of its waiting at the barrier fails."""
+        keep_points = tuple(p for p in old.points if p not in points)
+        keep_joints = tuple(j for j in old.joints if j not in joints)
+        waiting = s.pending.pop(old.id, None)
+        if not keep_points and not keep_joints:
+            self._detach(s, old, orphan=False)
+            code, why = "unknown_client", (f"client {old.id} was detached: another client "
+                                           "took over all its points")
+        else:
+            for p in old.points:
+                if p in points:
+                    s.point_owner.pop(p, None)
+            for j in old.joints:
+                if j in joints:
+                    s.joint_owner.pop(j, None)
+            old.points, old.joints = keep_points, keep_joints
+            old.point_rows = row_indices(keep_points, s.points)
+            old.joint_rows = row_indices(keep_joints, s.joints)
+            code, why = "invalid_array", (f"another client took over {[*points, *joints]} from client {old.id}; it "
+                   f"keeps points {list(keep_points)} and joints {list(keep_joints)}: resend "
+                   "this step with those rows")
+            if not s.pending:
+                s.barrier_opened = None
+                self._waiting.discard(s.id)
+        if waiting is None:
+            return []
+        return [(waiting.peer, error_reply(waiting.msg, ProtocolError(code, why)))]
+
     # --- handlers ----------------------------------------------------------------------------
 
     def _on_hello(self, msg: dict, peer) -> dict:
@@ -442,22 +473,7 @@ class Service(StepRequests, StateRequests):
                     "set force=true to take over from a client that has died",
                 )
         for cid in owners:
-            old = s.clients[cid]
-            waiting = s.pending.get(cid)
-            self._detach(s, old, orphan=False)
-            if waiting is not None:
-                replies.append(
-                    (
-                        waiting.peer,
-                        error_reply(
-                            waiting.msg,
-                            ProtocolError(
-                                "unknown_client",
-                                f"client {cid} was detached: another client took over its points",
-                            ),
-                        ),
-                    )
-                )
+            replies += self._take_over(s, s.clients[cid], points, joints)
         cid = f"c-{secrets.token_hex(6)}"
         s.clients[cid] = AttachedClient(
             cid,

@@ -31,6 +31,8 @@ ERROR_CODES: dict[str, str] = {
     "too_many_sessions": "the server's session limit is reached",
     "limit_exceeded": "the request would exceed one of the server's limits (model size, steps, "
     "memory or build time of a session); the message names the limit and how to raise it",
+    "resource_exhausted": "the server's host resources (file descriptors, processes) cannot "
+    "take another session now; this request alone fails, try again later",
     "scenario_error": "the scenario or an override is invalid",
     "simulation_error": "the rigid solver failed during the step",
     "state_error": "a state blob, snapshot name or state file is invalid",

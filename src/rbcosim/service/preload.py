@@ -10,4 +10,4 @@ import rbcosim._core
 import rbcosim.cosim.rigid_side
 import rbcosim.flex.body
 import rbcosim.scenario  # noqa: F401 - the scenario reader
-from rbcosim.service import workers  # noqa: F401 - the worker's own code
+from rbcosim.service import worker_process  # noqa: F401 - the worker's own code

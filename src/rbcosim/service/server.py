@@ -4,8 +4,10 @@ Sessions live in worker processes (`rbcosim.service.workers`), one each; this lo
 what needs no session (`hello`, a sessionless `heartbeat`, refusals of the envelope, unknown
 sessions), starts a worker per `create_session`, and forwards requests and replies, so one
 session's build, steps or files never delay another's replies. Each client's unread replies
-are bounded by a send high-water mark: a client that stops reading loses replies beyond it
-instead of growing the server.
+are bounded in count and bytes (`rbcosim.service.outbox`): a client that stops reading loses
+replies beyond them instead of growing the server. `close` and `heartbeat` for a session whose
+worker is busy with a long request are answered here, from the worker's status: `close` then
+ends the worker.
 
 It never dies on input: a frame that does not decode, an exception inside a handler, a reply
 that cannot be sent, each becomes an error reply or is dropped, and the loop goes on.
@@ -16,20 +18,24 @@ from __future__ import annotations
 import ipaddress
 import logging
 import threading
-from pathlib import Path
 
 import zmq
 
 from rbcosim.service.core import Service, error_reply
+from rbcosim.service.curve import CurveConfig, generate_keys, secure
 from rbcosim.service.errors import ProtocolError
+from rbcosim.service.outbox import DEFAULT_SEND_BYTES, Outbox
 from rbcosim.service.wire import Limits, decode, encode
 from rbcosim.service.workers import QUEUED_REQUESTS, SessionWorkers
+
+__all__ = ["CurveConfig", "Server", "generate_keys", "is_loopback", "serve_in_thread"]
 
 log = logging.getLogger("rbcosim.service")
 
 DEFAULT_BIND = "tcp://127.0.0.1:5555"
 DEFAULT_SEND_HWM = 1000  # unread replies queued per client before further ones are dropped
 DEFAULT_BUILD_TIMEOUT = 120.0  # s a create_session's model build may take
+DEFAULT_SESSION_IDLE = 3600.0  # s a session may go without a request before it is closed
 _BATCH = 64  # messages taken from one socket before the loop looks at the other
 _LOOPBACK_NAMES = {"localhost", "lo", "ip6-localhost"}
 
@@ -50,34 +56,6 @@ def is_loopback(address: str) -> bool:
         return False
 
 
-class CurveConfig:
-    """CURVE for a server bound beyond loopback.
-
-    server_secret_file: the server's ``.key_secret`` certificate (zmq.auth format).
-    allowed_clients_dir: folder of client ``.key`` public certificates; only those may connect.
-    """
-
-    def __init__(self, server_secret_file: str | Path, allowed_clients_dir: str | Path) -> None:
-        self.server_secret_file = Path(server_secret_file)
-        self.allowed_clients_dir = Path(allowed_clients_dir)
-
-
-def generate_keys(
-    directory: str | Path, names: tuple[str, ...] = ("server", "client")
-) -> dict[str, tuple[Path, Path]]:
-    """Create CURVE key pairs ``NAME.key`` (public) and ``NAME.key_secret`` in ``directory``."""
-    import zmq.auth
-
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    out = {}
-    for name in names:
-        public, secret = zmq.auth.create_certificates(str(directory), name)
-        Path(secret).chmod(0o600)
-        out[name] = (Path(public), Path(secret))
-    return out
-
-
 class Server:
     """A ROUTER socket serving the sessions `service` describes, each in its own worker.
 
@@ -86,7 +64,10 @@ class Server:
     bind: a ZeroMQ endpoint; ``tcp://HOST:0`` picks a free port (see `address`).
     allow_remote: must be true to bind anything but loopback, ipc or inproc.
     curve: CURVE keys and client allow-list; required beyond loopback unless insecure=True.
-    send_hwm: unread replies kept per client. build_timeout: s a model build may take.
+    send_hwm, send_bytes: unread replies, and their bytes, kept per client.
+    build_timeout: s a model build may take. request_timeout: s any later request may take
+    (None: unbounded; beyond it the session's worker is stopped). session_idle: s a session
+    may go without a request before it is closed (None: forever).
     session_memory: bytes of address space a session's worker may add (None: unbounded).
     """
 
@@ -100,8 +81,11 @@ class Server:
         insecure: bool = False,
         context: zmq.Context | None = None,
         send_hwm: int = DEFAULT_SEND_HWM,
+        send_bytes: int = DEFAULT_SEND_BYTES,
         build_timeout: float = DEFAULT_BUILD_TIMEOUT,
         session_memory: int | None = None,
+        request_timeout: float | None = None,
+        session_idle: float | None = DEFAULT_SESSION_IDLE,
     ) -> None:
         if not is_loopback(bind):
             if not allow_remote:
@@ -123,13 +107,18 @@ class Server:
         self.socket.setsockopt(zmq.LINGER, 0)
         self.socket.setsockopt(zmq.MAXMSGSIZE, self.limits.hard_limit)
         self.socket.setsockopt(zmq.ROUTER_HANDOVER, 1)
-        self.socket.setsockopt(zmq.SNDHWM, send_hwm)
+        self.outbox = Outbox(self.socket, send_bytes, send_hwm)
         if curve is not None:
-            self._setup_curve(curve)
+            try:
+                self._auth = secure(self.context, self.socket, curve)
+            except ValueError:
+                self.socket.close(0)
+                raise
         self.socket.bind(bind)
         self.address: str = self.socket.getsockopt(zmq.LAST_ENDPOINT).decode()
         service.announced_limits.update(
             build_timeout=build_timeout, session_memory=session_memory, send_hwm=send_hwm,
+            send_bytes=send_bytes, request_timeout=request_timeout, session_idle=session_idle,
             queued_requests=QUEUED_REQUESTS)
         direct = None
         if self.address.startswith(("tcp://", "ipc://")):
@@ -139,22 +128,10 @@ class Server:
                                                            str(curve.allowed_clients_dir))}
         self.workers = SessionWorkers(
             self.context, service.worker_config(), max_sessions=service.max_sessions,
-            build_timeout=build_timeout, memory_bytes=session_memory, direct=direct)
+            build_timeout=build_timeout, memory_bytes=session_memory, direct=direct,
+            session_idle=session_idle, request_timeout=request_timeout, send_bytes=send_bytes)
+        self.workers.announced = service.announced_limits
         self._stop = threading.Event()
-
-    def _setup_curve(self, curve: CurveConfig) -> None:
-        import zmq.auth
-        from zmq.auth.thread import ThreadAuthenticator
-
-        public, secret = zmq.auth.load_certificate(str(curve.server_secret_file))
-        if secret is None:
-            raise ValueError(f"{curve.server_secret_file} holds no secret key")
-        self._auth = ThreadAuthenticator(self.context)
-        self._auth.start()
-        self._auth.configure_curve(domain="*", location=str(curve.allowed_clients_dir))
-        self.socket.curve_secretkey = secret
-        self.socket.curve_publickey = public
-        self.socket.curve_server = True
 
     def stop(self) -> None:
         """Ask `serve_forever` to return (thread-safe)."""
@@ -178,7 +155,9 @@ class Server:
         wait_ms = max(1, int(poll_interval * 1000.0))
         while not self._stop.is_set():
             # create_session requests wait for the fork server: look for it often meanwhile
-            events = dict(poller.poll(min(wait_ms, 5) if self.workers.deferred else wait_ms))
+            # (and replies wait for a slow client's queue to take them)
+            soon = self.workers.deferred or self.outbox.pending
+            events = dict(poller.poll(min(wait_ms, 2) if soon else wait_ms))
             # Bounded batches in turn, so that a flood on one side cannot starve the other
             # (ZeroMQ already queues fairly between the clients of each socket).
             if back in events:
@@ -192,10 +171,13 @@ class Server:
                 # An ended worker's last replies are already queued here (its socket lingers
                 # until they are delivered): forward them before its leftovers are answered.
                 self._forward_worker_messages(None)
+            for peer, reply in self.workers.answer_busy():
+                self._send(peer, reply)
             for peer, reply in self.workers.reap():
                 self._send(peer, reply)
             for peer, reply in self.workers.start_deferred():
                 self._send(peer, reply)
+            self.outbox.flush()
 
     def _forward_worker_messages(self, limit: int | None) -> None:
         """Forward up to `limit` (None: all queued) worker messages to their clients."""
@@ -253,10 +235,7 @@ class Server:
         return self.service.handle(msg, peer)  # hello, heartbeat, unknown sessions
 
     def _send_frames(self, frames: list[bytes]) -> None:
-        try:
-            self.socket.send_multipart(frames, zmq.NOBLOCK)
-        except zmq.ZMQError as exc:  # a vanished peer, or one over its high-water mark
-            log.warning("reply dropped: %s", exc)
+        self.outbox.send(frames)  # queued within the client's bounds, else dropped
 
     def _send(self, peer, reply: dict) -> None:
         identity, delimited, use_frames = peer

@@ -17,6 +17,7 @@ Scenario (TOML)::
     gravity = [0.0, 0.0, -9.81]
     t_end = 1.0          # s, only reported to clients (coupling_info)
     build_seconds = 0.0  # s the build takes (sleeps): a slow model build for isolation tests
+    step_seconds = 0.0   # s each macro step takes (sleeps): a long step for fault tests
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ _DEFAULTS = {
     "gravity": [0.0, 0.0, -9.81],
     "t_end": 1.0,
     "build_seconds": 0.0,
+    "step_seconds": 0.0,
 }
 
 
@@ -78,6 +80,7 @@ class ToySide:
             self._gravity = tuple(float(g) for g in cfg["gravity"])
             self._t_end = float(cfg["t_end"])
             build_seconds = float(cfg["build_seconds"])
+            self._step_seconds = float(cfg["step_seconds"])
         except (TypeError, ValueError) as exc:
             raise ScenarioError(f"[toy]: {exc}") from None
         if not (
@@ -170,6 +173,7 @@ class ToySide:
         self._flex[self._i(joint, "joint")] = [float(k) for k in kinematics]
 
     def step(self, H: float) -> None:
+        time.sleep(self._step_seconds)
         h = H / self._substeps
         m, inertia = self._mass, self._inertia
         gx, gy, gz = self._gravity
