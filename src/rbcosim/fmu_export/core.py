@@ -14,8 +14,9 @@ Contract with the slaves:
    parameters that differ from the scenario as overrides, then the added-mass parameters.
 4. :meth:`FmuCore.do_step` returns ``(StepOutcome, message)`` and never raises.
 5. :meth:`FmuCore.get_reals` returns current outputs: the accelerations (embedded mode) are
-   evaluated, and the continuity gaps (both modes) and energy residuals (embedded) re-evaluated
-   against the flexible side's latest inputs (direct feedthrough), when first read.
+   the last step's, evaluated when first read; the continuity gaps (both modes) and energy
+   residuals (embedded) are re-evaluated against the flexible side's latest inputs (their only
+   direct feedthrough), when first read.
 6. :meth:`FmuCore.get_state` / :meth:`FmuCore.set_state` copy the full solver state plus every
    variable value (``fmustate.py`` serializes and checks it; a refused state changes nothing).
 7. Which calls are allowed when is :mod:`rbcosim.fmu_export.lifecycle`'s business.

@@ -17,19 +17,17 @@ _DERIVATIVE_FLAGS = {
 
 
 #: Outputs whose value depends on the state only: inputs set after a doStep change them only
-#: through the next doStep (no direct feedthrough).
-STATE_KINDS = ("point", "body", "joint_coordinate")
+#: through the next doStep (no direct feedthrough). The accelerations are the last step's (under
+#: the wrench it was given, at its end), so a master's transfer order cannot change them.
+STATE_KINDS = ("point", "body", "joint_coordinate", "acceleration")
 
 
 def feedthrough(table: VariableTable) -> dict[str, list]:
     """Each rigid-side output's direct feedthrough: the inputs whose new value changes it
-    before the next doStep. Kinematics (STATE_KINDS): none; accelerations: every wrench
-    value input (they are the accelerations under the wrench at the communication point);
-    a joint's gaps: its ``J.flex.*`` inputs; its energy residual: ``J.flex_energy``. Other
+    before the next doStep. Kinematics and accelerations (STATE_KINDS): none; a joint's gaps: its ``J.flex.*`` inputs; its energy residual: ``J.flex_energy``. Other
     outputs (a flexible-body FMU's) are left out: no dependencies attribute, i.e. they may
     depend on every input."""
     variables = table.variables
-    wrench = [v for v in variables if v.kind == "wrench"]
     of_joint = {"gap": "flex", "energy_residual": "flex_energy"}
     deps: dict[str, list] = {}
     for v in variables:
@@ -37,8 +35,6 @@ def feedthrough(table: VariableTable) -> dict[str, list]:
             continue
         if v.kind in STATE_KINDS:
             deps[v.name] = []
-        elif v.kind == "acceleration":
-            deps[v.name] = wrench
         elif v.kind in of_joint:
             deps[v.name] = [u for u in variables
                             if u.kind == of_joint[v.kind] and u.owner == v.owner]
