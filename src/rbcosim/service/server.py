@@ -13,13 +13,13 @@ that cannot be sent, each becomes an error reply or is dropped, and the loop goe
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import threading
 from pathlib import Path
 
 import zmq
 
+from rbcosim.endpoints import is_loopback
 from rbcosim.service.core import Service, error_reply
 from rbcosim.service.errors import ProtocolError
 from rbcosim.service.wire import Limits, decode, encode
@@ -31,23 +31,6 @@ DEFAULT_BIND = "tcp://127.0.0.1:5555"
 DEFAULT_SEND_HWM = 1000  # unread replies queued per client before further ones are dropped
 DEFAULT_BUILD_TIMEOUT = 120.0  # s a create_session's model build may take
 _BATCH = 64  # messages taken from one socket before the loop looks at the other
-_LOOPBACK_NAMES = {"localhost", "lo", "ip6-localhost"}
-
-
-def is_loopback(address: str) -> bool:
-    """True for ipc://, inproc:// and tcp:// endpoints on a loopback host or interface."""
-    scheme, _, rest = address.partition("://")
-    if scheme in ("ipc", "inproc"):
-        return True
-    if scheme != "tcp":
-        return False
-    host = rest.rsplit(":", 1)[0].strip("[]")
-    if host in _LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 class CurveConfig:
