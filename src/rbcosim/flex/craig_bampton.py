@@ -28,7 +28,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg
 
 _MECHANISM = 1e-13  # lowest fixed-interface eigenvalue / largest diagonal K_ii / M_ii
 #: A mode whose reference block is at most this fraction of its largest component skips it.
@@ -111,6 +110,8 @@ def craig_bampton(
     Raises:
         ValueError: bad indices, too many modes, or K_ii / M_ii not positive definite.
     """
+    import scipy.linalg  # here: importing the flexible bodies needs no scipy (~0.2 s)
+
     m = _dense(mass)
     k = _dense(stiffness)
     n = m.shape[0]
