@@ -140,6 +140,24 @@ def test_bad_step_inputs_get_error_replies_and_leave_the_session_untouched(conte
     ok(svc.request(message("step", sid, client=cid, step=0, wrench=np.zeros((2, 6)))))
 
 
+def test_finiteness_check_passes_values_whose_sum_overflows_and_names_the_nan_row():
+    """check_finite (every array input of a step): values near the float64 maximum are finite
+    although their sum is not; a NaN or infinity is reported at its own row's name."""
+    from rbcosim.service.errors import ProtocolError
+    from rbcosim.service.requests import check_finite
+
+    big = np.full((2, 6), 1.5e308)
+    assert np.isinf(big.sum())
+    check_finite(big, "wrench", ("a", "b"))
+    for bad in (np.nan, np.inf, -np.inf):
+        rows = np.zeros((3, 6))
+        rows[1, 4] = bad
+        with pytest.raises(ProtocolError) as info:
+            check_finite(rows, "wrench", ("a", "b", "c"))
+        assert info.value.code == "non_finite"
+        assert info.value.message.startswith("wrench for 'b' holds NaN or infinity")
+
+
 def test_stale_step_and_duplicates_are_refused():
     svc = toy_service()
     sid = new_session(svc)

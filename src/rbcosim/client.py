@@ -83,9 +83,10 @@ def _from_wire(value: Any, buffers: Sequence[bytes]) -> Any:
         if "dtype" in value and "shape" in value and ("data" in value or "frame" in value):
             data = value["data"] if "data" in value else buffers[value["frame"]]
             return np.frombuffer(data, dtype=_F8).reshape(value["shape"])
-        return {k: _from_wire(v, buffers) for k, v in value.items()}
+        return {k: _from_wire(v, buffers) if isinstance(v, (dict, list)) else v
+                for k, v in value.items()}
     if isinstance(value, list):
-        return [_from_wire(v, buffers) for v in value]
+        return [_from_wire(v, buffers) if isinstance(v, (dict, list)) else v for v in value]
     return value
 
 

@@ -21,8 +21,6 @@ from rbcosim.cli.options import (
     warn_unused_overrides,
 )
 from rbcosim.errors import ScenarioError
-from rbcosim.results import format_summary
-from rbcosim.scenario import load_scenario
 
 
 def add_parser(sub) -> None:
@@ -77,20 +75,31 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rbcosim.distributed.driver import CosimOptions, run_distributed, scenario_overrides
-
     path = Path(args.scenario)
     if not path.is_file():
         raise ScenarioError(f"{path}: no such scenario file")
     if args.checkpoint_every < 0:
         raise ScenarioError("--checkpoint-every: expected 0 (off) or a positive integer")
-    overrides = scenario_overrides(args.overrides, args.t_end)
-    scenario = load_scenario(path, overrides)
-    if args.output_interval is not None:
-        overrides.append(f"solver.output_every={output_every(scenario, args.output_interval)}")
+    server = None
+    if args.connect is None:  # before anything else: its start-up is the longest
+        from rbcosim.distributed.processes import ServerProcess
+
+        server = ServerProcess(args.bind, args.barrier_timeout, path.resolve().parent)
+    try:
+        from rbcosim.distributed.driver import CosimOptions, run_distributed, scenario_overrides
+        from rbcosim.scenario import load_scenario
+
+        overrides = scenario_overrides(args.overrides, args.t_end)
         scenario = load_scenario(path, overrides)
-    warn_unused_overrides(scenario, args.overrides)
-    enforce_limits(args, scenario)
+        if args.output_interval is not None:
+            overrides.append(f"solver.output_every={output_every(scenario, args.output_interval)}")
+            scenario = load_scenario(path, overrides)
+        warn_unused_overrides(scenario, args.overrides)
+        enforce_limits(args, scenario)
+    except BaseException:
+        if server is not None:
+            server.stop()
+        raise
     out = Path(args.out or Path("results") / (path.stem + ".csv"))
     options = CosimOptions(
         connect=args.connect, bind=args.bind, serve_external=args.serve_external,
@@ -98,7 +107,8 @@ def run(args: argparse.Namespace) -> int:
         connect_timeout=args.connect_timeout, checkpoint_every=args.checkpoint_every,
         curve_server_key=args.curve_server_key, curve_secret=args.curve_secret,
     )
-    results = run_distributed(path, overrides, options).results.select(args.output_variables)
+    results = run_distributed(path, overrides, options, server).results.select(
+        args.output_variables)
     written = results.write(out)
     if not args.no_plot:
         from rbcosim.plotting import plot_results
@@ -110,6 +120,8 @@ def run(args: argparse.Namespace) -> int:
 
         written += write_animation(results, args.animate, out.stem, scenario)
     if not args.quiet:
+        from rbcosim.results import format_summary
+
         print(format_summary(results.summary()))
     print("results: " + ", ".join(str(p) for p in written))
     return 0

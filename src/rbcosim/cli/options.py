@@ -6,17 +6,21 @@ import argparse
 import math
 import sys
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from rbcosim.cli.limit_option import LIMIT_HELP, add_limit_option  # noqa: F401 - re-exported
 from rbcosim.errors import ScenarioError
-from rbcosim.integrators import ADAPTIVE, INTEGRATOR_NAMES
 from rbcosim.limits import RunLimits, RunSize, enforce
-from rbcosim.scenario import Scenario, load_scenario
-from rbcosim.settings import FORMULATIONS
+
+if TYPE_CHECKING:  # the solver modules load when a command runs, not when it parses
+    from rbcosim.scenario import Scenario
 
 
 def add_scenario_options(parser: argparse.ArgumentParser) -> None:
     """SCENARIO, --set KEY=VALUE and the solver overrides."""
+    from rbcosim.integrators import INTEGRATOR_NAMES
+    from rbcosim.settings import FORMULATIONS
+
     parser.add_argument("scenario", metavar="SCENARIO", help="scenario file (TOML)")
     parser.add_argument("--set", dest="overrides", metavar="KEY=VALUE", action="append",
                         default=[], help="override a scenario key by dotted path, e.g. "
@@ -39,6 +43,8 @@ def enforce_limits(args: argparse.Namespace, scenario: Scenario) -> RunSize:
 
 def load_with_options(args: argparse.Namespace) -> Scenario:
     """Load the scenario with --set overrides, then apply --t-end/--dt/--integrator."""
+    from rbcosim.scenario import load_scenario
+
     scenario = load_scenario(args.scenario, args.overrides)
     solver = scenario.solver
     changes = {}
@@ -101,6 +107,8 @@ def with_output_interval(args: argparse.Namespace, scenario: Scenario) -> Scenar
 
 def unused_overrides(scenario: Scenario, keys: list[str]) -> list[str]:
     """Sentences for the --set keys that the scenario accepts but this run does not use."""
+    from rbcosim.integrators import ADAPTIVE
+
     cosim = is_cosimulation(scenario)
     adaptive = scenario.solver.integrator in ADAPTIVE
     reasons = []

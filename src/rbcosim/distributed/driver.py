@@ -12,8 +12,6 @@ same scenario — the same columns, in the same order, with the same numbers.
 from __future__ import annotations
 
 import os
-import selectors
-import signal
 import subprocess
 import sys
 import tempfile
@@ -33,17 +31,20 @@ from rbcosim.distributed.flex_solver import (
     read_results,
     solver_tag,
 )
+from rbcosim.distributed.processes import (
+    CosimError,
+    ServerProcess,
+    describe_exit,
+    rbcosim_command,
+    tail,
+)
+from rbcosim.endpoints import is_loopback
 from rbcosim.errors import RbcosimError
 from rbcosim.progress import Progress
 from rbcosim.results import Results
 from rbcosim.scenario import Scenario, load_scenario
-from rbcosim.service.server import is_loopback
 
 FIRST_SESSION_WAIT = 60.0  # s a create_session may wait for a server's fork server (it loads in ~1 s)
-
-
-class CosimError(RbcosimError):
-    """The multi-process run failed: server unreachable, a process died, results disagree."""
 
 
 @dataclass
@@ -97,85 +98,6 @@ def scenario_overrides(overrides: list[str] | None, t_end: float | None) -> list
 # --- processes ----------------------------------------------------------------------------
 
 
-def _rbcosim_command(*args: str) -> list[str]:
-    return [sys.executable, "-m", "rbcosim", *args]
-
-
-def _describe_exit(code: int) -> str:
-    if code < 0:
-        try:
-            return f"was killed by signal {signal.Signals(-code).name}"
-        except ValueError:
-            return f"was killed by signal {-code}"
-    return f"exited with code {code}"
-
-
-def _tail(path: Path, lines: int = 6) -> str:
-    try:
-        text = path.read_text(errors="replace").strip().splitlines()
-    except OSError:
-        return ""
-    return "\n".join(text[-lines:])
-
-
-class ServerProcess:
-    """`rbcosim serve` in a child process; `address` is read from its first stdout line.
-
-    root: the only folder it may read (the scenario's own folder, which holds what it names).
-    wait: s to wait for its address (it first loads the core, about a second)."""
-
-    def __init__(self, bind: str, barrier_timeout: float, log_path: Path, root: Path,
-                 wait: float = 60.0):
-        if not is_loopback(bind):
-            raise CosimError(
-                f"--bind {bind}: the server `rbcosim cosim` starts binds to loopback only; to "
-                "serve other hosts run `rbcosim serve --allow-remote ...` yourself and pass "
-                "--connect ADDR"
-            )
-        self.log_path = log_path
-        self._log = open(log_path, "w")  # noqa: SIM115 - closed in stop()
-        self.proc = subprocess.Popen(
-            _rbcosim_command("serve", "--bind", bind, "--barrier-timeout", repr(barrier_timeout),
-                             "--root", str(root)),
-            stdout=subprocess.PIPE, stderr=self._log, text=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
-        self.address = self._read_address(wait)
-
-    def _read_address(self, wait: float) -> str:
-        sel = selectors.DefaultSelector()
-        sel.register(self.proc.stdout, selectors.EVENT_READ)
-        deadline = time.monotonic() + wait
-        try:
-            while time.monotonic() < deadline:
-                if sel.select(timeout=0.2):
-                    line = self.proc.stdout.readline()
-                    if line.startswith("serving on "):
-                        return line.split("serving on ", 1)[1].strip()
-                    if not line:
-                        break
-                if self.proc.poll() is not None:
-                    break
-        finally:
-            sel.close()
-        code = self.proc.poll()
-        self.stop()
-        why = _describe_exit(code) if code is not None else f"did not start within {wait:g} s"
-        raise CosimError(f"the rbcosim server {why}: {_tail(self.log_path) or 'no output'}")
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        if self.proc.stdout is not None:
-            self.proc.stdout.close()
-        self._log.close()
-
-
 @dataclass
 class FlexProcess:
     joints: tuple[str, ...]
@@ -197,9 +119,9 @@ class FlexProcess:
         code = self.proc.poll()
         if code is None or code == 0:
             return None
-        tail = _tail(self.log)
+        log = tail(self.log)
         return (f"the flexible solver of joints {list(self.joints)} (pid {self.proc.pid}) "
-                f"{_describe_exit(code)}" + (f":\n{tail}" if tail else ""))
+                f"{describe_exit(code)}" + (f":\n{log}" if log else ""))
 
 
 def start_flex(address: str | None, session: str | None, joints: list[str] | tuple[str, ...],
@@ -213,7 +135,7 @@ def start_flex(address: str | None, session: str | None, joints: list[str] | tup
     out = workdir / f"{tag}.flex"
     log = workdir / f"{tag}.log"
     later = address is None
-    cmd = _rbcosim_command("flex", "--connect", "-" if later else address,
+    cmd = rbcosim_command("flex", "--connect", "-" if later else address,
                            "--session", "-" if later else session)
     for joint in joints:
         cmd += ["--joint", joint]
@@ -322,62 +244,72 @@ def _connect(address: str, options: CosimOptions) -> Client:
 
 
 def run_distributed(scenario_path: str | Path, overrides: list[str] | None = None,
-                    options: CosimOptions | None = None) -> CosimRun:
-    """Run the scenario's co-simulation across processes; returns the merged results."""
+                    options: CosimOptions | None = None,
+                    server: ServerProcess | None = None) -> CosimRun:
+    """Run the scenario's co-simulation across processes; returns the merged results.
+
+    server: a server started ahead for this run (`ServerProcess`, e.g. by the command line
+    before it loaded anything); None starts one here unless options.connect names one. The
+    run stops it when it ends."""
     options = options or CosimOptions()
     scenario_path = Path(scenario_path)
     overrides = list(overrides or [])
-    scenario = load_scenario(scenario_path, overrides)
-    check_distributed(scenario)
+    try:
+        # Every process starts at once: the server first (its start-up is the longest), then
+        # the flexible solvers, which load their bodies while the server starts and the
+        # session is created, and then get both on their stdin.
+        if server is None and options.connect is None:
+            server = ServerProcess(options.bind, options.barrier_timeout,
+                                   scenario_path.resolve().parent)
+        scenario = load_scenario(scenario_path, overrides)
+        check_distributed(scenario)
+        with tempfile.TemporaryDirectory(prefix="rbcosim-cosim-") as tmp:
+            return _run(scenario, scenario_path, overrides, options, server, Path(tmp))
+    finally:
+        if server is not None:
+            server.stop()
+
+
+def _run(scenario: Scenario, scenario_path: Path, overrides: list[str], options: CosimOptions,
+         server: ServerProcess | None, workdir: Path) -> CosimRun:
+    """`run_distributed` once its server runs (or is named) and its scenario is loaded."""
     n_steps = macro_steps(scenario)
-    with tempfile.TemporaryDirectory(prefix="rbcosim-cosim-") as tmp:
-        workdir = Path(tmp)
-        server = None
-        flex: list[FlexProcess] = []
-        client = None
+    flex: list[FlexProcess] = []
+    client = None
+    try:
+        if not options.serve_external:
+            flex = [start_flex(None, None, joints, scenario_path.resolve(), overrides,
+                               workdir, options) for joints in body_joints(scenario).values()]
+        address = options.connect if server is None else server.wait_address()
+        client = _connect(address, options)
+        info = _create_session(client, scenario_path, overrides, address, options,
+                               local=server is not None)
+        session = info["session"]
+        start = time.perf_counter()
+        if options.serve_external:
+            _announce(options, address, session, scenario, scenario_path, overrides)
+        for f in flex:
+            f.hand(address, session)
         try:
-            # Every process starts at once: the flexible solvers load their bodies while the
-            # server starts and the session is created, then get both on their stdin.
-            if not options.serve_external:
-                flex = [start_flex(None, None, joints, scenario_path.resolve(), overrides,
-                                   workdir, options) for joints in body_joints(scenario).values()]
-            if options.connect is None:
-                server = ServerProcess(options.bind, options.barrier_timeout,
-                                       workdir / "server.log", scenario_path.resolve().parent)
-                address = server.address
-            else:
-                address = options.connect
-            client = _connect(address, options)
-            info = _create_session(client, scenario_path, overrides, address, options,
-                                   local=server is not None)
-            session = info["session"]
-            start = time.perf_counter()
-            if options.serve_external:
-                _announce(options, address, session, scenario, scenario_path, overrides)
-            for f in flex:
-                f.hand(address, session)
-            try:
-                _watch(client, flex, n_steps, options, server)
-            except CosimError as exc:
-                raise _diagnosed(exc, scenario) from None
-            wall = time.perf_counter() - start
-            res = client.results()
-            flex_results = None if options.serve_external else {
-                body: r for f in flex for body, r in read_results(f.out).items()}
-            columns, data = merge_results(scenario, res, flex_results)
-            processes = {j: f.proc.pid for f in flex for j in f.joints}
-            diag = diagnostics(scenario, res, n_steps, wall, address, session, processes)
-            try:
-                client.close()
-            except (ServiceError, ServiceTimeout):
-                pass
-            return CosimRun(Results(columns, data, diag), address, session, processes)
-        finally:
-            stop_processes(flex)
-            if client is not None:
-                client.close_socket()
-            if server is not None:
-                server.stop()
+            _watch(client, flex, n_steps, options, server)
+        except CosimError as exc:
+            raise _diagnosed(exc, scenario) from None
+        wall = time.perf_counter() - start
+        res = client.results()
+        flex_results = None if options.serve_external else {
+            body: r for f in flex for body, r in read_results(f.out).items()}
+        columns, data = merge_results(scenario, res, flex_results)
+        processes = {j: f.proc.pid for f in flex for j in f.joints}
+        diag = diagnostics(scenario, res, n_steps, wall, address, session, processes)
+        try:
+            client.close()
+        except (ServiceError, ServiceTimeout):
+            pass
+        return CosimRun(Results(columns, data, diag), address, session, processes)
+    finally:
+        stop_processes(flex)
+        if client is not None:
+            client.close_socket()
 
 
 def _create_session(client: Client, scenario_path: Path, overrides: list[str], address: str,
@@ -426,8 +358,8 @@ def _watch(client: Client, flex: list[FlexProcess], n_steps: int, options: Cosim
             if failed:
                 raise CosimError("\n".join(failed) + _server_view(client))
             if server is not None and server.proc.poll() is not None:
-                raise CosimError(f"the rbcosim server {_describe_exit(server.proc.returncode)}: "
-                                 f"{_tail(server.log_path)}")
+                raise CosimError(f"the rbcosim server {describe_exit(server.proc.returncode)}: "
+                                 f"{tail(server.log_path)}")
             try:
                 hb = client.heartbeat()
             except ServiceTimeout:

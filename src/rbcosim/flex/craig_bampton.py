@@ -28,15 +28,40 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg
-from scipy import sparse
-from scipy.sparse import linalg as sparse_linalg
 
 _MECHANISM = 1e-13  # lowest fixed-interface eigenvalue / largest diagonal K_ii / M_ii
 #: A mode whose reference block is at most this fraction of its largest component skips it.
 SIGN_NEGLIGIBLE = 1e-9
 #: Entries within this fraction of a block's largest magnitude tie; the first of them decides.
 SIGN_TIE = 1e-6
+
+
+class _SciPy:
+    """scipy, imported at first use: importing the flexible bodies then needs no scipy (about
+    0.2 s of a process's start-up); tests may replace the module attribute ``scipy``."""
+
+    @property
+    def linalg(self):
+        import scipy.linalg
+
+        return scipy.linalg
+
+
+scipy = _SciPy()
+
+
+def _sparse():
+    """scipy.sparse, imported at first use (as ``scipy`` above)."""
+    from scipy import sparse
+
+    return sparse
+
+
+def _sparse_linalg():
+    """scipy.sparse.linalg, imported at first use."""
+    from scipy.sparse import linalg
+
+    return linalg
 
 
 @dataclass(frozen=True)
@@ -76,7 +101,7 @@ def mode_signs(modes: np.ndarray, references: Sequence[np.ndarray] = ()) -> np.n
     """
     modes = np.asarray(modes, dtype=float)
     n, k = modes.shape
-    blocks = [r @ modes if sparse.issparse(r) else np.asarray(r, dtype=float).reshape(-1, n)
+    blocks = [r @ modes if _sparse().issparse(r) else np.asarray(r, dtype=float).reshape(-1, n)
               @ modes for r in references]
     blocks.append(modes)
     size = np.max(np.abs(modes), axis=0) if n else np.zeros(k)
@@ -130,7 +155,7 @@ def craig_bampton(
         m_ii = m[interior][:, interior]
         k_ib = k[interior][:, b]
         solve = _factor(k_ii)
-        psi = -solve(k_ib.toarray() if sparse.issparse(k_ib) else k_ib)
+        psi = -solve(k_ib.toarray() if _sparse().issparse(k_ib) else k_ib)
         lam, phi = _fixed_interface_modes(k_ii, m_ii, n_modes, solve)
         # A mechanism (e.g. a beam free to swing about a released rotation) passes the
         # Cholesky test at round-off: its eigenvalue is ~1e-16 of the stiffest DOF's.
@@ -172,9 +197,9 @@ _MASSLESS = ("mass: the interior block M_ii is not positive definite (every inte
 
 def _matrix(a):
     """A square matrix: kept sparse (CSC) when sparse and large, dense otherwise."""
-    if sparse.issparse(a):
+    if _sparse().issparse(a):
         if a.shape[0] > DENSE_LIMIT:
-            return sparse.csc_matrix(a, dtype=float)
+            return _sparse().csc_matrix(a, dtype=float)
         a = a.toarray()
     a = np.asarray(a, dtype=float)
     if a.ndim != 2 or a.shape[0] != a.shape[1]:
@@ -185,9 +210,9 @@ def _matrix(a):
 def _factor(k_ii):
     """A solver of K_ii x = y: Cholesky (dense) or sparse LU; ValueError if K_ii is singular
     or (dense) not positive definite."""
-    if sparse.issparse(k_ii):
+    if _sparse().issparse(k_ii):
         try:
-            lu = sparse_linalg.splu(sparse.csc_matrix(k_ii))
+            lu = _sparse_linalg().splu(_sparse().csc_matrix(k_ii))
         except RuntimeError as exc:  # "Factor is exactly singular"
             raise ValueError(_NOT_HELD) from exc
         return lu.solve
@@ -203,16 +228,16 @@ def _fixed_interface_modes(k_ii, m_ii, n_modes: int, solve):
     dense ``eigh``, or (sparse) shift-invert Lanczos about 0 through the factor of K_ii."""
     if not n_modes:
         return np.zeros(0), np.zeros((k_ii.shape[0], 0))
-    if not sparse.issparse(k_ii):
+    if not _sparse().issparse(k_ii):
         try:
             return scipy.linalg.eigh(k_ii, m_ii, subset_by_index=[0, n_modes - 1])
         except np.linalg.LinAlgError as exc:
             raise ValueError(_MASSLESS) from exc
     n = k_ii.shape[0]
-    inverse = sparse_linalg.LinearOperator((n, n), matvec=solve, dtype=float)
+    inverse = _sparse_linalg().LinearOperator((n, n), matvec=solve, dtype=float)
     if n_modes >= n - 1:
         raise ValueError(f"n_modes: at most {n - 2} modes of {n} interior DOFs by Lanczos")
-    lam, phi = sparse_linalg.eigsh(k_ii, k=n_modes, M=m_ii, sigma=0.0, which="LM",
+    lam, phi = _sparse_linalg().eigsh(k_ii, k=n_modes, M=m_ii, sigma=0.0, which="LM",
                                          OPinv=inverse, tol=0.0)
     order = np.argsort(lam)
     lam, phi = lam[order], phi[:, order]

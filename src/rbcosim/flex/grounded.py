@@ -23,7 +23,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg
 
 from rbcosim import _core
 
@@ -96,6 +95,8 @@ def propagator(ode_matrix: np.ndarray, nb: int, H: float) -> np.ndarray:
     m[:d, :d] = a
     for j in range(n_blocks - 1):
         m[j * d:(j + 1) * d, (j + 1) * d:(j + 2) * d] = np.eye(d)
+    import scipy.linalg  # here: importing the flexible bodies needs no scipy (~0.2 s)
+
     top = scipy.linalg.expm(m * H)[:d]
     psi = np.zeros((d, 5 * nb))
     for j, lj in enumerate(_input_maps(nb)):

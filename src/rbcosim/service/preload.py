@@ -6,6 +6,10 @@ module there loads the service, the scenario reader, the rigid and flexible core
 memory — shared copy-on-write — and a `create_session` costs the model build only.
 """
 
+# scipy: the solver modules import it where they use it (model builds); loaded once here
+import scipy.linalg
+import scipy.sparse.csgraph  # noqa: F401
+
 import rbcosim._core
 import rbcosim.cosim.rigid_side
 import rbcosim.flex.body

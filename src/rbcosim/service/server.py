@@ -15,12 +15,12 @@ that cannot be sent, each becomes an error reply or is dropped, and the loop goe
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import threading
 
 import zmq
 
+from rbcosim.endpoints import is_loopback
 from rbcosim.service.core import Service, error_reply
 from rbcosim.service.curve import CurveConfig, generate_keys, secure
 from rbcosim.service.errors import ProtocolError
@@ -37,23 +37,6 @@ DEFAULT_SEND_HWM = 1000  # unread replies queued per client before further ones 
 DEFAULT_BUILD_TIMEOUT = 120.0  # s a create_session's model build may take
 DEFAULT_SESSION_IDLE = 3600.0  # s a session may go without a request before it is closed
 _BATCH = 64  # messages taken from one socket before the loop looks at the other
-_LOOPBACK_NAMES = {"localhost", "lo", "ip6-localhost"}
-
-
-def is_loopback(address: str) -> bool:
-    """True for ipc://, inproc:// and tcp:// endpoints on a loopback host or interface."""
-    scheme, _, rest = address.partition("://")
-    if scheme in ("ipc", "inproc"):
-        return True
-    if scheme != "tcp":
-        return False
-    host = rest.rsplit(":", 1)[0].strip("[]")
-    if host in _LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 class Server:
