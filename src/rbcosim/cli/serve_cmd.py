@@ -200,9 +200,9 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         pass
     finally:
+        server.close()  # a second SIGTERM meanwhile only asks again: the workers' folder goes
         if in_main:
             signal.signal(signal.SIGTERM, previous)
-        server.close()
     return 0
 
 

@@ -3,6 +3,7 @@ command line starts its server before it loads anything else."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import selectors
 import shutil
@@ -67,6 +68,7 @@ class ServerProcess:
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
         self.address: str | None = None
+        self._stopping = False
 
     def wait_address(self, wait: float = 60.0) -> str:
         """The address it serves on, once it says (s to wait: it first imports the service)."""
@@ -95,6 +97,13 @@ class ServerProcess:
         raise CosimError(f"the rbcosim server {why}: {log or 'no output'}")
 
     def stop(self) -> None:
+        """SIGTERM (SIGKILL after 5 s) and remove the log folder. A server still starting is
+        first awaited until it says its address: from then on it handles SIGTERM by closing
+        its workers and their folder, which a SIGTERM during its start-up would skip."""
+        if self.proc.poll() is None and self.address is None and not self._stopping:
+            self._stopping = True  # wait_address calls stop when the server fails
+            with contextlib.suppress(CosimError):
+                self.wait_address(wait=30.0)
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:

@@ -111,6 +111,20 @@ class Worker:
         return self.adopted and self.identity.alive()
 
 
+#: Room left in a socket path (sun_path, 107 bytes) for the names made in the workers' folder.
+_NAME_ROOM = 40
+
+
+def workers_folder() -> str:
+    """A new private folder for the workers' ipc sockets and status files, in the temporary
+    folder. When that (TMPDIR) is too long for socket paths (sun_path, 107 bytes), this
+    process's temporary folder becomes /tmp first: the fork server's own socket goes there too
+    (multiprocessing), and would not start otherwise."""
+    if len(tempfile.gettempdir().encode()) + _NAME_ROOM > getattr(zmq, "IPC_PATH_MAX_LEN", 107):
+        tempfile.tempdir = "/tmp"
+    return tempfile.mkdtemp(prefix="rbcosim-workers-")
+
+
 class SessionWorkers:
     """Start, route to, and reap the session workers of one server.
 
@@ -126,12 +140,17 @@ class SessionWorkers:
                  direct: dict | None = None, session_idle: float | None = None,
                  request_timeout: float | None = None,
                  send_bytes: int = DEFAULT_SEND_BYTES) -> None:
-        self._folder = tempfile.mkdtemp(prefix="rbcosim-workers-")
+        self._folder = workers_folder()
         self.socket = context.socket(zmq.ROUTER)
         self.socket.setsockopt(zmq.LINGER, 0)
         self.socket.setsockopt(zmq.ROUTER_MANDATORY, 1)
         self.socket.setsockopt(zmq.SNDHWM, QUEUED_REQUESTS)
-        self.socket.bind(f"ipc://{self._folder}/backend")
+        try:
+            self.socket.bind(f"ipc://{self._folder}/backend")
+        except zmq.ZMQError:
+            self.socket.close(0)
+            shutil.rmtree(self._folder, ignore_errors=True)
+            raise
         self.address = self.socket.getsockopt(zmq.LAST_ENDPOINT).decode()
         self.config = config
         self.max_sessions = max_sessions
