@@ -43,6 +43,8 @@ from rbcosim.flex.matrices_io import StructureMatrices
 from rbcosim.flex.nodal import NodalLayout, field_nodal, rotation_dofs
 
 ATTACHMENTS = ("grounded", "floating")
+#: What the refusals of a floating body with several couplings say is missing.
+FLOATING_MULTI_NODE = "a floating body with several interface nodes in 3D is not supported yet"
 
 
 def _readonly(a) -> np.ndarray:
@@ -210,7 +212,8 @@ class FlexModel:
                                          or nodes[0] != 0):
             raise InterfaceError(f"{interfaces[-1].where}: a floating beam takes one coupling, "
                                  "a clamp at node 0 (attachment = 'grounded' takes several "
-                                 "interface nodes, pins and balls)")
+                                 "interface nodes, pins and balls; frame = 'chord' a planar rod "
+                                 f"pinned at both ends; {FLOATING_MULTI_NODE})")
         boundary, owner = boundary_of(beam.dof_map[:, 0], beam.dof_map[:, 1], nodes, interfaces)
         origin = beam.nodes[nodes[0]]
         names, rows, positions = _beam_outputs(beam, output_nodes or {})
@@ -287,6 +290,14 @@ class FlexModel:
         boundary, owner = boundary_of(np.concatenate([structure.boundary_nodes, pad]),
                                       np.concatenate([comps_file, pad]), nodes, interfaces)
         n_b = boundary.size
+        if attachment == "floating":
+            if structure.layout is None:
+                raise ValueError("layout: required for attachment 'floating' (node positions "
+                                 "and DOF labels)")
+            if len(interfaces) != 1 or n_b != structure.n_boundary or nodes[0] != 0:
+                raise ValueError("attachment 'floating': one clamp at the file's interface "
+                                 "node 0 (several interface nodes and released rotations need "
+                                 f"attachment = 'grounded'; {FLOATING_MULTI_NODE})")
         origin = structure.interface_positions[nodes[0]]
         labels = (np.asarray(structure.layout.dof_map)[:, 1] if structure.layout is not None
                   else np.full(n, -1))  # without labels: the outputs, then every coordinate
@@ -318,13 +329,6 @@ class FlexModel:
         }
         if attachment == "floating":
             layout = structure.layout
-            if layout is None:
-                raise ValueError("layout: required for attachment 'floating' (node positions "
-                                 "and DOF labels)")
-            if len(interfaces) != 1 or n_b != structure.n_boundary or nodes[0] != 0:
-                raise ValueError("attachment 'floating': one clamp at the file's interface "
-                                 "node 0 (several interface nodes and released rotations need "
-                                 "attachment = 'grounded')")
             floating = floating_inertia(layout, structure.mass, layout.dof_map,
                                         cb.transformation[:, n_b:], cb.stiffness[n_b:, n_b:],
                                         damping[n_b:, n_b:])
