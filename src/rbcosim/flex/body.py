@@ -37,7 +37,8 @@ Equations, structure frame (components along the beam axes, rotating with the fr
   ``F = -(m b + A m r_cm + S eta'' + 2 w x S eta' + A S eta)``, so linear momentum balance holds
   identically. The moment uses the nodal form
   ``M = -sum_i ((X_i + u_i) x f_t,i + f_r,i)`` with ``f = M_phys acc`` (virtual work of a rigid
-  rotation about the point, deformed lever arms); its elastic Coriolis/centrifugal part carries
+  rotation about the point, deformed lever arms), evaluated from invariants precomputed once
+  (:func:`rbcosim.flex.model.moment_invariants`: O(k²) per call, whatever the mesh); its elastic Coriolis/centrifugal part carries
   the nodal-map approximation of ``D`` (axial strain of rotated bending fields is dropped), plus
   the gyroscopic term of the sections' torsional inertia ``-omega x (J omega)``. For the rigid
   part (``eta = 0``) this is exact: ``F = -m (a_p + A r_cm - g)``,
