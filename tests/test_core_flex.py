@@ -3,7 +3,9 @@ integrals and finite differences of the frame polynomial, the closed-form rotati
 angular velocity, dense numpy products, a solved residual, closed-form joint gaps, and the
 one-call macro step against the same step taken call by call."""
 
+import importlib.util
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,12 +18,20 @@ from rbcosim.flex.chord_kernels import contiguous_rows
 from rbcosim.flex.frame import acceleration_polynomial, end_of_step, frame_at, set_frame
 from rbcosim.flex.grounded import boundary, to_structure
 from rbcosim.flex.kinematics import quat_from_rotation_vector, quat_multiply, rotation_matrix
-from rbcosim.flex.layout import ETA, QREF, Q, R, V, W
+from rbcosim.flex.layout import AL, ETA, QREF, Q, R, V, W
+from rbcosim.flex.layout import A as ACC
+from rbcosim.flex.model import _nodal_operator
+from rbcosim.flex.nodal import field_nodal
 from rbcosim.settings import CosimSettings, Coupling
 
 pytestmark = pytest.mark.unit
 
 RNG = np.random.default_rng(25)
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_floating_import.py"
+
+
+def _skew(v):
+    return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
 
 
 def _state(k=0):
@@ -131,21 +141,77 @@ def test_chord_modal_acceleration_solves_its_residual():
     assert np.abs(r).max() <= 1e-12 * scale
 
 
-def _floating(**kw):
+def _floating(planar=True, **kw):
     return FlexModel.from_beam(1.0, 2.1e11, 7850.0, 1e-4, 1e-4**2 / 12, n_elements=10,
-                               n_modes=4, planar=True, attachment="floating",
+                               n_modes=4, planar=planar, attachment="floating",
                                output_nodes={"tip": "end"}, **kw)
 
 
-def test_banded_floating_wrench_is_the_dense_one():
-    body = FlexBody(_floating(), micro_steps=2)
-    q = quat_from_rotation_vector([0.2, -0.3, 0.1])
-    m = InterfaceMotion(np.zeros(3), q, np.array([0.1, 0, 0]), np.array([0.5, 1.0, -0.3]),
-                        np.array([0.3, 0.0, 1.0]), np.array([2.0, -1.0, 0.5]))
-    body.initialize(0.0, m)
-    body.set_modal_state(RNG.normal(size=4) * 1e-3, RNG.normal(size=4) * 1e-2)
-    dense = body._wrench_at(body._state)  # the same kernel without the band
-    assert body.wrench().tobytes() == dense.tobytes()
+def _nodal_wrench(model, s, gravity):
+    """The floating wrench evaluated on the mesh in numpy (rbcosim.flex.body's formulas):
+    force from the first-moment invariants, moment as the nodal sum of
+    ``(X_i + u_i) x f_t,i + f_r,i`` with ``f = M_phys acc``, minus ``w x J w``."""
+    fl, k = model.floating, model.n_modes
+    rs = rotation_matrix(s[Q:Q + 4]) @ model.axis_rotation
+    ws, als = rs.T @ s[W:W + 3], rs.T @ s[AL:AL + 3]
+    bs = rs.T @ (s[ACC:ACC + 3] - gravity)
+    eta, etad = s[ETA:ETA + k], s[ETA + k:]
+    big_a = _skew(als) + _skew(ws) @ _skew(ws)
+    z = np.concatenate([eta, etad, bs, als, np.kron(ws, ws), np.kron(ws, etad),
+                        np.kron(als, eta), np.kron(np.kron(ws, ws), eta), np.kron(bs, eta)])
+    etadd = fl.ode_matrix @ z
+    n_nodes = fl.nodes.shape[0]
+    acc = (field_nodal(fl.nodes, bs, big_a) + fl.modes @ etadd
+           + 2.0 * _nodal_operator(_skew(ws), n_nodes) @ fl.modes @ etad
+           + _nodal_operator(big_a, n_nodes) @ fl.modes @ eta)
+    f = (fl.mass @ acc).reshape(-1, 6)
+    lever = fl.nodes + (fl.modes @ eta).reshape(-1, 6)[:, :3]
+    first = fl.first_moment + fl.modal_first_moment @ eta
+    force = -(fl.total_mass * bs + big_a @ first + fl.modal_first_moment @ etadd
+              + 2.0 * np.cross(ws, fl.modal_first_moment @ etad))
+    moment = -(np.cross(lever, f[:, :3]).sum(axis=0) + f[:, 3:].sum(axis=0)
+               + np.cross(ws, fl.spin_inertia @ ws))
+    return np.concatenate([rs @ force, rs @ moment])
+
+
+def _lattice(nx, ny, nz):
+    """A floating hex-block lattice of 3D beams (benchmarks/bench_floating_import.py)."""
+    spec = importlib.util.spec_from_file_location("bench_floating_import", BENCH)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    return FlexModel.from_matrices(bench.lattice_structure(nx, ny, nz), n_modes=5,
+                                   attachment="floating")
+
+
+@pytest.mark.parametrize("which", ["planar", "3d", "lattice"])
+def test_floating_wrench_from_invariants_is_the_nodal_sum(which):
+    """The C kernel's wrench from the precomputed inertia invariants equals the mesh's nodal
+    sum (numpy, above) at general states: frame rotated and spinning, modes deformed."""
+    if which == "lattice":
+        model = _lattice(5, 3, 2)
+    else:
+        model = _floating(planar=which == "planar", geometric_stiffening=which == "3d")
+    body = FlexBody(model, micro_steps=2)
+    k = model.n_modes
+    for _ in range(5):
+        q = quat_from_rotation_vector(RNG.normal(size=3))
+        m = InterfaceMotion(np.zeros(3), q, RNG.normal(size=3), 3.0 * RNG.normal(size=3),
+                            10.0 * RNG.normal(size=3), 20.0 * RNG.normal(size=3))
+        body.initialize(0.0, m)
+        body.set_modal_state(RNG.normal(size=k) * 1e-3, RNG.normal(size=k) * 1e-1)
+        reference = _nodal_wrench(model, body._state, body.gravity)
+        assert np.abs(body.wrench() - reference).max() <= 1e-12 * np.abs(reference).max()
+
+
+def test_floating_kernel_arrays_do_not_grow_with_the_mesh():
+    """A step's cost depends on the modes, not on the FE mesh: the body's C arrays (what a
+    body file carries) are the same size for a 10- and a 40-element beam with 4 modes."""
+    def sizes(elements):
+        model = FlexModel.from_beam(1.0, 2.1e11, 7850.0, 1e-4, 1e-4**2 / 12,
+                                    n_elements=elements, n_modes=4, planar=True,
+                                    attachment="floating")
+        return [a.size for a in FlexBody(model)._handle.leaves]
+    assert sizes(10) == sizes(40)
 
 
 def _swing(t):

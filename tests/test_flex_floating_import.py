@@ -32,6 +32,7 @@ from rbcosim.flex.beam import euler_bernoulli_beam
 from rbcosim.flex.config import flex_model_from_config
 from rbcosim.flex.convert import convert_structure, read_nodes_csv, uniform_dof_labels
 from rbcosim.flex.matrices_io import load_npz
+from rbcosim.flex.interfaces import Interface
 from rbcosim.flex.model import FlexModel
 from rbcosim.scenario import load_scenario, load_scenario_text
 
@@ -358,3 +359,17 @@ def test_converter_command_reads_dof_labels_and_npz_matrices(tmp_path):
                                                                             for c in range(3)]
     assert written.boundary_dofs == tuple(COMPONENTS[:6])
     assert written.output_positions.tolist() == [[ARM, 0.0, 0.0]]
+
+
+def test_a_pinned_floating_import_is_refused_with_what_is_missing(tmp_path):
+    """A floating imported body takes one clamp; the refusal says what runs instead and that
+    floating bodies with several interface nodes in 3D are not built."""
+    _write(tmp_path / "sm.npz")
+    structure = load_npz(tmp_path / "sm.npz")
+    with pytest.raises(ValueError) as err:
+        FlexModel.from_matrices(structure, attachment="floating",
+                                interfaces=(Interface(0, (5,), "s.toml: couplings.p"),))
+    assert str(err.value) == (
+        "attachment 'floating': one clamp at the file's interface node 0 (several interface "
+        "nodes and released rotations need attachment = 'grounded'; a floating body with "
+        "several interface nodes in 3D is not supported yet)")

@@ -236,6 +236,9 @@ def test_save_restore_repeats_the_same_bits():
       "'beam' has 2 couplings (left, right)")),
     (TWO_CLAMPS, {"attachment": "floating"},
      "multi.toml: couplings.right: a floating beam takes one coupling, a clamp at node 0"),
+    (TWO_CLAMPS, {"attachment": "floating"},
+     "frame = 'chord' a planar rod pinned at both ends; a floating body with several interface "
+     "nodes in 3D is not supported yet)"),
 ])
 def test_bad_couplings_name_file_and_key(couplings, kwargs, message):
     with pytest.raises(ScenarioError) as err:

@@ -37,7 +37,8 @@ Equations, structure frame (components along the beam axes, rotating with the fr
   ``F = -(m b + A m r_cm + S eta'' + 2 w x S eta' + A S eta)``, so linear momentum balance holds
   identically. The moment uses the nodal form
   ``M = -sum_i ((X_i + u_i) x f_t,i + f_r,i)`` with ``f = M_phys acc`` (virtual work of a rigid
-  rotation about the point, deformed lever arms); its elastic Coriolis/centrifugal part carries
+  rotation about the point, deformed lever arms), evaluated from invariants precomputed once
+  (:func:`rbcosim.flex.model.moment_invariants`: O(k²) per call, whatever the mesh); its elastic Coriolis/centrifugal part carries
   the nodal-map approximation of ``D`` (axial strain of rotated bending fields is dropped), plus
   the gyroscopic term of the sections' torsional inertia ``-omega x (J omega)``. For the rigid
   part (``eta = 0``) this is exact: ``F = -m (a_p + A r_cm - g)``,
@@ -85,16 +86,6 @@ _NO_TAUS, _NO_ROWS = np.zeros(0), np.zeros((0, 19))
 _PROPAGATORS_KEPT = 4  # step sizes whose grounded propagator is kept (H, H/2 in practice)
 
 
-def _band(mass: np.ndarray) -> np.ndarray:
-    """(n, 2) int64: each row's nonzero columns [first, last + 1) (a finite-element mass is
-    banded: the wrench kernel skips the exact zeros outside, which changes no bit)."""
-    nonzero = mass != 0.0
-    any_ = nonzero.any(axis=1)
-    lo = np.where(any_, nonzero.argmax(axis=1), 0)
-    hi = np.where(any_, mass.shape[1] - nonzero[:, ::-1].argmax(axis=1), 0)
-    return np.ascontiguousarray(np.stack([lo, hi], axis=1), dtype=np.int64)
-
-
 class FlexBody:
     """Craig–Bampton flexible body at one interface point (see the module docstring).
 
@@ -133,13 +124,12 @@ class FlexBody:
         else:
             fl = model.floating
             self._w = np.ascontiguousarray(fl.ode_matrix, dtype=np.float64)
-            # The wrench kernel's arrays (C-contiguous float64) and its nodal scratch.
-            mass = np.ascontiguousarray(fl.mass, dtype=np.float64)
-            self._fl = tuple(np.ascontiguousarray(a, dtype=np.float64) for a in (
-                fl.nodes, fl.modes)) + (mass, _band(mass), float(fl.total_mass)) + tuple(
-                np.ascontiguousarray(a, dtype=np.float64) for a in (
-                    fl.first_moment, fl.modal_first_moment, fl.spin_inertia))
-            self._work = np.empty(self._fl[2].shape[0])
+            # The wrench kernel's arrays (C-contiguous float64): invariants only, no mesh.
+            self._fl = (float(fl.total_mass),) + tuple(np.ascontiguousarray(a, dtype=np.float64)
+                                                       for a in (fl.first_moment,
+                                                                 fl.modal_first_moment,
+                                                                 fl.spin_inertia,
+                                                                 fl.moment_invariants))
         self._axis = np.ascontiguousarray(model.axis_rotation, dtype=np.float64)
         self._state = np.zeros(ETA + 2 * k)
         self._r0 = np.eye(3)  # structure axes of a grounded body (derived from q_ref)
@@ -155,7 +145,7 @@ class FlexBody:
                                        self._gb, self._wrench)
         else:
             self._handle = make_handle("flex_floating", self._state, self.gravity, self._axis,
-                                       self._w, *self._fl, self._work, self._wrench)
+                                       self._w, *self._fl, self._wrench)
 
     # ------------------------------------------------------------------ state
 
@@ -347,9 +337,7 @@ class FlexBody:
         if self._grounded:
             return grounded_wrench(s, self._r0, self._comps, self._w, self._fb, self._gacc,
                                    self._gb)
-        nodes, modes, mass, _, total, first, s_e, spin = self._fl
-        return floating_wrench(s, self.gravity, self._axis, self._w, nodes, modes, mass, total,
-                               first, s_e, spin, self._work)
+        return floating_wrench(s, self.gravity, self._axis, self._w, *self._fl)
 
     def added_mass(self) -> np.ndarray:
         """Instantaneous added mass M_a (6, 6), inertial: ∂wrench/∂[a_p; α_p] = −M_a at the

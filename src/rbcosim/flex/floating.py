@@ -20,15 +20,13 @@ from rbcosim import _core
 
 
 def floating_wrench(s: np.ndarray, gravity: np.ndarray, axis_rotation: np.ndarray, wmat: np.ndarray,
-                    nodes: np.ndarray, modes: np.ndarray, mass: np.ndarray, total_mass: float,
-                    first_moment: np.ndarray, s_e: np.ndarray, spin_inertia: np.ndarray,
-                    work: np.ndarray | None = None) -> np.ndarray:
+                    total_mass: float, first_moment: np.ndarray, s_e: np.ndarray,
+                    spin_inertia: np.ndarray, moment_invariants: np.ndarray) -> np.ndarray:
     """[force (3) N, moment (3) N·m] on the rigid body at the point, inertial, at the state s
-    (its frame and modes; formulas in the module docstring of :mod:`rbcosim.flex.body`).
-    ``work``: scratch of at least 6 n_nodes values (allocated here when None)."""
-    if work is None:
-        work = np.empty(mass.shape[0])
+    (its frame and modes; formulas in the module docstring of :mod:`rbcosim.flex.body`), from
+    the inertia invariants of :class:`rbcosim.flex.model.FloatingInertia`: O(k²) per call,
+    whatever the mesh."""
     out = np.empty(6)
-    _core.floating_wrench(s, gravity, axis_rotation, wmat, nodes, modes, mass, float(total_mass),
-                          first_moment, s_e, spin_inertia, work, out)
+    _core.floating_wrench(s, gravity, axis_rotation, wmat, float(total_mass), first_moment, s_e,
+                          spin_inertia, moment_invariants, out)
     return out

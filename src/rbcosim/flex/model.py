@@ -43,6 +43,8 @@ from rbcosim.flex.matrices_io import StructureMatrices
 from rbcosim.flex.nodal import NodalLayout, field_nodal, rotation_dofs
 
 ATTACHMENTS = ("grounded", "floating")
+#: What the refusals of a floating body with several couplings say is missing.
+FLOATING_MULTI_NODE = "a floating body with several interface nodes in 3D is not supported yet"
 
 
 def _readonly(a) -> np.ndarray:
@@ -71,6 +73,8 @@ class FloatingInertia:
             ``z = [eta, eta_d, b, alpha, kron(w, w), kron(w, eta_d), kron(alpha, eta),
             kron(kron(w, w), eta), kron(b, eta)]``, all structure-frame components,
             b = a_p - g (the last block: geometric stiffening, zero without it).
+        moment_invariants: Y, (3 (k + 1), 12 + 13k): the wrench's moment from the state at a
+            cost independent of the mesh (:func:`moment_invariants`).
         geometric_stiffening: whether ode_matrix carries the geometric stiffness.
     """
 
@@ -82,6 +86,7 @@ class FloatingInertia:
     modal_first_moment: np.ndarray
     spin_inertia: np.ndarray
     ode_matrix: np.ndarray
+    moment_invariants: np.ndarray
     geometric_stiffening: bool = False
 
 
@@ -207,7 +212,8 @@ class FlexModel:
                                          or nodes[0] != 0):
             raise InterfaceError(f"{interfaces[-1].where}: a floating beam takes one coupling, "
                                  "a clamp at node 0 (attachment = 'grounded' takes several "
-                                 "interface nodes, pins and balls)")
+                                 "interface nodes, pins and balls; frame = 'chord' a planar rod "
+                                 f"pinned at both ends; {FLOATING_MULTI_NODE})")
         boundary, owner = boundary_of(beam.dof_map[:, 0], beam.dof_map[:, 1], nodes, interfaces)
         origin = beam.nodes[nodes[0]]
         names, rows, positions = _beam_outputs(beam, output_nodes or {})
@@ -284,6 +290,14 @@ class FlexModel:
         boundary, owner = boundary_of(np.concatenate([structure.boundary_nodes, pad]),
                                       np.concatenate([comps_file, pad]), nodes, interfaces)
         n_b = boundary.size
+        if attachment == "floating":
+            if structure.layout is None:
+                raise ValueError("layout: required for attachment 'floating' (node positions "
+                                 "and DOF labels)")
+            if len(interfaces) != 1 or n_b != structure.n_boundary or nodes[0] != 0:
+                raise ValueError("attachment 'floating': one clamp at the file's interface "
+                                 "node 0 (several interface nodes and released rotations need "
+                                 f"attachment = 'grounded'; {FLOATING_MULTI_NODE})")
         origin = structure.interface_positions[nodes[0]]
         labels = (np.asarray(structure.layout.dof_map)[:, 1] if structure.layout is not None
                   else np.full(n, -1))  # without labels: the outputs, then every coordinate
@@ -315,13 +329,6 @@ class FlexModel:
         }
         if attachment == "floating":
             layout = structure.layout
-            if layout is None:
-                raise ValueError("layout: required for attachment 'floating' (node positions "
-                                 "and DOF labels)")
-            if len(interfaces) != 1 or n_b != structure.n_boundary or nodes[0] != 0:
-                raise ValueError("attachment 'floating': one clamp at the file's interface "
-                                 "node 0 (several interface nodes and released rotations need "
-                                 "attachment = 'grounded')")
             floating = floating_inertia(layout, structure.mass, layout.dof_map,
                                         cb.transformation[:, n_b:], cb.stiffness[n_b:, n_b:],
                                         damping[n_b:, n_b:])
@@ -426,13 +433,49 @@ def _beam_outputs(beam: BeamFE, spec: Mapping[str, int | float | str]):
     )
 
 
-def _nodal_operator(b: np.ndarray, n_nodes: int) -> np.ndarray:
-    """Matrix of the nodal map (u, theta) -> (B u, rotation_dofs(B [theta]x)), (6n, 6n)."""
+def _nodal_block(b: np.ndarray) -> np.ndarray:
+    """(6, 6): one node's map (u, theta) -> (B u, rotation_dofs(B [theta]x))."""
     q = np.stack([rotation_dofs(b @ skew(e)) for e in np.eye(3)], axis=1)
     block = np.zeros((6, 6))
     block[:3, :3] = b
     block[3:, 3:] = q
-    return np.kron(np.eye(n_nodes), block)
+    return block
+
+
+def _nodal_operator(b: np.ndarray, n_nodes: int) -> np.ndarray:
+    """Matrix of the nodal map (u, theta) -> (B u, rotation_dofs(B [theta]x)), (6n, 6n)."""
+    return np.kron(np.eye(n_nodes), _nodal_block(b))
+
+
+def _nodal_apply(b: np.ndarray, phi: np.ndarray) -> np.ndarray:
+    """``_nodal_operator(b, n) @ phi`` node by node, phi (6n, k) -> (6n, k)."""
+    k = phi.shape[1]
+    n = phi.shape[0] // 6
+    return np.einsum("ab,nbk->nak", _nodal_block(b), phi.reshape(n, 6, k)).reshape(6 * n, k)
+
+
+def moment_invariants(m3: np.ndarray, nodes: np.ndarray, phi: np.ndarray) -> np.ndarray:
+    """The floating wrench's moment invariants Y, (3 (k + 1), 12 + 13k), structure frame.
+
+    The nodal moment ``sum_i (X_i + u_i) x f_t,i + f_r,i`` of ``f = M acc`` (module docstring
+    of :mod:`rbcosim.flex.body`) is bilinear: ``acc = V c`` with the inputs
+    ``c = [b, A (row-major), eta'', kron(w, eta'), kron(A, eta)]`` and the lever arms affine in
+    eta, so the moment is ``(Y_0 + sum_m eta_m Y_m) c`` with ``Y = [Y_0; Y_1; ...; Y_k]``
+    (3 rows each) computed here once: a step's cost no longer depends on the mesh."""
+    eye, zero = np.eye(3), np.zeros((3, 3))
+    units = [np.outer(eye[i], eye[j]) for i in range(3) for j in range(3)]
+    cols = [field_nodal(nodes, e, zero)[:, None] for e in eye]
+    cols += [field_nodal(nodes, np.zeros(3), u)[:, None] for u in units]
+    cols += [phi] + [2.0 * _nodal_apply(skew(e), phi) for e in eye]
+    cols += [_nodal_apply(u, phi) for u in units]
+    f = (m3 @ np.hstack(cols)).reshape(nodes.shape[0], 6, -1)  # node, component, input
+    eps = np.zeros((3, 3, 3))
+    eps[0, 1, 2] = eps[1, 2, 0] = eps[2, 0, 1] = 1.0
+    eps[0, 2, 1] = eps[2, 1, 0] = eps[1, 0, 2] = -1.0
+    y0 = np.einsum("jab,na,nbt->jt", eps, nodes, f[:, :3]) + f[:, 3:].sum(axis=0)
+    arms = phi.reshape(nodes.shape[0], 6, phi.shape[1])[:, :3]  # node, axis, mode
+    y1 = np.einsum("jab,nam,nbt->mjt", eps, arms, f[:, :3])
+    return np.vstack([y0, y1.reshape(-1, y0.shape[1])])
 
 
 def floating_inertia(layout: NodalLayout, mass: np.ndarray, mode_dofs: np.ndarray,
@@ -477,8 +520,8 @@ def floating_inertia(layout: NodalLayout, mass: np.ndarray, mode_dofs: np.ndarra
         [pt_m @ field_nodal(nodes, zero, sk[i] @ sk[j]) for i in range(3) for j in range(3)],
         axis=1,
     )
-    g = [pt_m @ _nodal_operator(s, n_nodes) @ phi for s in sk]
-    h = [pt_m @ _nodal_operator(sk[i] @ sk[j], n_nodes) @ phi for i in range(3) for j in range(3)]
+    g = [pt_m @ _nodal_apply(s, phi) for s in sk]
+    h = [pt_m @ _nodal_apply(sk[i] @ sk[j], phi) for i in range(3) for j in range(3)]
     # Geometric stiffness -b_x K_b + (w_y² + w_z²) K_c: kron(w, w) entries yy (4) and zz (8).
     gb = np.zeros((k, 3 * k))
     if stiffening_density > 0.0:
@@ -498,5 +541,6 @@ def floating_inertia(layout: NodalLayout, mass: np.ndarray, mode_dofs: np.ndarra
         modal_first_moment=_readonly(p0.T @ m3 @ phi),
         spin_inertia=_readonly(spin_inertia),
         ode_matrix=_readonly(w),
+        moment_invariants=_readonly(moment_invariants(m3, nodes, phi)),
         geometric_stiffening=stiffening_density > 0.0,
     )

@@ -13,7 +13,7 @@
 
 #define HEADER 32
 static const char TAG[8] = {'R', 'B', 'C', 'F', 'L', 'E', 'X', '1'};
-static const char FLOATING_TYPES[] = "dddddddldddddd";
+static const char FLOATING_TYPES[] = "dddddddddd";
 static const char GROUNDED_TYPES[] = "ddldddddd";
 
 void rbc_fx_body_file_free(rbc_fx_body_file *b) { rbc_model_file_free(&b->file); }
@@ -27,7 +27,7 @@ int rbc_fx_body_file_load(rbc_fx_body_file *b, const char *path, char *reason, s
     memcpy(&b->micro_steps, b->file.data + 16, 8);
     memcpy(&b->H, b->file.data + 24, 8);
     b->grounded = attachment == 1;
-    int64_t members = b->grounded ? 9 : 14;
+    int64_t members = b->grounded ? 9 : 10;
     rbc_arr *slots = b->grounded ? (rbc_arr *)(void *)&b->ground : (rbc_arr *)(void *)&b->floating;
     int ok = (attachment == 0 || attachment == 1) && b->micro_steps >= 1 &&
              b->file.n_arrays == (uint32_t)(members + 5);
@@ -49,6 +49,9 @@ int rbc_fx_body_file_load(rbc_fx_body_file *b, const char *path, char *reason, s
              b->out_rows.shape[0] == b->n_out && b->out_rows.shape[1] == 3 &&
              (b->reference.size == 0 || b->reference.size == 3) &&
              (b->unstressed.size == 0 || b->unstressed.size == b->k * b->nb) &&
+             (b->grounded || (b->floating.moment.size == 3 * (b->k + 1) * (12 + 13 * b->k) &&
+                              b->floating.wmat.size == b->k * (20 * b->k + 15) &&
+                              b->floating.s_e.size == 3 * b->k)) &&
              (!b->grounded || (b->p.size == 2 * b->k * (3 * b->k + 5 * b->nb) && b->H > 0.0 &&
                                b->nb >= 1 && b->nb <= FX_MAX_BOUNDARY));
         if (!ok) snprintf(why, sizeof why, "inconsistent sizes");
@@ -100,9 +103,8 @@ static void wrench_at(rbc_fx_body_file *b, const double *s, double *out) {
                                g->gacc.d, g->gb.d, out);
     } else {
         const rbc_fx_floating_body *f = &b->floating;
-        rbc_fx_floating_wrench(s, b->k, f->gravity.d, f->axis.d, f->wmat.d, f->nodes.size / 3,
-                               f->nodes.d, f->modes.d, f->mass.d, f->band.i, f->total_mass.d[0],
-                               f->first_moment.d, f->s_e.d, f->spin_inertia.d, f->work.d, out);
+        rbc_fx_floating_wrench(s, b->k, f->gravity.d, f->axis.d, f->wmat.d, f->total_mass.d[0],
+                               f->first_moment.d, f->s_e.d, f->spin_inertia.d, f->moment.d, out);
     }
 }
 

@@ -5,7 +5,7 @@
  *
  * Body file (model_file.h): tag "RBCFLEX1", u32 n_arrays, i32 attachment (0 floating,
  * 1 grounded), i64 micro_steps, f64 H (s: the macro step of the grounded propagator, 0 for a
- * floating body), then the records: the body's handle (endpoint.h: rbc_fx_floating_body, 14
+ * floating body), then the records: the body's handle (endpoint.h: rbc_fx_floating_body, 10
  * members, or rbc_fx_grounded_body, 9 members; state, work and wrench are this program's
  * storage), then p (grounded: the propagator for H, (2k, 3k + 5 n_b); floating: empty),
  * output_positions (n_out, 3) m, output_rows (n_out, 3, n_b + k) (structure frame:

@@ -12,9 +12,8 @@
 void rbc_fx_floating_body_wrench(rbc_fx_floating_body *b) {
     int64_t k = (b->state.size - FX_ETA) / 2;
     rbc_fx_floating_wrench(b->state.d, k, b->gravity.d, b->axis.d, b->wmat.d,
-                           b->nodes.size / 3, b->nodes.d, b->modes.d, b->mass.d,
-                           b->band.i, b->total_mass.d[0], b->first_moment.d, b->s_e.d, b->spin_inertia.d,
-                           b->work.d, b->wrench.d);
+                           b->total_mass.d[0], b->first_moment.d, b->s_e.d, b->spin_inertia.d,
+                           b->moment.d, b->wrench.d);
 }
 
 void rbc_fx_grounded_body_wrench(rbc_fx_grounded_body *b) {

@@ -18,15 +18,11 @@ typedef struct rbc_fx_floating_body {
     rbc_arr gravity;      /* (3,) m/s² */
     rbc_arr axis;         /* (3, 3) axis rotation: structure -> point frame */
     rbc_arr wmat;         /* (k, 20k + 15) modal ODE matrix */
-    rbc_arr nodes;        /* (N, 3) m, structure frame */
-    rbc_arr modes;        /* (6N, k) */
-    rbc_arr mass;         /* (6N, 6N) physical mass */
-    rbc_arr band;         /* (6N, 2) int64: each mass row's nonzero columns [lo, hi) */
     rbc_arr total_mass;   /* 0-d, kg */
     rbc_arr first_moment; /* (3,) kg·m */
     rbc_arr s_e;          /* (3, k) modal first moment */
     rbc_arr spin_inertia; /* (3, 3) kg·m² */
-    rbc_arr work;         /* (>= 6N,) scratch */
+    rbc_arr moment;       /* (3 (k + 1), 12 + 13k) the moment's inertia invariants */
     rbc_arr wrench;       /* (6,) the wrench at the state (written by the kernels) */
 } rbc_fx_floating_body;
 

@@ -94,27 +94,27 @@ int rbc_fx_floating_step(double *s, int64_t k, const double *motion, int64_t m,
     return 1;
 }
 
-/* out (3) += scale * rotation_dofs(b [v]x) (rbcosim.flex.model.rotation_dofs), b (3x3). */
-static void add_rotation_dofs_of_product(const double *b, const double *v, double scale,
-                                         double *out) {
-    double p21 = b[8] * v[0] - b[6] * v[2];
-    double p12 = b[3] * v[1] - b[4] * v[0];
-    double p20 = b[7] * v[2] - b[8] * v[1];
-    double p10 = b[4] * v[2] - b[5] * v[1];
-    out[0] += scale * 0.5 * (p21 - p12);
-    out[1] -= scale * p20;
-    out[2] += scale * p10;
+/* The moment's input vector c (12 + 13k): [b, A (row-major), eta'', kron(w, eta'),
+ * kron(A, eta)] (rbcosim.flex.model.moment_invariants). */
+static void moment_inputs(const double *bs, const double *big_a, const double *ws, int64_t k,
+                          const double *eta, const double *etad, const double *etadd, double *c) {
+    for (int i = 0; i < 3; i++) c[i] = bs[i];
+    for (int i = 0; i < 9; i++) c[3 + i] = big_a[i];
+    double *p = c + 12;
+    for (int64_t l = 0; l < k; l++) *p++ = etadd[l];
+    for (int i = 0; i < 3; i++)
+        for (int64_t l = 0; l < k; l++) *p++ = ws[i] * etad[l];
+    for (int i = 0; i < 9; i++)
+        for (int64_t l = 0; l < k; l++) *p++ = big_a[i] * eta[l];
 }
 
 void rbc_fx_floating_wrench(const double *s, int64_t k, const double *gravity,
-                            const double *axis_rotation, const double *wmat, int64_t n_nodes,
-                            const double *nodes, const double *modes, const double *mass,
-                            const int64_t *band, double total_mass, const double *first_moment,
-                            const double *s_e, const double *spin_inertia, double *work,
-                            double *out) {
+                            const double *axis_rotation, const double *wmat, double total_mass,
+                            const double *first_moment, const double *s_e,
+                            const double *spin_inertia, const double *moment_inv, double *out) {
     const double *eta = s + FX_ETA, *etad = s + FX_ETA + k;
     double rs[9], ws[3], als[3], bs[3], big_a[9], wx[9] = {0.0};
-    double etadd[FX_MAX_MODES];
+    double etadd[FX_MAX_MODES], c[12 + 13 * FX_MAX_MODES];
     frame_inputs(s + FX_Q, axis_rotation, s + FX_W, s + FX_AL, s + FX_A, gravity, rs, ws, als, bs);
     /* A = [alpha]x + [w]x [w]x = [alpha]x + w w^T - (w.w) I */
     wx[1] = -ws[2], wx[2] = ws[1], wx[5] = -ws[0];
@@ -129,30 +129,6 @@ void rbc_fx_floating_wrench(const double *s, int64_t k, const double *gravity,
     big_a[6] -= als[1];
     big_a[7] += als[0];
     if (k) rbc_fx_modal_acceleration(wmat, k, ws, als, bs, eta, etad, etadd);
-    /* acc (6N): the absolute acceleration of the material minus gravity, nodal. */
-    double *acc = work;
-    int64_t nd = 6 * n_nodes;
-    for (int64_t i = 0; i < n_nodes; i++) {
-        int64_t o = 6 * i;
-        double u[6] = {0.0}, ud[6] = {0.0}, udd[6] = {0.0}, lever[3];
-        if (k) {
-            fx_matvec(modes + o * k, 6, k, eta, u);
-            fx_matvec(modes + o * k, 6, k, etad, ud);
-            fx_matvec(modes + o * k, 6, k, etadd, udd);
-        }
-        for (int j = 0; j < 3; j++) lever[j] = nodes[3 * i + j] + u[j];
-        for (int j = 0; j < 3; j++)
-            /* b + A (X + u) + u'' + 2 w x u' */
-            acc[o + j] = (bs[j] + big_a[3 * j] * lever[0] + big_a[3 * j + 1] * lever[1]
-                          + big_a[3 * j + 2] * lever[2] + udd[j]
-                          + 2.0 * (wx[3 * j] * ud[0] + wx[3 * j + 1] * ud[1]
-                                   + wx[3 * j + 2] * ud[2]));
-        acc[o + 3] = 0.5 * (big_a[7] - big_a[5]) + udd[3];
-        acc[o + 4] = -big_a[6] + udd[4];
-        acc[o + 5] = big_a[3] + udd[5];
-        add_rotation_dofs_of_product(wx, ud + 3, 2.0, acc + o + 3);
-        add_rotation_dofs_of_product(big_a, u + 3, 1.0, acc + o + 3);
-    }
     double jw[3], force[3], moment[3], se[3] = {0.0}, sed[3] = {0.0}, sedd[3] = {0.0}, first[3];
     fx_matvec(spin_inertia, 3, 3, ws, jw);
     if (k) {
@@ -166,25 +142,24 @@ void rbc_fx_floating_wrench(const double *s, int64_t k, const double *gravity,
         force[j] = -(total_mass * bs[j] + big_a[3 * j] * first[0] + big_a[3 * j + 1] * first[1]
                      + big_a[3 * j + 2] * first[2] + sedd[j]
                      + 2.0 * (wx[3 * j] * sed[0] + wx[3 * j + 1] * sed[1] + wx[3 * j + 2] * sed[2]));
-    /* M = -(sum_i lever_i x f_t,i + f_r,i + w x J w), f = M_phys acc */
+    /* M = -(w x J w + (Y_0 + sum_m eta_m Y_m) c): the nodal moment sum_i lever_i x f_t,i +
+     * f_r,i of f = M_phys acc, with acc linear in c and the lever arms affine in eta. */
     moment[0] = -(ws[1] * jw[2] - ws[2] * jw[1]);
     moment[1] = -(ws[2] * jw[0] - ws[0] * jw[2]);
     moment[2] = -(ws[0] * jw[1] - ws[1] * jw[0]);
-    for (int64_t i = 0; i < n_nodes; i++) {
-        int64_t o = 6 * i;
-        double f[6], u[3] = {0.0};
-        for (int r = 0; r < 6; r++) {
-            const double *row = mass + (o + r) * nd;
-            int64_t lo = band ? band[2 * (o + r)] : 0, hi = band ? band[2 * (o + r) + 1] : nd;
+    int64_t nc = 12 + 13 * k;
+    moment_inputs(bs, big_a, ws, k, eta, etad, etadd, c);
+    for (int j = 0; j < 3; j++) {
+        double acc = 0.0;
+        const double *y0 = moment_inv + j * nc;
+        for (int64_t t = 0; t < nc; t++) acc += y0[t] * c[t];
+        for (int64_t m = 0; m < k; m++) {
+            const double *ym = moment_inv + (3 * (m + 1) + j) * nc;
             double a = 0.0;
-            for (int64_t c = lo; c < hi; c++) a += row[c] * acc[c];
-            f[r] = a;
+            for (int64_t t = 0; t < nc; t++) a += ym[t] * c[t];
+            acc += eta[m] * a;
         }
-        if (k) fx_matvec(modes + o * k, 3, k, eta, u);
-        double x = nodes[3 * i] + u[0], y = nodes[3 * i + 1] + u[1], z = nodes[3 * i + 2] + u[2];
-        moment[0] -= y * f[2] - z * f[1] + f[3];
-        moment[1] -= z * f[0] - x * f[2] + f[4];
-        moment[2] -= x * f[1] - y * f[0] + f[5];
+        moment[j] -= acc;
     }
     for (int i = 0; i < 6; i++) out[i] = 0.0;
     for (int i = 0; i < 3; i++)

@@ -25,15 +25,12 @@ int rbc_fx_floating_step(double *s, int64_t k, const double *motion, int64_t m,
                          const double *gravity, const double *axis_rotation, const double *wmat);
 
 /* out (6) = [force N, moment N·m] on the rigid body at the point, inertial, at the state s.
- * nodes (N, 3) m, modes (6N, k), mass (6N, 6N), total_mass kg, first_moment (3) kg·m,
- * s_e (3, k) modal first moment, spin_inertia (3, 3) kg·m²; work: scratch of >= 6N doubles;
- * band (6N, 2) int64 or NULL: each row of mass has no nonzero outside columns
- * [band[r][0], band[r][1]) (skipping exact zeros leaves every sum's bits unchanged). */
+ * total_mass kg, first_moment (3) kg·m, s_e (3, k) modal first moment, spin_inertia (3, 3)
+ * kg·m², moment_inv (3 (k + 1), 12 + 13k) the moment's inertia invariants
+ * (rbcosim.flex.model.moment_invariants).  Cost O(k²), independent of the FE mesh. */
 void rbc_fx_floating_wrench(const double *s, int64_t k, const double *gravity,
-                            const double *axis_rotation, const double *wmat, int64_t n_nodes,
-                            const double *nodes, const double *modes, const double *mass,
-                            const int64_t *band, double total_mass, const double *first_moment,
-                            const double *s_e, const double *spin_inertia, double *work,
-                            double *out);
+                            const double *axis_rotation, const double *wmat, double total_mass,
+                            const double *first_moment, const double *s_e,
+                            const double *spin_inertia, const double *moment_inv, double *out);
 
 #endif

@@ -196,26 +196,24 @@ static PyObject *py_grounded_wrench(PyObject *self, PyObject *const *args, Py_ss
     Py_RETURN_NONE;
 }
 
-/* floating_wrench(s, gravity, axis_rotation, wmat, nodes (N, 3), modes (6N, k), mass (6N, 6N),
- * total_mass, first_moment (3,), s_e (3, k), spin_inertia (3, 3), work (>= 6N,), out (6,)). */
+/* floating_wrench(s, gravity, axis_rotation, wmat, total_mass, first_moment (3,), s_e (3, k),
+ * spin_inertia (3, 3), moment (3 (k + 1), 12 + 13k), out (6,)). */
 static PyObject *py_floating_wrench(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    rbc_arr s, gravity, axis, wmat, nodes, modes, mass, first, s_e, spin, work, out;
+    rbc_arr s, gravity, axis, wmat, first, s_e, spin, moment, out;
     double total_mass;
     const char *name = "floating_wrench";
-    if (!rbc_parse(args, nargs, name, "DDDDDDDdDDDDD", &s, &gravity, &axis, &wmat, &nodes,
-                   &modes, &mass, &total_mass, &first, &s_e, &spin, &work, &out)) return NULL;
-    int64_t k = modes_of(&s, name), nn = nodes.size / 3;
+    if (!rbc_parse(args, nargs, name, "DDDDdDDDDD", &s, &gravity, &axis, &wmat, &total_mass,
+                   &first, &s_e, &spin, &moment, &out)) return NULL;
+    int64_t k = modes_of(&s, name);
     if (k < 0 || !check_size(&gravity, 3, name, "gravity") || !check_size(&axis, 9, name, "axis")
         || !check_size(&wmat, k * (20 * k + 15), name, "wmat")
-        || !check_size(&nodes, 3 * nn, name, "nodes")
-        || !check_size(&modes, 6 * nn * k, name, "modes")
-        || !check_size(&mass, 36 * nn * nn, name, "mass")
         || !check_size(&first, 3, name, "first_moment") || !check_size(&s_e, 3 * k, name, "s_e")
-        || !check_size(&spin, 9, name, "spin_inertia") || !check_size(&out, 6, name, "out"))
+        || !check_size(&spin, 9, name, "spin_inertia")
+        || !check_size(&moment, 3 * (k + 1) * (12 + 13 * k), name, "moment")
+        || !check_size(&out, 6, name, "out"))
         return NULL;
-    if (work.size < 6 * nn) FAIL("%s: work: at least %lld values", name, (long long)(6 * nn));
-    rbc_fx_floating_wrench(s.d, k, gravity.d, axis.d, wmat.d, nn, nodes.d, modes.d, mass.d,
-                           NULL, total_mass, first.d, s_e.d, spin.d, work.d, out.d);
+    rbc_fx_floating_wrench(s.d, k, gravity.d, axis.d, wmat.d, total_mass, first.d, s_e.d, spin.d,
+                           moment.d, out.d);
     Py_RETURN_NONE;
 }
 
@@ -334,33 +332,17 @@ static PyObject *py_point_frame_mass(PyObject *self, PyObject *const *args, Py_s
 
 /* --- bodies and exchanges as handles: one macro step, one call --------------------------- */
 
-/* band (rows, 2) int64 with 0 <= lo <= hi <= rows per row (a square matrix's row ranges). */
-static int check_band(const rbc_arr *band, int64_t rows, const char *name) {
-    if (band->size != 2 * rows) goto bad;
-    for (int64_t r = 0; r < rows; r++)
-        if (band->i[2 * r] < 0 || band->i[2 * r] > band->i[2 * r + 1] || band->i[2 * r + 1] > rows)
-            goto bad;
-    return 1;
-bad:
-    PyErr_Format(PyExc_ValueError, "%s: band: (%lld, 2) column ranges within the mass",
-                 name, (long long)rows);
-    return 0;
-}
-
 static int check_floating_body(const rbc_fx_floating_body *b, const char *name) {
-    int64_t k = modes_of(&b->state, name), nn = b->nodes.size / 3;
+    int64_t k = modes_of(&b->state, name);
     if (k < 0) return 0;
     return check_size(&b->gravity, 3, name, "gravity") && check_size(&b->axis, 9, name, "axis")
         && check_size(&b->wmat, k * (20 * k + 15), name, "wmat")
-        && check_size(&b->nodes, 3 * nn, name, "nodes")
-        && check_size(&b->modes, 6 * nn * k, name, "modes")
-        && check_size(&b->mass, 36 * nn * nn, name, "mass")
-        && check_band(&b->band, 6 * nn, name)
         && check_size(&b->total_mass, 1, name, "total_mass")
         && check_size(&b->first_moment, 3, name, "first_moment")
         && check_size(&b->s_e, 3 * k, name, "s_e")
         && check_size(&b->spin_inertia, 9, name, "spin_inertia")
-        && check_size(&b->work, 6 * nn, name, "work") && check_size(&b->wrench, 6, name, "wrench");
+        && check_size(&b->moment, 3 * (k + 1) * (12 + 13 * k), name, "moment")
+        && check_size(&b->wrench, 6, name, "wrench");
 }
 
 static int check_grounded_body(const rbc_fx_grounded_body *b, const char *name) {
@@ -526,7 +508,7 @@ PyMethodDef rbc_flex_methods[] = {
 
 const rbc_kind rbc_flex_kinds[] = {
     /* rbc_fx_floating_body, rbc_fx_grounded_body, rbc_fx_exchange (flex/endpoint.h) */
-    {"flex_floating", 14, "dddddddldddddd"},
+    {"flex_floating", 10, "dddddddddd"},
     {"flex_grounded", 9, "ddldddddd"},
     {"flex_exchange", 8, "ddldddld"},
     {NULL, 0, NULL},
