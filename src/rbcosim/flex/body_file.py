@@ -4,7 +4,7 @@ The C examples (``interfaces/c/examples``) and the FMU hosts (``fmu/native/host`
 scenario's flexible body with the library's own kernels (``librbcosim/flex``) read from this
 file (``librbcosim/flex/body_file.h``, a model file of :mod:`rbcosim.model_file`):
 
-    tag "RBCFLEX1", u32 n_arrays, i32 attachment (0 floating, 1 grounded), i64 micro_steps,
+    tag "RBCFLEX2", u32 n_arrays, i32 attachment (0 floating, 1 grounded), i64 micro_steps,
     f64 H (s; grounded: the macro step of the propagator, floating: 0), then the records:
     the body's handle (FlexBody's "flex_floating" / "flex_grounded" arrays), the propagator
     for H (grounded), the output nodes' positions and rows, the grounded reference position
@@ -24,7 +24,7 @@ from rbcosim.errors import ScenarioError
 from rbcosim.flex.body import FlexBody
 from rbcosim.model_file import array_records
 
-TAG = b"RBCFLEX1"
+TAG = b"RBCFLEX2"  # 2: a floating body carries its moment invariants (RBCFLEX1: export again)
 
 
 def body_file_bytes(body: FlexBody, H: float,

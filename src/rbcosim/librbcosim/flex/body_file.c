@@ -12,7 +12,7 @@
 #include "grounded.h"
 
 #define HEADER 32
-static const char TAG[8] = {'R', 'B', 'C', 'F', 'L', 'E', 'X', '1'};
+static const char TAG[8] = {'R', 'B', 'C', 'F', 'L', 'E', 'X', '2'};  /* 2: floating bodies carry moment invariants */
 static const char FLOATING_TYPES[] = "dddddddddd";
 static const char GROUNDED_TYPES[] = "ddldddddd";
 

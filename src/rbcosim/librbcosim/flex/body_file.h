@@ -3,7 +3,7 @@
  * FlexEndpoint call (endpoint.h), on arrays written by rbcosim.flex.body_file
  * (`rbcosim export-body`).
  *
- * Body file (model_file.h): tag "RBCFLEX1", u32 n_arrays, i32 attachment (0 floating,
+ * Body file (model_file.h): tag "RBCFLEX2", u32 n_arrays, i32 attachment (0 floating,
  * 1 grounded), i64 micro_steps, f64 H (s: the macro step of the grounded propagator, 0 for a
  * floating body), then the records: the body's handle (endpoint.h: rbc_fx_floating_body, 10
  * members, or rbc_fx_grounded_body, 9 members; state, work and wrench are this program's
