@@ -391,8 +391,12 @@ static void rbf_publish(rbf_instance *inst, const rbc_exchange *x) {
 
 int rbf_backend_active(const rbf_instance *inst) { return inst->client != NULL; }
 
+/* A report is a barrier of the session: in a joined session (server.session) it would wait
+ * for every other client, so there the initialization-mode wrench goes with the first step
+ * and the accelerations until then are the session's at attach. */
 rbf_result rbf_backend_report(rbf_instance *inst, const char *call) {
     forward_server_log(inst);
+    if (!inst->owns_session) return RBF_OK;
     rbc_inputs in = {0};
     rbc_exchange x;
     in.wrench = inst->wrench;

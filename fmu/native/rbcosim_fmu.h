@@ -95,7 +95,6 @@ typedef struct rbf_instance {
     double *flex;          /* [n_joints][13] */
     int *flex_reported;    /* per joint: the host has set one of its flexible inputs */
     double *motions;       /* [n_points][19] at the current time */
-    int wrench_pending;    /* wrench inputs changed since the last exchange */
     struct rbc_client *client; /* server-client backend */
     void *local;           /* self-contained backend (fmu_local.c) */
     double *bodies;        /* [n_bodies][13] body outputs (self-contained backend) */
@@ -161,7 +160,9 @@ rbf_result rbf_open_session(rbf_instance *inst, const char *call);
 void rbf_close_session(rbf_instance *inst);
 /* 1 when a model is running (between exit of initialization and terminate/reset). */
 int rbf_backend_active(const rbf_instance *inst);
-/* The wrench inputs (inst->wrench) at the current time, then publish the motions. */
+/* The wrench inputs set in initialization mode (inst->wrench) to the model at the start
+ * time, then publish the motions under them (exit of initialization mode only: in step mode
+ * wrench inputs take effect at the next doStep and change no output before it). */
 rbf_result rbf_backend_report(rbf_instance *inst, const char *call);
 /* One macro step (inst->macro_step) with inst->wrench as the polynomial over it, then publish.
  * RBF_DISCARD with the instance failed when the step fails. */
