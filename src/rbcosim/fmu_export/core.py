@@ -40,6 +40,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from rbcosim.cosim.continuity import MAX_WARNINGS
+from rbcosim.fmu_export import actuators
 from rbcosim.fmu_export.derivatives import RESULT_VR0, StepRecord, jacobian, parse_request
 from rbcosim.fmu_export.fmustate import check_state
 from rbcosim.fmu_export.joint_outputs import JointCoordinates, Memory
@@ -76,11 +77,17 @@ class Backend(Protocol):
 
 
 
-def build_embedded(scenario: Path, overrides: dict[str, str]) -> Backend:
-    """The rigid side of ``scenario`` in this process."""
+def build_embedded(
+    scenario: Path, overrides: dict[str, str], specs: list[dict[str, Any]] = ()
+) -> Backend:
+    """The rigid side of ``scenario`` in this process, with the points of the actuators
+    ``specs`` (rbcosim.fmu_export.actuators) added."""
     from rbcosim.cosim.rigid_side import RigidSide
+    from rbcosim.scenario import load_scenario
 
-    return RigidSide.from_scenario(scenario, overrides=overrides)
+    side = RigidSide(actuators.actuated(load_scenario(scenario, overrides), list(specs)))
+    actuators.hold_frames(side, specs)
+    return side
 
 
 def build_remote(
@@ -132,10 +139,13 @@ class FmuCore(TableValues):
         self._joint_input_vrs = frozenset(
             [vr for _, vrs in self._flex_slots for vr in vrs] + list(self._flex_energy_vr.values())
         )
+        # --inputs: (actuator spec, value reference of its input)
+        by_joint = {spec["joint"]: spec for spec in self.config.get("actuators", ())}
+        self._actuators = [(by_joint[v.owner], v.vr) for v in self.table.by_kind("actuator")]
         self._wrench_vrs = frozenset(
             v.vr
             for v in self.table.variables
-            if v.kind in ("wrench", "wrench_rate", "wrench_rate2", "wrench_rate3")
+            if v.kind in ("wrench", "wrench_rate", "wrench_rate2", "wrench_rate3", "actuator")
         )
         self._stale_accelerations = False
         self._stale_joints = False
@@ -224,7 +234,7 @@ class FmuCore(TableValues):
             return build_remote(
                 settings, self.scenario_path, overrides, self.config, self.table.point_names
             )
-        return build_embedded(self.scenario_path, overrides)
+        return build_embedded(self.scenario_path, overrides, [s for s, _ in self._actuators])
 
     def _apply_added_mass(self, side: Backend) -> None:
         """Hand each point's added-mass parameters, if not all zero, to the rigid side.
@@ -403,6 +413,8 @@ class FmuCore(TableValues):
                     ]
                 ),
             )
+        for spec, vr in self._actuators:
+            actuators.apply(side, spec, values[vr])
         self._wrench_pending = False
 
     def _log_violations(self) -> None:
