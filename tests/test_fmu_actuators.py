@@ -3,6 +3,7 @@ the same torques given as scenario loads in `rbcosim run`, and against the wrenc
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 
@@ -11,8 +12,10 @@ import numpy as np
 import pytest
 from test_fmu_support import REPO, bits, open_fmu
 
+from rbcosim.cli.main import main
 from rbcosim.errors import ScenarioError
 from rbcosim.fmu_export import ExportOptions, export_fmu
+from rbcosim.fmu_export.native import export_native_fmu
 from rbcosim.results import Results, body_columns
 from rbcosim.scenario import load_scenario
 
@@ -30,14 +33,21 @@ def _run(scenario, out):
     return Results.read_csv(out)
 
 
-@pytest.mark.parametrize("version", [2, 3])
-def test_joint_torques_equal_the_same_torques_as_scenario_loads(tmp_path, version):
+@pytest.mark.parametrize(("kind", "version"),
+                         [("embedded", 2), ("embedded", 3), ("native", 2), ("native", 3)])
+def test_joint_torques_equal_the_same_torques_as_scenario_loads(tmp_path, kind, version):
     """shoulder.torque and elbow.torque set by the master (initialization mode: from t = 0)
     give `rbcosim run` of the scenario with loads of the same torques: rod1 carries
     shoulder's torque and the reaction of elbow's, rod2 elbow's (the swing is planar, so the
-    hinge axes stay along +y)."""
-    path = export_fmu(PENDULUM, tmp_path / "p.fmu",
-                      ExportOptions(fmi_version=version, inputs=("shoulder", "elb*")))
+    hinge axes stay along +y). The Python FMU and the self-contained native one."""
+    if kind == "embedded":
+        path = export_fmu(PENDULUM, tmp_path / "p.fmu",
+                          ExportOptions(fmi_version=version, inputs=("shoulder", "elb*")))
+    else:
+        if shutil.which("cc") is None and shutil.which("gcc") is None:
+            pytest.skip("no C compiler")
+        path = export_native_fmu(PENDULUM, tmp_path / "p.fmu", fmi_version=version,
+                                 self_contained=True, inputs=("shoulder", "elb*"))
     md = fmpy.read_model_description(str(path))
     inputs = {v.name: v for v in md.modelVariables if v.causality == "input"}
     assert sorted(inputs) == ["elbow.torque", "shoulder.torque"]
@@ -94,8 +104,8 @@ def test_prismatic_force_equals_the_wrench_input_at_the_slider(tmp_path):
 
 @pytest.mark.parametrize(("scenario", "patterns", "message"), [
     (PENDULUM, ("knee",), "--inputs: 'knee' match no joint (there are: shoulder, elbow)"),
-    (REPO / "scenarios" / "four_bar.toml", ("*",), "is a driver: driver targets are not FMU "
-     "inputs"),
+    (REPO / "scenarios" / "four_bar.toml", ("*",),
+     "is a driver: driver targets are not FMU inputs"),
 ])
 def test_bad_patterns_are_refused_naming_them(tmp_path, scenario, patterns, message):
     with pytest.raises(ScenarioError, match="cannot export as FMU") as info:
@@ -104,6 +114,24 @@ def test_bad_patterns_are_refused_naming_them(tmp_path, scenario, patterns, mess
     assert not (tmp_path / "x.fmu").exists()
 
 
-def test_inputs_need_the_embedded_rigid_side(tmp_path):
+def test_inputs_need_the_rigid_solver_in_the_fmu(tmp_path):
     with pytest.raises(ValueError, match="embedded rigid-side FMUs only"):
         ExportOptions(mode="remote", inputs=("slider",))
+    with pytest.raises(ValueError, match="not with --address"):
+        export_native_fmu(TWO_MASS, tmp_path / "x.fmu", inputs=("slider",))
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--mode", "remote"], ("--inputs (joint actuators) needs the rigid solver in the FMU: "
+                            "embedded rigid-side FMUs only (not with --mode remote or --flex)")),
+    (["--native", "--address", "tcp://127.0.0.1:9"],
+     "--native builds the rigid side's C FMU; --inputs with --address is not available with it"),
+    ([], "--inputs: empty pattern in 'slider,'"),
+])
+def test_cli_refusals_exit_2_naming_the_option(tmp_path, capsys, extra, message):
+    patterns = "slider," if not extra else "slider"
+    out = tmp_path / "x.fmu"
+    assert main(["export-fmu", str(TWO_MASS), "-o", str(out), "--inputs", patterns,
+                 *extra]) == 2
+    assert capsys.readouterr().err == f"rbcosim export-fmu: error: {message}\n"
+    assert not out.exists()

@@ -114,7 +114,7 @@ void rbf_free(rbf_instance *inst) {
 
 static int is_input(const rbf_var *v) {
     return v->kind == RBF_WRENCH || v->kind == RBF_WRENCH_RATE || v->kind == RBF_WRENCH_RATE2 ||
-           v->kind == RBF_FLEX;
+           v->kind == RBF_FLEX || v->kind == RBF_ACTUATOR;
 }
 
 void rbf_store_real(rbf_instance *inst, unsigned vr, double value) {

@@ -34,8 +34,10 @@ typedef enum rbf_kind {
     RBF_ADDED_MASS,    /* parameter: point owner, element 6 i + j of its 6x6 added mass */
     RBF_ADDED_MASS_FRAME, /* String parameter: point owner, "point" or "inertial" */
     RBF_SERVER,        /* String/Real parameter: key is address, session or timeout */
-    RBF_BODY           /* output (self-contained): body owner, component 0..12 of
+    RBF_BODY,          /* output (self-contained): body owner, component 0..12 of
                           [x y z q0 q1 q2 q3 vx vy vz wx wy wz], wx..wz in the body frame */
+    RBF_ACTUATOR       /* input (self-contained): a joint's actuator torque (N m) or force
+                          (N), applied through rbf_model.actuations */
 } rbf_kind;
 
 /* A variable's FMI type. Integer and Boolean values are held as doubles (exact: an Integer
@@ -58,6 +60,14 @@ typedef struct rbf_var {
     const char *key;   /* scenario key (parameters) or server setting */
 } rbf_var;
 
+/* One body's share of an actuator input (export-fmu --inputs, self-contained): the model's
+ * interface point `point` (one of the actuator's own, after the FMU's n_points) carries
+ * value * unit_wrench, held in its body's frame (rbcosim.fmu_export.actuators). */
+typedef struct rbf_actuation {
+    int vr, point;
+    double unit_wrench[6];
+} rbf_actuation;
+
 /* What the export writes into the generated table (model_table.c). */
 typedef struct rbf_model {
     const char *identifier, *guid, *scenario_file;
@@ -66,6 +76,8 @@ typedef struct rbf_model {
     const char *const *points, *const *joints;
     const int *joint_point; /* per joint: index of its interface point */
     const rbf_var *vars;
+    int n_actuations;
+    const rbf_actuation *actuations;
 } rbf_model;
 
 extern const rbf_model RBF_MODEL;

@@ -178,7 +178,9 @@ def run_native(args: argparse.Namespace, scenario: Path, output: Path) -> int:
     refused = [flag for flag, given in (("--flex", args.flex),
                                         ("--mode embedded", args.mode == "embedded"),
                                         ("--outputs", args.outputs is not None),
-                                        ("--inputs", args.inputs is not None)) if given]
+                                        ("--inputs with --address",
+                                         args.inputs is not None and args.address is not None))
+               if given]
     if refused:
         print(f"rbcosim export-fmu: error: --native builds the rigid side's C FMU; "
               f"{refused[0]} is not available with it", file=sys.stderr)
@@ -195,8 +197,13 @@ def run_native(args: argparse.Namespace, scenario: Path, output: Path) -> int:
         print(f"rbcosim export-fmu: error: {exc}", file=sys.stderr)
         return 2
     if args.address is None:
+        try:
+            inputs = () if args.inputs is None else parse_patterns(args.inputs, "--inputs")
+        except ValueError as exc:
+            print(f"rbcosim export-fmu: error: {exc}", file=sys.stderr)
+            return 2
         written = export_native_fmu(scenario, output, fmi_version=args.fmi, name=name,
-                                    self_contained=True)
+                                    self_contained=True, inputs=inputs)
         print(f"wrote {written} ({name}, FMI {args.fmi}.0 co-simulation, native, "
               "self-contained)")
         return 0

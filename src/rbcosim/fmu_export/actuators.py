@@ -75,11 +75,15 @@ def hold_frames(side, specs: list[dict[str, Any]]) -> None:
             side.inputs.flags[side.points.index(p["name"]), 0] = 1
 
 
+def unit_wrench(spec: dict[str, Any], point: dict[str, Any]) -> np.ndarray:
+    """The wrench (6,) at one of the actuator's points per unit input, in its body's frame:
+    ± marker z in the force or the torque rows."""
+    wrench = np.zeros(6)
+    wrench[spec["first"]:spec["first"] + 3] = point["sign"] * np.array(point["axes"])[:, 2]
+    return wrench
+
+
 def apply(side, spec: dict[str, Any], value: float) -> None:
-    """Hold the actuator's ``value`` (N.m or N) over the next step: ± value along marker z,
-    in each body's frame."""
+    """Hold the actuator's ``value`` (N.m or N) over the next step at its points."""
     for p in spec["points"]:
-        wrench = np.zeros(6)
-        first = spec["first"]
-        wrench[first:first + 3] = p["sign"] * value * np.array(p["axes"])[:, 2]
-        side.set_wrench(p["name"], wrench)
+        side.set_wrench(p["name"], value * unit_wrench(spec, p))

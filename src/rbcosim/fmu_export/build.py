@@ -18,10 +18,10 @@ import numpy as np
 from rbcosim import __version__
 from rbcosim.cosim.flex_endpoint import motion_of
 from rbcosim.errors import ScenarioError
+from rbcosim.fmu_export.actuators import actuator_specs
 from rbcosim.fmu_export.core import CONFIG_FILE, RESOURCE_DIR, SCENARIO_DIR, TABLE_FILE
 from rbcosim.fmu_export.dependencies import EXTERNAL_DEPENDENCIES, python_fmu_dependencies
 from rbcosim.fmu_export.flex_table import build_flex_table
-from rbcosim.fmu_export.actuators import actuator_specs
 from rbcosim.fmu_export.joint_outputs import JointCoordinates, coordinate_info
 from rbcosim.fmu_export.parameter_info import describe_parameter, fmu_parameters, initial_states
 from rbcosim.fmu_export.shim import install_shim
