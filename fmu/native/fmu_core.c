@@ -318,7 +318,9 @@ void rbf_publish_values(rbf_instance *inst, long step, double time, const double
     if (motions != NULL) {
         memcpy(inst->motions, motions, sizeof(double) * 19 * (size_t)m->n_points);
     }
-    if (bodies != NULL) memcpy(inst->bodies, bodies, sizeof(double) * 13 * (size_t)m->n_bodies);
+    if (bodies != NULL && bodies != inst->bodies) {
+        memcpy(inst->bodies, bodies, sizeof(double) * 13 * (size_t)m->n_bodies);
+    }
     for (int vr = 1; vr < m->n_vars; ++vr) {
         const rbf_var *v = &m->vars[vr];
         if (v->kind == RBF_POINT) {

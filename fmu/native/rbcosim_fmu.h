@@ -78,6 +78,9 @@ typedef struct rbf_model {
     const rbf_var *vars;
     int n_actuations;
     const rbf_actuation *actuations;
+    /* server-client: index in points of the first of the FMU's own points at the bodies'
+     * centres of mass (one per body, in body order; RBF_BODY outputs), or -1 */
+    int first_body_point;
 } rbf_model;
 
 extern const rbf_model RBF_MODEL;
@@ -152,7 +155,8 @@ rbf_result rbf_set_state(rbf_instance *inst, const char *call, const unsigned ch
 void rbf_store_real(rbf_instance *inst, unsigned vr, double value);
 /* The backend's new values into the variables: session step index, time (s), the points'
  * kinematics (rows of `stride` numbers, the first 13 used), their motions ([n_points][19]:
- * kinematics, accelerations; NULL: unchanged), the bodies ([n_bodies][13]; NULL: none). */
+ * kinematics, accelerations; NULL: unchanged), the bodies ([n_bodies][13], may be
+ * inst->bodies itself; NULL: unchanged). */
 void rbf_publish_values(rbf_instance *inst, long step, double time, const double *kinematics,
                         int stride, const double *motions, const double *bodies);
 

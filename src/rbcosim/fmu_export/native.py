@@ -36,6 +36,7 @@ from pathlib import Path
 
 from rbcosim.errors import RbcosimError, ScenarioError
 from rbcosim.fmu_export.actuators import actuator_specs, unit_wrench
+from rbcosim.fmu_export.body_points import point_name, with_body_points
 from rbcosim.fmu_export.build import ExportOptions, describe, model_identifier, referenced_files
 from rbcosim.fmu_export.dependencies import EXTERNAL_DEPENDENCIES, native_server_dependencies
 from rbcosim.fmu_export.native_files import (
@@ -110,7 +111,8 @@ def export_native_fmu(
     side = RigidSide.from_scenario(scenario)
     options = ExportOptions(mode="remote", address=address, timeout=timeout, name=identifier)
     table, config = describe(scenario, options, side=side)
-    table = with_exchange(table, side)
+    table = with_bodies(with_exchange(table, side), scenario, identifier, side)
+    bodies = tuple(side.scenario.model.body_names)
     config["description"] = config["description"].replace("(remote)", "(native)")
     config["needs_server"] = True
     guid = str(uuid.uuid5(uuid.NAMESPACE_URL, f"rbcosim-native:{identifier}:{table.to_json()}"))
@@ -128,7 +130,8 @@ def export_native_fmu(
         documentation.mkdir()
         (documentation / EXTERNAL_DEPENDENCIES).write_text(native_server_dependencies(), "utf-8")
         (sources / "model_table.c").write_text(
-            model_table_c(table, config, identifier, guid), "utf-8"
+            model_table_c(table, config, identifier, guid, body_names=bodies,
+                          body_points=tuple(point_name(b) for b in bodies)), "utf-8"
         )
         c_files = sorted(p.name for p in sources.glob("*.c"))
         (sources / "buildDescription.xml").write_bytes(build_description(identifier, c_files))
@@ -136,7 +139,8 @@ def export_native_fmu(
                                 (table, config, identifier, guid))
         bundle = root / "resources" / "scenario"
         bundle.mkdir(parents=True)
-        shutil.copy2(scenario, bundle / scenario.name)
+        (bundle / scenario.name).write_text(
+            with_body_points(scenario.read_text("utf-8"), scenario.parent, bodies), "utf-8")
         for relative in referenced_files(scenario):
             (bundle / relative).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(scenario.parent / relative, bundle / relative)
@@ -325,6 +329,16 @@ def with_exchange(table: VariableTable, side) -> VariableTable:
             point, variability="fixed"))
     first = len(table.variables)
     extra = tuple(Variable(vr=first + n, **row) for n, row in enumerate(rows))
+    return replace(table, variables=table.variables + extra)
+
+
+def with_bodies(table: VariableTable, scenario: Path, identifier: str, side) -> VariableTable:
+    """``table`` plus every body's state as outputs (the embedded FMU's names, units and start
+    values), numbered after it (so every other variable keeps its value reference)."""
+    embedded, _ = describe(scenario, ExportOptions(mode="embedded", name=identifier), side=side)
+    first = len(table.variables)
+    extra = tuple(replace(v, vr=first + n)
+                  for n, v in enumerate(v for v in embedded.variables if v.kind == "body"))
     return replace(table, variables=table.variables + extra)
 
 
