@@ -104,8 +104,9 @@ def test_prismatic_force_equals_the_wrench_input_at_the_slider(tmp_path):
 
 @pytest.mark.parametrize(("scenario", "patterns", "message"), [
     (PENDULUM, ("knee",), "--inputs: 'knee' match no joint (there are: shoulder, elbow)"),
-    (REPO / "scenarios" / "four_bar.toml", ("*",),
-     "is a driver: driver targets are not FMU inputs"),
+    (REPO / "scenarios" / "kane_spinup.toml", ("spin_up",),
+     "--inputs: driver 'spin_up': target inputs need a polynomial motion"),
+    (REPO / "scenarios" / "heavy_top.toml", ("*",), "is a spherical joint; only revolute"),
 ])
 def test_bad_patterns_are_refused_naming_them(tmp_path, scenario, patterns, message):
     with pytest.raises(ScenarioError, match="cannot export as FMU") as info:
@@ -119,6 +120,10 @@ def test_inputs_need_the_rigid_solver_in_the_fmu(tmp_path):
         ExportOptions(mode="remote", inputs=("slider",))
     with pytest.raises(ValueError, match="not with --address"):
         export_native_fmu(TWO_MASS, tmp_path / "x.fmu", inputs=("slider",))
+    with pytest.raises(ScenarioError, match="driver targets are inputs of the Python FMU only"):
+        export_native_fmu(REPO / "scenarios" / "four_bar.toml", tmp_path / "x.fmu",
+                          self_contained=True, inputs=("spin",))
+    assert not (tmp_path / "x.fmu").exists()
 
 
 @pytest.mark.parametrize(("extra", "message"), [
@@ -135,3 +140,53 @@ def test_cli_refusals_exit_2_naming_the_option(tmp_path, capsys, extra, message)
                  *extra]) == 2
     assert capsys.readouterr().err == f"rbcosim export-fmu: error: {message}\n"
     assert not out.exists()
+
+
+def _four_bar_run(path, tmp_path, name, law, steps=200):
+    """The four-bar FMU stepped `steps` macro steps; `law(t)` -> (f, f', f'') of the driver
+    set at each communication point (None: targets never set). Rows: A.angle, then the body
+    outputs."""
+    md = fmpy.read_model_description(str(path))
+    h = float(md.defaultExperiment.stepSize)
+    bodies = [v.name for v in md.modelVariables if v.causality == "output"
+              and v.name.split(".")[0] in ("crank", "coupler", "rocker")]
+    fmu = open_fmu(path, tmp_path / name, initialize=False)
+    try:
+        fmu.slave.setupExperiment(startTime=0.0)
+        fmu.slave.enterInitializationMode()
+        t, rows = 0.0, []
+        for n in range(steps + 1):
+            if law is not None:
+                fmu.set(["spin.target", "spin.rate", "spin.acceleration"], law(t))
+            if n == 0:
+                fmu.slave.exitInitializationMode()
+            rows.append(fmu.get(["A.angle", *bodies]))
+            if n < steps:
+                fmu.do_step(t, h)
+                t = (n + 1) * h
+    finally:
+        fmu.close()
+    return np.array(rows), h
+
+
+def test_driver_targets_prescribe_the_driven_joint(tmp_path):
+    """spin.target/rate/acceleration set by the master at each communication point: with the
+    scenario's own law (π/2) t² the FMU gives the FMU without inputs (1e-12), with another law
+    (π/4) t² the driven joint A follows that law (its coordinate output, 1e-9 rad)."""
+    path = export_fmu(REPO / "scenarios" / "four_bar.toml", tmp_path / "fb.fmu",
+                      ExportOptions(inputs=("spin",)))
+    plain = export_fmu(REPO / "scenarios" / "four_bar.toml", tmp_path / "plain.fmu",
+                       ExportOptions())
+    md = fmpy.read_model_description(str(path))
+    units = {v.name: v.unit for v in md.modelVariables if v.causality == "input"}
+    assert units == {"spin.target": "rad", "spin.rate": "rad/s", "spin.acceleration": "rad/s2"}
+    own, h = _four_bar_run(path, tmp_path, "own", lambda t: [np.pi / 2 * t * t, np.pi * t, np.pi])
+    ref, _ = _four_bar_run(plain, tmp_path, "plain", None)
+    unset, _ = _four_bar_run(path, tmp_path, "unset", None)
+    assert bits(unset) == bits(ref)  # until the master sets them, the scenario's motion
+    assert np.abs(own - ref).max() <= 1e-12
+    slow, _ = _four_bar_run(path, tmp_path, "slow", lambda t: [np.pi / 4 * t * t,
+                                                                np.pi / 2 * t, np.pi / 2])
+    t = h * np.arange(len(slow))
+    assert np.abs(slow[:, 0] - np.pi / 4 * t * t).max() <= 1e-9
+    assert np.abs(ref[-1, 0] - slow[-1, 0]) > 0.1 * ref[-1, 0]

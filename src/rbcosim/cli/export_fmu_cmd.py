@@ -95,10 +95,11 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument(
         "--inputs",
         metavar="PATTERN[,PATTERN...]",
-        help="actuator inputs for the joints whose names match a pattern (fnmatch): J.torque "
-        "(N.m) for a revolute joint, J.force (N) for a prismatic one, acting between its two "
-        "bodies; a pattern matching no joint, a driver or another joint type is an error; "
-        "embedded rigid side only",
+        help="inputs for the joints whose names match a pattern (fnmatch): J.torque (N.m) for "
+        "a revolute joint, J.force (N) for a prismatic one, acting between its two bodies; "
+        "D.target, D.rate, D.acceleration for a driver with a polynomial motion; a pattern "
+        "matching no joint or another joint type is an error; embedded rigid side (joint "
+        "actuators also --native without --address)",
     )
     p.set_defaults(handler=run)
     return p

@@ -200,7 +200,7 @@ def describe(scenario: Path, options: ExportOptions, side=None) -> tuple[Variabl
     }
     outputs = side.point_outputs()
     try:
-        specs = actuator_specs(side.scenario, options.inputs)
+        specs = actuator_specs(side.scenario, options.inputs, float(side.time))
     except ValueError as exc:
         raise ScenarioError(f"{scenario}: cannot export as FMU: {exc}") from exc
     # The exchange variables need the solver in the FMU: embedded mode only.
@@ -229,7 +229,7 @@ def describe(scenario: Path, options: ExportOptions, side=None) -> tuple[Variabl
             bodies=side.body_outputs() if options.mode == "embedded" else None,
             joint_coordinates=_joint_coordinates(side) if options.mode == "embedded" else None,
             outputs=options.outputs,
-            actuators=[(s["input"], s["unit"], s["joint"]) for s in specs],
+            actuators=specs,
         )
     except ValueError as exc:
         raise ScenarioError(f"{scenario}: cannot export as FMU: {exc}") from exc

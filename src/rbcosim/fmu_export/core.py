@@ -142,6 +142,14 @@ class FmuCore(TableValues):
         # --inputs: (actuator spec, value reference of its input)
         by_joint = {spec["joint"]: spec for spec in self.config.get("actuators", ())}
         self._actuators = [(by_joint[v.owner], v.vr) for v in self.table.by_kind("actuator")]
+        targets: dict[str, list[int]] = {}
+        for v in self.table.by_kind("driver_target"):
+            targets.setdefault(v.owner, [0, 0, 0])[v.index] = v.vr
+        self._drivers = [(by_joint[joint], vrs) for joint, vrs in targets.items()]
+        self._driver_vrs = frozenset(vr for _, vrs in self._drivers for vr in vrs)
+        # drivers whose targets were set since they were last handed over (until the master
+        # sets them, a driver follows the scenario's motion)
+        self._drivers_pending = False
         self._wrench_vrs = frozenset(
             v.vr
             for v in self.table.variables
@@ -191,7 +199,9 @@ class FmuCore(TableValues):
                 joint = self._flex_joint_of.get(vr)
                 if joint is not None:
                     self.flex_reported.add(joint)
-                if self.side is not None:
+                if vr in self._driver_vrs:
+                    self._drivers_pending = True  # anchored at the next doStep or the build
+                elif self.side is not None:
                     if vr in self._joint_input_vrs:
                         self._stale_joints = True
                     elif self.embedded and vr in self._wrench_vrs:
@@ -221,6 +231,7 @@ class FmuCore(TableValues):
             self._wrench_pending = True
             if not self.non_finite_inputs():
                 self._apply_wrench()
+                self._apply_drivers()
         self.overrides = overrides
         if self._coordinate_vrs:  # embedded mode only (RigidSide's model)
             self._coordinates = JointCoordinates(side.scenario.model)
@@ -386,6 +397,14 @@ class FmuCore(TableValues):
             side.gaps()
             self._log_violations()
         self._apply_wrench()
+        self._apply_drivers()
+
+    def _apply_drivers(self) -> None:
+        """Anchor the drivers' targets set since the last time at the current time."""
+        if self._drivers_pending:
+            for spec, vrs in self._drivers:
+                actuators.apply_driver(self.side, spec, *(self.values[vr] for vr in vrs))
+            self._drivers_pending = False
 
     def _apply_wrench(self) -> None:
         """Hand wrench inputs set since the last time to the rigid side, anchored now.

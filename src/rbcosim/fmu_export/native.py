@@ -197,7 +197,10 @@ def export_self_contained_fmu(scenario: str | Path, output: str | Path, *, fmi_v
     identifier = model_identifier(scenario, name)
     side = RigidSide.from_scenario(scenario)
     try:
-        specs = actuator_specs(side.scenario, inputs)
+        specs = actuator_specs(side.scenario, inputs, float(side.time))
+        if any("driver" in spec for spec in specs):
+            raise ValueError("--inputs: driver targets are inputs of the Python FMU only (the "
+                             "native FMU's C core has no slot for them)")
     except ValueError as exc:
         raise ScenarioError(f"{scenario}: cannot export as FMU: {exc}") from exc
     table, config = describe(scenario, ExportOptions(mode="remote", name=identifier), side=side)
@@ -205,7 +208,7 @@ def export_self_contained_fmu(scenario: str | Path, output: str | Path, *, fmi_v
     # the model with the actuators' own points after the FMU's (side: the table's)
     actuated = build_embedded(scenario, {}, specs) if specs else side
     by_name = {v.name: v.vr for v in table.variables}
-    actuations = tuple((by_name[spec["input"]], actuated.points.index(p["name"]),
+    actuations = tuple((by_name[spec["inputs"][0]], actuated.points.index(p["name"]),
                         unit_wrench(spec, p).tolist())
                        for spec in specs for p in spec["points"])
     config["description"] = config["description"].replace("(remote)", "(native, self-contained)")
