@@ -27,6 +27,7 @@ from rbcosim.cosim.master import CosimMaster, build_endpoints, run_cosimulation
 from rbcosim.flex.layout import PREF
 from rbcosim.fmu_export import ExportOptions, export_fmu, native
 from rbcosim.fmu_export.native import export_native_fmu
+from rbcosim.results import Results, body_columns
 from rbcosim.scenario import load_scenario
 
 pytestmark = pytest.mark.fmu
@@ -97,33 +98,33 @@ def _no_libpython(path: Path) -> None:
     assert "python" not in linked.lower(), linked
 
 
-@pytest.mark.parametrize(("version", "extrapolation"), [(2, 1), (3, 1), (2, 0)],
-                         ids=["fmi2", "fmi3", "fmi2-hold"])
-def test_c_host_without_python_matches_rbcosim_run(version, extrapolation, request, server,
-                                                   work):
-    """The C host couples its own flexible structure (the reference body's exact propagator,
-    matrices from the model) to the FMU, Jacobi with the scenario's linear extrapolation (or
-    held inputs); every row equals run_cosimulation's to 1e-9."""
-    fmu = request.getfixturevalue("fmu_path" if version == 2 else "fmu3_path")
-    unzipped = _unzip(fmu, work / f"host_unzipped{version}")
+def _two_mass_host(work: Path, fmu: Path, version: int, extrapolation: int, address: str,
+                   order: str = "read-first") -> tuple[np.ndarray, object]:
+    """Run fmu/native/host/two_mass_host.c (built here) on ``fmu`` (``address`` "-": a
+    self-contained FMU) with the scenario's structure; its rows and run_cosimulation's."""
+    tag = f"{fmu.stem}{version}{extrapolation}{order}"
+    unzipped = _unzip(fmu, work / f"host_unzipped_{tag}")
     platform = "linux64" if version == 2 else "x86_64-linux"
     binary = unzipped / "binaries" / platform / "two_mass_oscillator.so"
     resources = (unzipped / "resources").as_uri() if version == 2 else f"{unzipped}/resources/"
-    host = work / f"two_mass_host{version}"
-    subprocess.run([_compiler(), "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-I",
-                    str(REPO / "fmu" / "native" / "include"), str(HOST / "two_mass_host.c"),
-                    str(HOST / "host_fmi.c"), "-o", str(host), "-ldl"],
-                   check=True)
+    host = work / "two_mass_host"
+    if not host.exists():
+        subprocess.run([_compiler(), "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-I",
+                        str(REPO / "fmu" / "native" / "include"), str(HOST / "two_mass_host.c"),
+                        str(HOST / "host_fmi.c"), "-o", str(host), "-ldl"],
+                       check=True)
     _no_libpython(host)
-    _no_libpython(binary)
+    if address != "-":  # the self-contained binary: libc and libm only (test_fmu_native_local)
+        _no_libpython(binary)
 
     scenario = load_scenario(SCENARIO, {**SHORT, "cosim.extrapolation": str(extrapolation)})
     assert scenario.cosim.scheme == "jacobi"
     H = scenario.cosim.macro_step
     body = CosimMaster(scenario).endpoints["coupling"].body  # initialized: eta at t0
     P, W, FB, S = body._propagator(H), body._w, body._fb, body._interior_shift
-    vr = _vr(unzipped)
-    lines = [f"address {server}", f"steps {STEPS}", f"H {H!r}", f"extrapolation {extrapolation}",
+    vr = {"server.address": 0, **_vr(unzipped)}  # 0: none (self-contained, address "-")
+    lines = [f"address {address}", f"steps {STEPS}", f"H {H!r}",
+             f"extrapolation {extrapolation}", f"order {order}",
              f"k {body.modal_coordinates.size}"]
     lines += [f"vr {name} {vr[name]}" for name in (
         "interface.x", "interface.vx", "interface.ax", "interface.fx", "interface.dfx",
@@ -132,18 +133,28 @@ def test_c_host_without_python_matches_rbcosim_run(version, extrapolation, reque
     for key, values in (("P", P), ("W", W), ("FB", FB), ("S", S), ("pref", body._state[PREF]),
                         ("eta", body.modal_coordinates), ("etad", body.modal_velocities)):
         lines.append(key + " " + " ".join(repr(float(x)) for x in np.ravel(values)))
-    setup = work / f"setup{version}{extrapolation}.txt"
+    setup = work / f"setup_{tag}.txt"
     setup.write_text("\n".join(lines) + "\n")
-    out = work / f"host{version}{extrapolation}.csv"
+    out = work / f"host_{tag}.csv"
     done = subprocess.run([str(host), str(version), str(binary), resources,
                            _guid(unzipped), str(setup), str(out)],
                           check=False, capture_output=True, text=True, timeout=120,
                           env=child_env())
     assert done.returncode == 0, done.stderr
     got = np.loadtxt(out, delimiter=",")
-
-    ref = run_cosimulation(scenario, progress=False)
     assert got.shape == (STEPS + 1, 5)
+    return got, run_cosimulation(scenario, progress=False)
+
+
+@pytest.mark.parametrize(("version", "extrapolation"), [(2, 1), (3, 1), (2, 0)],
+                         ids=["fmi2", "fmi3", "fmi2-hold"])
+def test_c_host_without_python_matches_rbcosim_run(version, extrapolation, request, server,
+                                                   work):
+    """The C host couples its own flexible structure (the reference body's exact propagator,
+    matrices from the model) to the FMU, Jacobi with the scenario's linear extrapolation (or
+    held inputs); every row equals run_cosimulation's to 1e-9."""
+    fmu = request.getfixturevalue("fmu_path" if version == 2 else "fmu3_path")
+    got, ref = _two_mass_host(work, fmu, version, extrapolation, server)
     np.testing.assert_allclose(got[:, 0], ref.t, rtol=0, atol=1e-12)
     for col, name in ((1, "interface.x"), (2, "interface.vx"), (4, "structure.eta1")):
         scale = np.abs(ref[name]).max()
@@ -152,6 +163,46 @@ def test_c_host_without_python_matches_rbcosim_run(version, extrapolation, reque
     gap = ref["coupling.gap_pos"]
     assert np.abs(got[:, 3] - gap).max() <= 1e-9 * np.abs(gap).max()
     assert np.abs(got[:, 1]).max() > 0.05  # the mass really moved (x1(0) = 0.1 m)
+
+
+@pytest.mark.parametrize("backend", ["server", "self-contained"])
+def test_c_host_in_either_transfer_order_gives_the_same_bits(backend, fmu_path, server, work):
+    """Outputs never depend on inputs set since the last doStep: the C host setting each
+    step's wrench before reading the motion (OMSimulator's order) gives the bits of reading
+    it first, both equal to run_cosimulation to 1e-12 (the initial wrench is set in
+    initialization mode and takes effect at exitInitializationMode)."""
+    if backend == "server":
+        fmu, address = fmu_path, server
+    else:
+        fmu = export_native_fmu(SCENARIO, work / "two_mass_local.fmu", self_contained=True)
+        address = "-"
+    rows = {order: _two_mass_host(work, fmu, 2, 1, address, order)
+            for order in ("read-first", "set-first")}
+    got, ref = rows["read-first"]
+    assert bits(got) == bits(rows["set-first"][0])
+    for col, name in ((1, "interface.x"), (2, "interface.vx"), (4, "structure.eta1")):
+        assert np.abs(got[:, col] - ref[name]).max() <= 1e-12, name
+    assert np.abs(got[:, 1]).max() > 0.05
+
+
+def test_server_fmu_body_outputs_equal_rbcosim_run(server, work):
+    """The server-client FMU's body outputs (its own points at the bodies' centres of mass,
+    angular velocity turned into the body frame) equal `rbcosim run`'s columns to 1e-12: the
+    double pendulum, whose only outputs they are."""
+    scenario = REPO / "scenarios" / "double_pendulum.toml"
+    path = export_native_fmu(scenario, work / "dp_server.fmu", address=server)
+    columns = body_columns(load_scenario(scenario).model)
+    md = fmpy.read_model_description(str(path))
+    outputs = [v.name for v in md.modelVariables if v.causality == "output"]
+    assert sorted(outputs) == sorted(columns)  # 26, no variable of the FMU's own points
+    got = fmpy.simulate_fmu(str(path), stop_time=0.5, output_interval=0.01, output=columns)
+    out = work / "dp_run.csv"
+    assert main(["run", str(scenario), "--t-end", "0.5", "--out", str(out), "--quiet"]) == 0
+    ref = Results.read_csv(out)
+    assert bits(got["time"]) == bits(ref.t)
+    worst = max(np.abs(got[c] - ref[c]).max() for c in columns)
+    assert worst <= 1e-12, worst
+    assert np.ptp(got["rod2.x"]) > 0.1  # it swings
 
 
 def test_validates_and_rebuilds_from_its_own_sources(fmu_path, unzipped, work):
@@ -181,14 +232,19 @@ def test_fmpy_run_equals_the_python_remote_fmu(fmu_path, server, work):
     native = {v.name: (v.valueReference, v.causality) for v in native_md.modelVariables}
     python = {v.name: (v.valueReference, v.causality) for v in remote_md.modelVariables}
     # The same names and value references, plus after them the exchange variables the session
-    # carries: accelerations, wrench derivatives (1st, 2nd) and the added mass.
+    # carries: accelerations, wrench derivatives (1st, 2nd) and the added mass; then the
+    # bodies' states (from the FMU's own points at their centres of mass).
     assert {n: native[n] for n in python} == python
     wrench = ("fx", "fy", "fz", "mx", "my", "mz")
     extra = [f"interface.{c}" for c in ("ax", "ay", "az", "alx", "aly", "alz")]
     extra += [f"interface.{d}{w}" for w in wrench for d in ("d", "d2")]
     extra += [f"interface.added_mass[{i},{j}]" for i in range(1, 7) for j in range(1, 7)]
-    assert sorted(set(native) - set(python)) == sorted([*extra, "interface.added_mass_frame"])
+    bodies = [f"mass1.{c}" for c in ("x", "y", "z", "q0", "q1", "q2", "q3", "vx", "vy", "vz",
+                                      "wx", "wy", "wz")]
+    assert sorted(set(native) - set(python)) == sorted(
+        [*extra, "interface.added_mass_frame", *bodies])
     assert min(native[n][0] for n in extra) == len(python) + 1
+    assert min(native[n][0] for n in bodies) == len(python) + len(extra) + 2
     outputs = [n for n, (_, causality) in python.items() if causality == "output"]
     runs = [fmpy.simulate_fmu(str(path), stop_time=0.02, output=outputs,
                               start_values={"server.address": server, "bodies.mass1.mass": 1.5})
@@ -424,8 +480,8 @@ def test_pendulum_with_added_mass_and_polynomials_matches_rbcosim_run(server, wo
             fmu.slave.setString(fmu.vr(f"{p}.added_mass_frame"), [handover[1]])
             handed += 1
     assert handed == 1  # the beam is heavier than the link's tip: massive boundary
+    set_wrench({j: ep.polynomial(t) for j, ep in endpoints.items()})  # acts from exit
     fmu.slave.exitInitializationMode()
-    set_wrench({j: ep.polynomial(t) for j, ep in endpoints.items()})
     report()
     rows = [[*fmu.get(["tip.x", "tip.z", "clamp.gap_pos"]), *endpoints["clamp"].row()]]
     for _ in range(100):

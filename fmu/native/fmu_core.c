@@ -60,7 +60,6 @@ static int load_start_values(rbf_instance *inst) {
         for (int c = 0; c < 13; ++c) inst->flex[13 * j + c] = c == 3 ? 1.0 : 0.0;
         inst->flex_reported[j] = 0;
     }
-    inst->wrench_pending = 0;
     inst->step = 0;
     inst->macro_step = m->macro_step;
     inst->state = RBF_INSTANTIATED;
@@ -115,7 +114,7 @@ void rbf_free(rbf_instance *inst) {
 
 static int is_input(const rbf_var *v) {
     return v->kind == RBF_WRENCH || v->kind == RBF_WRENCH_RATE || v->kind == RBF_WRENCH_RATE2 ||
-           v->kind == RBF_FLEX;
+           v->kind == RBF_FLEX || v->kind == RBF_ACTUATOR;
 }
 
 void rbf_store_real(rbf_instance *inst, unsigned vr, double value) {
@@ -169,14 +168,6 @@ static const char *check_settable(const rbf_instance *inst, const unsigned *vr, 
     return NULL;
 }
 
-/* The current wrench once more to the model (a report at the current step index), so that
- * the accelerations read include it; the step then takes the same wrench. */
-static rbf_result report_wrench(rbf_instance *inst, const char *call) {
-    if (rbf_backend_report(inst, call) != RBF_OK) return RBF_REFUSED;
-    inst->wrench_pending = 0;
-    return RBF_OK;
-}
-
 /* The continuity gaps of joint j now: its point's kinematics (the outputs) against the
  * flexible side's latest inputs, zeros until the host has set one of them (direct
  * feedthrough, as rbcosim.cosim.continuity.joint_gaps: position m, rotation angle rad,
@@ -217,14 +208,6 @@ rbf_result rbf_get_reals(rbf_instance *inst, const char *call, const unsigned *v
     const char *bad = check_refs(inst, vr, n, RBF_REAL, 1, reason, sizeof reason);
     if (bad != NULL) return rbf_refuse(inst, call, bad);
     if (n > 0 && value == NULL) return rbf_refuse(inst, call, "NULL value array");
-    if (inst->wrench_pending && inst->state == RBF_STEPPING) {
-        for (size_t i = 0; i < n; ++i) {
-            if (inst->m->vars[vr[i]].kind == RBF_ACCELERATION) {
-                if (report_wrench(inst, call) != RBF_OK) return RBF_REFUSED;
-                break;
-            }
-        }
-    }
     for (size_t i = 0; i < n; ++i) {
         const rbf_var *v = &inst->m->vars[vr[i]];
         if (v->kind == RBF_GAP) {
@@ -247,9 +230,6 @@ rbf_result rbf_set_reals(rbf_instance *inst, const char *call, const unsigned *v
     for (size_t i = 0; i < n; ++i) {
         rbf_store_real(inst, vr[i], value[i]);
         if (inst->m->vars[vr[i]].kind == RBF_FLEX) inst->flex_reported[inst->m->vars[vr[i]].owner] = 1;
-        if (is_input(&inst->m->vars[vr[i]]) && inst->m->vars[vr[i]].kind != RBF_FLEX) {
-            inst->wrench_pending = 1;
-        }
     }
     return RBF_OK;
 }
@@ -338,7 +318,9 @@ void rbf_publish_values(rbf_instance *inst, long step, double time, const double
     if (motions != NULL) {
         memcpy(inst->motions, motions, sizeof(double) * 19 * (size_t)m->n_points);
     }
-    if (bodies != NULL) memcpy(inst->bodies, bodies, sizeof(double) * 13 * (size_t)m->n_bodies);
+    if (bodies != NULL && bodies != inst->bodies) {
+        memcpy(inst->bodies, bodies, sizeof(double) * 13 * (size_t)m->n_bodies);
+    }
     for (int vr = 1; vr < m->n_vars; ++vr) {
         const rbf_var *v = &m->vars[vr];
         if (v->kind == RBF_POINT) {
@@ -362,8 +344,17 @@ rbf_result rbf_enter_initialization(rbf_instance *inst, const char *call) {
 rbf_result rbf_exit_initialization(rbf_instance *inst, const char *call) {
     if (inst->state != RBF_INITIALIZATION) return refuse_in_state(inst, call);
     if (rbf_open_session(inst, call) != RBF_OK) return RBF_REFUSED;
-    /* Wrench inputs set during initialization take effect at the start time. */
-    inst->wrench_pending = 1;
+    /* Wrench inputs set during initialization take effect at the start time: the outputs
+     * after this call are under them. Non-finite ones are left to the first doStep, which
+     * refuses them naming the input. */
+    int finite = 1;
+    for (int vr = 1; vr < inst->m->n_vars; ++vr) {
+        if (is_input(&inst->m->vars[vr]) && !isfinite(inst->reals[vr])) finite = 0;
+    }
+    if (finite && rbf_backend_report(inst, call) != RBF_OK) {
+        rbf_close_session(inst);
+        return RBF_REFUSED;
+    }
     inst->state = RBF_STEPPING;
     return RBF_OK;
 }
@@ -411,7 +402,6 @@ rbf_result rbf_do_step(rbf_instance *inst, const char *call, double t, double h)
             return RBF_DISCARD;
         }
     }
-    inst->wrench_pending = 0;
     return RBF_OK;
 }
 

@@ -134,23 +134,31 @@ static void body_rows(local *L) {
 }
 
 /* The wrench inputs as the polynomial from the current time (RigidSide.set_wrench_polynomial:
- * rows c_0, c_1, c_2 = W, dW/dt, (d2W/dt2)/2, the rest zero). */
+ * rows c_0, c_1, c_2 = W, dW/dt, (d2W/dt2)/2, the rest zero); the actuators' points (after
+ * the FMU's n_points) hold their inputs (actuators.apply: value times the unit wrench). */
 static void set_inputs(rbf_instance *inst, local *L) {
     rbc_points *pts = &model(L)->sys.points;
-    int64_t rows = pts->poly.shape[1];
+    int64_t rows = pts->poly.shape[1], n = inst->m->n_points;
     for (int64_t i = 0; i < L->np; ++i) {
         double *c = pts->poly.d + 6 * rows * i;
         for (int64_t r = 0; r < rows; ++r)
-            for (int k = 0; k < 6; ++k) c[6 * r + k] = r < 3 ? inst->wrench[18 * i + 6 * r + k] : 0.0;
+            for (int k = 0; k < 6; ++k)
+                c[6 * r + k] = i < n && r < 3 ? inst->wrench[18 * i + 6 * r + k] : 0.0;
+    }
+    for (int a = 0; a < inst->m->n_actuations; ++a) {
+        const rbf_actuation *act = &inst->m->actuations[a];
+        double *c = pts->poly.d + 6 * rows * act->point;
+        for (int k = 0; k < 6; ++k) c[k] = inst->reals[act->vr] * act->unit_wrench[k];
     }
     pts->t0.d[0] = L->t;
 }
 
-/* The points' state now (out (k, 19) [outputs, total wrench], accelerations into motions). */
-static int points_now(local *L, double *motions) {
+/* The points' state now (out (k, 19) [outputs, total wrench]; the FMU's n_points
+ * accelerations into motions). */
+static int points_now(local *L, int64_t n_points, double *motions) {
     rbc_maximal *h = model(L);
     int status = rbc_point_state(h, L->t, L->y, L->end);
-    for (int64_t i = 0; i < L->np; ++i) {
+    for (int64_t i = 0; i < n_points; ++i) {
         memcpy(motions + 19 * i, L->end + 19 * i, 13 * sizeof(double));
         memcpy(motions + 19 * i + 13, h->w.point_acc.d + 6 * i, 6 * sizeof(double));
     }
@@ -229,7 +237,7 @@ rbf_result rbf_open_session(rbf_instance *inst, const char *call) {
         rbf_close_session(inst);
         return rbf_refuse(inst, call, "out of memory");
     }
-    int status = points_now(L, motions);
+    int status = points_now(L, inst->m->n_points, motions);
     publish(inst, L, motions);
     free(motions);
     if (status != RBC_OK) {
@@ -250,7 +258,7 @@ int rbf_backend_active(const rbf_instance *inst) { return inst->local != NULL; }
 rbf_result rbf_backend_report(rbf_instance *inst, const char *call) {
     local *L = (local *)inst->local;
     set_inputs(inst, L);
-    int status = points_now(L, inst->motions);
+    int status = points_now(L, inst->m->n_points, inst->motions);
     publish(inst, L, NULL);
     if (status != RBC_OK) {
         char reason[200];
@@ -273,7 +281,7 @@ rbf_result rbf_backend_step(rbf_instance *inst, const char *call) {
         rbf_logf(inst, 2, "%s failed at t = %.17g s: %s", call, L->t, status_text(status));
         return RBF_DISCARD;
     }
-    for (int64_t i = 0; i < L->np; ++i) {
+    for (int64_t i = 0; i < inst->m->n_points; ++i) {
         memcpy(inst->motions + 19 * i, L->end + 19 * i, 13 * sizeof(double));
         memcpy(inst->motions + 19 * i + 13, L->acc + 6 * i, 6 * sizeof(double));
     }

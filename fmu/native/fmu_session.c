@@ -298,6 +298,7 @@ static int hand_over_added_mass(rbf_instance *inst, char *reason, size_t size) {
         snprintf(reason, size, "out of memory");
         rc = -1;
     } else {
+        for (size_t i = 0; i < np; ++i) frames[i] = "point"; /* the FMU's own body points */
         any = rbf_added_mass_parameters(inst, mass, frames, reason, size);
         rc = any < 0 ? -1 : 0;
     }
@@ -385,14 +386,39 @@ void rbf_close_session(rbf_instance *inst) {
     stop_server(inst);
 }
 
+/* The bodies' outputs from the FMU's points at their centres of mass (body_points.py):
+ * pose and velocity as they are, the inertial angular velocity turned into the body frame,
+ * w_b = R(q)^T w. */
+static void body_rows(const rbf_instance *inst, const double *kinematics) {
+    for (int b = 0; b < inst->m->n_bodies; ++b) {
+        const double *k = kinematics + 13 * (inst->m->first_body_point + b);
+        double *o = inst->bodies + 13 * b;
+        memcpy(o, k, 10 * sizeof(double));
+        double w = k[3], x = k[4], y = k[5], z = k[6];
+        double R[3][3] = {
+            {1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)},
+            {2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)},
+            {2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)}};
+        for (int i = 0; i < 3; ++i)
+            o[10 + i] = R[0][i] * k[10] + R[1][i] * k[11] + R[2][i] * k[12];
+    }
+}
+
 static void rbf_publish(rbf_instance *inst, const rbc_exchange *x) {
-    rbf_publish_values(inst, x->step, x->time, x->kinematics, 13, x->motions, NULL);
+    int bodies = inst->m->first_body_point >= 0;
+    if (bodies) body_rows(inst, x->kinematics);
+    rbf_publish_values(inst, x->step, x->time, x->kinematics, 13, x->motions,
+                       bodies ? inst->bodies : NULL);
 }
 
 int rbf_backend_active(const rbf_instance *inst) { return inst->client != NULL; }
 
+/* A report is a barrier of the session: in a joined session (server.session) it would wait
+ * for every other client, so there the initialization-mode wrench goes with the first step
+ * and the accelerations until then are the session's at attach. */
 rbf_result rbf_backend_report(rbf_instance *inst, const char *call) {
     forward_server_log(inst);
+    if (!inst->owns_session) return RBF_OK;
     rbc_inputs in = {0};
     rbc_exchange x;
     in.wrench = inst->wrench;

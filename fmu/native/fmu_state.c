@@ -1,8 +1,8 @@
 /* fmu_state.c: FMU states of the native rbcosim FMU, one byte blob used both in memory
  * (fmi2GetFMUstate) and serialized (fmi2SerializeFMUstate).
  *
- * Layout (this host's byte order): the tag "RBCNFMS1", n_vars (u32), the state-machine state
- * (u32), the session's step index (i64), its macro step (f64, s), wrench_pending (u32), every
+ * Layout (this host's byte order): the tag "RBCNFMS2", n_vars (u32), the state-machine state
+ * (u32), the session's step index (i64), its macro step (f64, s), every
  * variable's Real value (n_vars f64), the points' motions ([n_points][19] f64), per String
  * variable its length (u32) and bytes, the session's rigid-side state (u64 size and bytes; 0
  * before initialization), and a 64-bit FNV-1a checksum of everything before it. A state is
@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char TAG[8] = {'R', 'B', 'C', 'N', 'F', 'M', 'S', '1'};
+static const char TAG[8] = {'R', 'B', 'C', 'N', 'F', 'M', 'S', '2'};
 
 static uint64_t fnv1a(const unsigned char *p, size_t n) {
     uint64_t h = 1469598103934665603ULL;
@@ -41,14 +41,12 @@ static void write_state(rbf_instance *inst, writer *w, const unsigned char *solv
                         uint64_t solver_size) {
     const rbf_model *m = inst->m;
     uint32_t n_vars = (uint32_t)m->n_vars, state = (uint32_t)inst->state;
-    uint32_t pending = (uint32_t)inst->wrench_pending;
     int64_t step = inst->step;
     put(w, TAG, sizeof TAG);
     put(w, &n_vars, 4);
     put(w, &state, 4);
     put(w, &step, 8);
     put(w, &inst->macro_step, 8);
-    put(w, &pending, 4);
     put(w, inst->reals, sizeof(double) * (size_t)m->n_vars);
     put(w, inst->motions, sizeof(double) * 19 * (size_t)m->n_points);
     for (int vr = 1; vr < m->n_vars; ++vr) {
@@ -91,10 +89,10 @@ typedef struct reader { const unsigned char *p; size_t n, at; } reader;
 
 /* NULL when the header fields and the values of a state (passed its checksum, which anyone
  * can recompute) are usable, else what is wrong: the macro step finite, positive and within
- * a factor 1e3 of the model's, the step index in [0, 2^53], wrench_pending 0 or 1, the time
+ * a factor 1e3 of the model's, the step index in [0, 2^53], the time
  * and the points' motions finite. */
 static const char *check_fields(const rbf_model *m, const unsigned char *reals,
-                                double macro_step, int64_t step, uint32_t pending) {
+                                double macro_step, int64_t step) {
     double value;
     if (!isfinite(macro_step) || !(macro_step >= m->macro_step * 1e-3) ||
         !(macro_step <= m->macro_step * 1e3)) {
@@ -102,7 +100,6 @@ static const char *check_fields(const rbf_model *m, const unsigned char *reals,
                "1000 of the FMU's";
     }
     if (step < 0 || step > ((int64_t)1 << 53)) return "the state's step index is out of range";
-    if (pending > 1) return "the state's wrench flag is not 0 or 1";
     memcpy(&value, reals, sizeof value);
     if (!isfinite(value)) return "the state's time is not finite";
     for (size_t i = 0; i < 19 * (size_t)m->n_points; ++i) {
@@ -185,7 +182,7 @@ rbf_result rbf_set_state(rbf_instance *inst, const char *call, const unsigned ch
     const rbf_model *m = inst->m;
     reader r = {blob, size, 0};
     char tag[8];
-    uint32_t n_vars, state, pending;
+    uint32_t n_vars, state;
     int64_t step;
     double macro_step;
     uint64_t solver_size, sum;
@@ -196,8 +193,7 @@ rbf_result rbf_set_state(rbf_instance *inst, const char *call, const unsigned ch
     }
     if (fnv1a(blob, size - 8) != sum) return rbf_refuse(inst, call, "checksum mismatch");
     if (take(&r, &n_vars, 4) || n_vars != (uint32_t)m->n_vars || take(&r, &state, 4) ||
-        state > RBF_FAILED || take(&r, &step, 8) || take(&r, &macro_step, 8) ||
-        take(&r, &pending, 4)) {
+        state > RBF_FAILED || take(&r, &step, 8) || take(&r, &macro_step, 8)) {
         return rbf_refuse(inst, call, "a state of another FMU (variable count or header)");
     }
     size_t reals_at = r.at;
@@ -205,7 +201,7 @@ rbf_result rbf_set_state(rbf_instance *inst, const char *call, const unsigned ch
         take(&r, NULL, sizeof(double) * 19 * (size_t)m->n_points)) {
         return rbf_refuse(inst, call, "truncated state");
     }
-    const char *bad = check_fields(m, blob + reals_at, macro_step, step, pending);
+    const char *bad = check_fields(m, blob + reals_at, macro_step, step);
     if (bad != NULL) return rbf_refuse(inst, call, bad);
     size_t strings_at = r.at;
     for (int vr = 1; vr < m->n_vars; ++vr) {
@@ -243,6 +239,5 @@ rbf_result rbf_set_state(rbf_instance *inst, const char *call, const unsigned ch
     inst->state = (rbf_state)state;
     inst->step = (long)step;
     inst->macro_step = macro_step;
-    inst->wrench_pending = (int)pending;
     return RBF_OK;
 }

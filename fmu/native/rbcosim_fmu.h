@@ -34,8 +34,10 @@ typedef enum rbf_kind {
     RBF_ADDED_MASS,    /* parameter: point owner, element 6 i + j of its 6x6 added mass */
     RBF_ADDED_MASS_FRAME, /* String parameter: point owner, "point" or "inertial" */
     RBF_SERVER,        /* String/Real parameter: key is address, session or timeout */
-    RBF_BODY           /* output (self-contained): body owner, component 0..12 of
+    RBF_BODY,          /* output (self-contained): body owner, component 0..12 of
                           [x y z q0 q1 q2 q3 vx vy vz wx wy wz], wx..wz in the body frame */
+    RBF_ACTUATOR       /* input (self-contained): a joint's actuator torque (N m) or force
+                          (N), applied through rbf_model.actuations */
 } rbf_kind;
 
 /* A variable's FMI type. Integer and Boolean values are held as doubles (exact: an Integer
@@ -58,6 +60,14 @@ typedef struct rbf_var {
     const char *key;   /* scenario key (parameters) or server setting */
 } rbf_var;
 
+/* One body's share of an actuator input (export-fmu --inputs, self-contained): the model's
+ * interface point `point` (one of the actuator's own, after the FMU's n_points) carries
+ * value * unit_wrench, held in its body's frame (rbcosim.fmu_export.actuators). */
+typedef struct rbf_actuation {
+    int vr, point;
+    double unit_wrench[6];
+} rbf_actuation;
+
 /* What the export writes into the generated table (model_table.c). */
 typedef struct rbf_model {
     const char *identifier, *guid, *scenario_file;
@@ -66,6 +76,11 @@ typedef struct rbf_model {
     const char *const *points, *const *joints;
     const int *joint_point; /* per joint: index of its interface point */
     const rbf_var *vars;
+    int n_actuations;
+    const rbf_actuation *actuations;
+    /* server-client: index in points of the first of the FMU's own points at the bodies'
+     * centres of mass (one per body, in body order; RBF_BODY outputs), or -1 */
+    int first_body_point;
 } rbf_model;
 
 extern const rbf_model RBF_MODEL;
@@ -95,7 +110,6 @@ typedef struct rbf_instance {
     double *flex;          /* [n_joints][13] */
     int *flex_reported;    /* per joint: the host has set one of its flexible inputs */
     double *motions;       /* [n_points][19] at the current time */
-    int wrench_pending;    /* wrench inputs changed since the last exchange */
     struct rbc_client *client; /* server-client backend */
     void *local;           /* self-contained backend (fmu_local.c) */
     double *bodies;        /* [n_bodies][13] body outputs (self-contained backend) */
@@ -141,7 +155,8 @@ rbf_result rbf_set_state(rbf_instance *inst, const char *call, const unsigned ch
 void rbf_store_real(rbf_instance *inst, unsigned vr, double value);
 /* The backend's new values into the variables: session step index, time (s), the points'
  * kinematics (rows of `stride` numbers, the first 13 used), their motions ([n_points][19]:
- * kinematics, accelerations; NULL: unchanged), the bodies ([n_bodies][13]; NULL: none). */
+ * kinematics, accelerations; NULL: unchanged), the bodies ([n_bodies][13], may be
+ * inst->bodies itself; NULL: unchanged). */
 void rbf_publish_values(rbf_instance *inst, long step, double time, const double *kinematics,
                         int stride, const double *motions, const double *bodies);
 
@@ -161,7 +176,9 @@ rbf_result rbf_open_session(rbf_instance *inst, const char *call);
 void rbf_close_session(rbf_instance *inst);
 /* 1 when a model is running (between exit of initialization and terminate/reset). */
 int rbf_backend_active(const rbf_instance *inst);
-/* The wrench inputs (inst->wrench) at the current time, then publish the motions. */
+/* The wrench inputs set in initialization mode (inst->wrench) to the model at the start
+ * time, then publish the motions under them (exit of initialization mode only: in step mode
+ * wrench inputs take effect at the next doStep and change no output before it). */
 rbf_result rbf_backend_report(rbf_instance *inst, const char *call);
 /* One macro step (inst->macro_step) with inst->wrench as the polynomial over it, then publish.
  * RBF_DISCARD with the instance failed when the step fails. */

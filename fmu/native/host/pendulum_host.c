@@ -17,8 +17,8 @@
  *   frame (T^T M_a T, T = diag(R(q_0), R(q_0))), goes to the FMU as P.added_mass[i,j] with
  *   P.added_mass_frame = "point" (when it is not zero), and the rigid input is then
  *   W + T M_a T^T [a; alpha] (W the beam's wrench, [a; alpha] and T at the frame's current
- *   values; the FMU applies -M_a [a_p; alpha_p] itself). After initialization the FMU gets
- *   that input W_0, held.
+ *   values; the FMU applies -M_a [a_p; alpha_p] itself). The FMU gets that input W_0,
+ *   held, in initialization mode (it takes effect at exitInitializationMode).
  *   step n, from the point's motion m_n at t_n: the frame moves to m_n; over [t_n, t_n + H] its
  *   accelerations are the polynomial through m_n's and those of the last e motions stepped
  *   from (at their times; fewer in the first steps), velocities and position its exact
@@ -169,11 +169,12 @@ int main(int argc, char **argv) {
     int64_t rows;
     host_get(setup.vr[MOTION], 19, m);
     start(m, t, scratch);
-    host_exit_init();
-    /* held: the polynomial through the last min(e + 1, count) exchanged values */
+    /* held: the polynomial through the last min(e + 1, count) exchanged values, set in
+     * initialization mode (it takes effect at exitInitializationMode) */
     rows = setup.extrapolation + 1 < exchange.count ? setup.extrapolation + 1 : exchange.count;
     rbc_fx_exchange_polynomial(&exchange.x, t, rows, 0, NULL, NULL, c);
     send_polynomial(c, rows);
+    host_exit_init();
     record(out, t);
     for (long n = 0; n < setup.steps; ++n) {
         host_get(setup.vr[MOTION], 19, m); /* before the step's wrench */

@@ -20,8 +20,13 @@
  *   wrench fx = -FB [u_b, u_b', u_b'', eta, eta', eta''], eta'' = W [eta, eta', u_b, u_b', u_b''],
  *   handed to the FMU over [t_n, t_n + H] as fx = W_n and, with e = 1 after the first step,
  *   dfx = (W_n - W_(n-1)) / H (interface.dfx).
- * SETUP_FILE holds, as "key values..." tokens: address, steps, H (s), extrapolation (e), k, the
- * value references
+ * The initial wrench W_0 is set in initialization mode (it takes effect at
+ * exitInitializationMode); in each step the host reads the motion at t_n and sets the step's
+ * wrench in the order `order` names: read-first (default) or set-first (the wrench set before
+ * the motion is read, as OMSimulator does): both give the same bits, as the FMU's outputs do
+ * not depend on inputs set since the last doStep.
+ * SETUP_FILE holds, as "key values..." tokens: address, steps, H (s), extrapolation (e),
+ * order (read-first | set-first), k, the value references
  * (vr NAME NUMBER), P (2k x (3k+5)), W (k x (2k+3)), FB (3+3k), S (k), pref, eta, etad (k each),
  * all row-major. OUT.csv gets one row per communication point: t, interface.x, interface.vx,
  * coupling.gap_pos, eta_1..eta_k. Exit status 0 on success, 1 with a message on stderr.
@@ -40,7 +45,7 @@ static const char *const NAMES[N_NAMES] = {
 static struct {
     char address[256];
     long steps;
-    int k, extrapolation;
+    int k, extrapolation, set_first;
     double H, P[2 * MAXK * (3 * MAXK + 5)], W[MAXK * (2 * MAXK + 3)], FB[3 + 3 * MAXK];
     double S[MAXK], pref, eta[MAXK], etad[MAXK];
     host_vr vr[N_NAMES];
@@ -66,6 +71,13 @@ static void read_setup(const char *path) {
                 setup.extrapolation > 1) {
                 fail_setup("extrapolation (0 or 1)");
             }
+        } else if (!strcmp(key, "order")) {
+            char order[32];
+            if (fscanf(f, "%31s", order) != 1 ||
+                (strcmp(order, "read-first") && strcmp(order, "set-first"))) {
+                fail_setup("order (read-first or set-first)");
+            }
+            setup.set_first = !strcmp(order, "set-first");
         } else if (!strcmp(key, "k")) {
             if (fscanf(f, "%d", &setup.k) != 1 || setup.k < 1 || setup.k > MAXK) fail_setup("k");
         } else if (!strcmp(key, "vr")) {
@@ -152,18 +164,19 @@ int main(int argc, char **argv) {
     if (out == NULL) fail("cannot write %s", argv[6]);
     const host_vr *vr = setup.vr;
     host_start(argv[3], argv[4], vr[ADDRESS], setup.address);
-    host_exit_init(); /* held or linear wrench inputs are the host's choice (interface.dfx) */
     double t = 0.0, m[3];
-    host_get(&vr[X], 3, m); /* the initial motion places the frame */
+    host_get(&vr[X], 3, m); /* the initial motion (initialization mode) places the frame */
     xf = m[0];
     vf = m[1];
     af = m[2];
+    double w0 = flex_wrench();
+    host_set(&vr[FX], 1, &w0); /* held from t_0: the motion after exitInitializationMode sees it */
+    host_exit_init(); /* held or linear wrench inputs are the host's choice (interface.dfx) */
     double w_prev = 0.0, a_prev = 0.0;
     for (long n = 0; n <= setup.steps; ++n) {
         double wrench = flex_wrench(), report[3] = {xf, vf, 1.0}, row[3];
         int linear = setup.extrapolation == 1 && n > 0;
         double poly[2] = {wrench, linear ? (wrench - w_prev) / setup.H : 0.0};
-        if (n == 0) host_set(&vr[FX], 1, &wrench); /* held from t_0 */
         host_set(&vr[FLEX_X], 3, report);          /* flex.x, flex.vx, flex.q0 */
         host_vr outs[3] = {vr[X], vr[VX], vr[GAP]};
         host_get(outs, 3, row);
@@ -171,8 +184,9 @@ int main(int argc, char **argv) {
         for (int i = 0; i < setup.k; ++i) fprintf(out, ",%.17g", setup.eta[i]);
         fputc('\n', out);
         if (n == setup.steps) break;
-        host_get(&vr[X], 3, m); /* the motion at t_n, before the new wrench */
-        host_set(&vr[FX], 2, poly); /* fx, dfx */
+        if (setup.set_first) host_set(&vr[FX], 2, poly); /* fx, dfx */
+        host_get(&vr[X], 3, m); /* the motion at t_n: the same in either order */
+        if (!setup.set_first) host_set(&vr[FX], 2, poly);
         flex_step(m[0], m[1], m[2], linear ? (m[2] - a_prev) / setup.H : 0.0);
         w_prev = wrench;
         a_prev = m[2];

@@ -92,6 +92,15 @@ def add_parser(sub) -> argparse.ArgumentParser:
         "interface points' outputs, the joints' gaps and the exchange variables, which the "
         "coupling needs, always stay; embedded rigid side only",
     )
+    p.add_argument(
+        "--inputs",
+        metavar="PATTERN[,PATTERN...]",
+        help="inputs for the joints whose names match a pattern (fnmatch): J.torque (N.m) for "
+        "a revolute joint, J.force (N) for a prismatic one, acting between its two bodies; "
+        "D.target, D.rate, D.acceleration for a driver with a polynomial motion; a pattern "
+        "matching no joint or another joint type is an error; embedded rigid side (joint "
+        "actuators also --native without --address)",
+    )
     p.set_defaults(handler=run)
     return p
 
@@ -143,14 +152,20 @@ def run(args: argparse.Namespace) -> int:
               "embedded rigid-side FMUs have only (not with --mode remote or --flex)",
               file=sys.stderr)
         return 2
+    if args.inputs is not None and (args.flex is not None or mode != "embedded"):
+        print("rbcosim export-fmu: error: --inputs (joint actuators) needs the rigid solver in "
+              "the FMU: embedded rigid-side FMUs only (not with --mode remote or --flex)",
+              file=sys.stderr)
+        return 2
     try:
         outputs = None if args.outputs is None else parse_patterns(args.outputs)
+        inputs = () if args.inputs is None else parse_patterns(args.inputs, "--inputs")
     except ValueError as exc:
         print(f"rbcosim export-fmu: error: {exc}", file=sys.stderr)
         return 2
     options = ExportOptions(fmi_version=args.fmi, mode=mode, address=args.address or DEFAULT_ADDRESS,
                             name=name, flex=args.flex, derivatives=args.derivatives,
-                            outputs=outputs)
+                            outputs=outputs, inputs=inputs)
     written = export_fmu(scenario, output, options)
     what = mode if args.flex is None else f"flexible body {args.flex}"
     print(f"wrote {written} ({name}, FMI {args.fmi}.0 co-simulation, {what})")
@@ -163,7 +178,10 @@ def run_native(args: argparse.Namespace, scenario: Path, output: Path) -> int:
 
     refused = [flag for flag, given in (("--flex", args.flex),
                                         ("--mode embedded", args.mode == "embedded"),
-                                        ("--outputs", args.outputs is not None)) if given]
+                                        ("--outputs", args.outputs is not None),
+                                        ("--inputs with --address",
+                                         args.inputs is not None and args.address is not None))
+               if given]
     if refused:
         print(f"rbcosim export-fmu: error: --native builds the rigid side's C FMU; "
               f"{refused[0]} is not available with it", file=sys.stderr)
@@ -180,8 +198,13 @@ def run_native(args: argparse.Namespace, scenario: Path, output: Path) -> int:
         print(f"rbcosim export-fmu: error: {exc}", file=sys.stderr)
         return 2
     if args.address is None:
+        try:
+            inputs = () if args.inputs is None else parse_patterns(args.inputs, "--inputs")
+        except ValueError as exc:
+            print(f"rbcosim export-fmu: error: {exc}", file=sys.stderr)
+            return 2
         written = export_native_fmu(scenario, output, fmi_version=args.fmi, name=name,
-                                    self_contained=True)
+                                    self_contained=True, inputs=inputs)
         print(f"wrote {written} ({name}, FMI {args.fmi}.0 co-simulation, native, "
               "self-contained)")
         return 0

@@ -18,6 +18,7 @@ import numpy as np
 from rbcosim import __version__
 from rbcosim.cosim.flex_endpoint import motion_of
 from rbcosim.errors import ScenarioError
+from rbcosim.fmu_export.actuators import actuator_specs
 from rbcosim.fmu_export.core import CONFIG_FILE, RESOURCE_DIR, SCENARIO_DIR, TABLE_FILE
 from rbcosim.fmu_export.dependencies import EXTERNAL_DEPENDENCIES, python_fmu_dependencies
 from rbcosim.fmu_export.flex_table import build_flex_table
@@ -52,7 +53,9 @@ class ExportOptions:
     ``flex``: export that flexible body of the scenario instead of the rigid side, and
     ``derivatives``: provide directional derivatives (embedded rigid side only; needs a C
     compiler, and the FMU then runs on Linux x86-64 only, see shim.py), ``outputs``: fnmatch
-    patterns of the body and joint outputs to keep (embedded rigid side; default all)."""
+    patterns of the body and joint outputs to keep (embedded rigid side; default all),
+    ``inputs``: fnmatch patterns of the joints that get actuator inputs (``J.torque``,
+    ``J.force``; embedded rigid side; rbcosim.fmu_export.actuators)."""
 
     fmi_version: int = 2
     mode: str = "embedded"
@@ -62,6 +65,7 @@ class ExportOptions:
     flex: str | None = None
     derivatives: bool = False
     outputs: tuple[str, ...] | None = None
+    inputs: tuple[str, ...] = ()
     #: (variable name, start value) of inputs and parameters whose start is not the
     #: scenario's (export-ssp: the start values of the connected outputs)
     starts: tuple[tuple[str, float | str], ...] = ()
@@ -79,6 +83,9 @@ class ExportOptions:
         if self.outputs is not None and (self.flex is not None or self.mode != "embedded"):
             raise ValueError("--outputs selects body and joint outputs, which embedded rigid-side "
                              "FMUs have only (not remote, not --flex)")
+        if self.inputs and (self.flex is not None or self.mode != "embedded"):
+            raise ValueError("--inputs (joint actuators) needs the rigid solver in the FMU: "
+                             "embedded rigid-side FMUs only (not remote, not --flex)")
 
 
 def export_fmu(
@@ -192,6 +199,10 @@ def describe(scenario: Path, options: ExportOptions, side=None) -> tuple[Variabl
         if not key.startswith(_OUTSIDE_KEYS)
     }
     outputs = side.point_outputs()
+    try:
+        specs = actuator_specs(side.scenario, options.inputs, float(side.time))
+    except ValueError as exc:
+        raise ScenarioError(f"{scenario}: cannot export as FMU: {exc}") from exc
     # The exchange variables need the solver in the FMU: embedded mode only.
     accelerations = (
         dict(zip(side.point_names, side.point_accelerations()))
@@ -218,6 +229,7 @@ def describe(scenario: Path, options: ExportOptions, side=None) -> tuple[Variabl
             bodies=side.body_outputs() if options.mode == "embedded" else None,
             joint_coordinates=_joint_coordinates(side) if options.mode == "embedded" else None,
             outputs=options.outputs,
+            actuators=specs,
         )
     except ValueError as exc:
         raise ScenarioError(f"{scenario}: cannot export as FMU: {exc}") from exc
@@ -230,6 +242,7 @@ def describe(scenario: Path, options: ExportOptions, side=None) -> tuple[Variabl
         "macro_step": float(side.macro_step),
         "variable_steps": VARIABLE_STEPS,
         "joint_points": {joint: side.joint_point(joint) for joint in side.joint_names},
+        "actuators": specs,
         "rbcosim_version": __version__,
     }
     return table, config

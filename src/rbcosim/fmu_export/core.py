@@ -41,6 +41,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from rbcosim.cosim.continuity import MAX_WARNINGS
+from rbcosim.fmu_export import actuators
 from rbcosim.fmu_export.derivatives import RESULT_VR0, StepRecord, jacobian, parse_request
 from rbcosim.fmu_export.fmustate import check_state
 from rbcosim.fmu_export.joint_outputs import JointCoordinates, Memory
@@ -77,11 +78,17 @@ class Backend(Protocol):
 
 
 
-def build_embedded(scenario: Path, overrides: dict[str, str]) -> Backend:
-    """The rigid side of ``scenario`` in this process."""
+def build_embedded(
+    scenario: Path, overrides: dict[str, str], specs: list[dict[str, Any]] = ()
+) -> Backend:
+    """The rigid side of ``scenario`` in this process, with the points of the actuators
+    ``specs`` (rbcosim.fmu_export.actuators) added."""
     from rbcosim.cosim.rigid_side import RigidSide
+    from rbcosim.scenario import load_scenario
 
-    return RigidSide.from_scenario(scenario, overrides=overrides)
+    side = RigidSide(actuators.actuated(load_scenario(scenario, overrides), list(specs)))
+    actuators.hold_frames(side, specs)
+    return side
 
 
 def build_remote(
@@ -133,10 +140,21 @@ class FmuCore(TableValues):
         self._joint_input_vrs = frozenset(
             [vr for _, vrs in self._flex_slots for vr in vrs] + list(self._flex_energy_vr.values())
         )
+        # --inputs: (actuator spec, value reference of its input)
+        by_joint = {spec["joint"]: spec for spec in self.config.get("actuators", ())}
+        self._actuators = [(by_joint[v.owner], v.vr) for v in self.table.by_kind("actuator")]
+        targets: dict[str, list[int]] = {}
+        for v in self.table.by_kind("driver_target"):
+            targets.setdefault(v.owner, [0, 0, 0])[v.index] = v.vr
+        self._drivers = [(by_joint[joint], vrs) for joint, vrs in targets.items()]
+        self._driver_vrs = frozenset(vr for _, vrs in self._drivers for vr in vrs)
+        # drivers whose targets were set since they were last handed over (until the master
+        # sets them, a driver follows the scenario's motion)
+        self._drivers_pending = False
         self._wrench_vrs = frozenset(
             v.vr
             for v in self.table.variables
-            if v.kind in ("wrench", "wrench_rate", "wrench_rate2", "wrench_rate3")
+            if v.kind in ("wrench", "wrench_rate", "wrench_rate2", "wrench_rate3", "actuator")
         )
         self._stale_accelerations = False
         self._stale_joints = False
@@ -182,7 +200,9 @@ class FmuCore(TableValues):
                 joint = self._flex_joint_of.get(vr)
                 if joint is not None:
                     self.flex_reported.add(joint)
-                if self.side is not None:
+                if vr in self._driver_vrs:
+                    self._drivers_pending = True  # anchored at the next doStep or the build
+                elif self.side is not None:
                     if vr in self._joint_input_vrs:
                         self._stale_joints = True
                     elif self.embedded and vr in self._wrench_vrs:
@@ -212,6 +232,7 @@ class FmuCore(TableValues):
             self._wrench_pending = True
             if not self.non_finite_inputs():
                 self._apply_wrench()
+                self._apply_drivers()
         self.overrides = overrides
         if self._coordinate_vrs:  # embedded mode only (RigidSide's model)
             self._coordinates = JointCoordinates(side.scenario.model)
@@ -225,7 +246,7 @@ class FmuCore(TableValues):
             return build_remote(
                 settings, self.scenario_path, overrides, self.config, self.table.point_names
             )
-        return build_embedded(self.scenario_path, overrides)
+        return build_embedded(self.scenario_path, overrides, [s for s, _ in self._actuators])
 
     def _apply_added_mass(self, side: Backend) -> None:
         """Hand each point's added-mass parameters, if not all zero, to the rigid side.
@@ -377,6 +398,14 @@ class FmuCore(TableValues):
             side.gaps()
             self._log_violations()
         self._apply_wrench()
+        self._apply_drivers()
+
+    def _apply_drivers(self) -> None:
+        """Anchor the drivers' targets set since the last time at the current time."""
+        if self._drivers_pending:
+            for spec, vrs in self._drivers:
+                actuators.apply_driver(self.side, spec, *(self.values[vr] for vr in vrs))
+            self._drivers_pending = False
 
     def _apply_wrench(self) -> None:
         """Hand wrench inputs set since the last time to the rigid side, anchored now.
@@ -404,6 +433,8 @@ class FmuCore(TableValues):
                     ]
                 ),
             )
+        for spec, vr in self._actuators:
+            actuators.apply(side, spec, values[vr])
         self._wrench_pending = False
 
     def _log_violations(self) -> None:

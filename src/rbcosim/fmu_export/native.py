@@ -34,7 +34,9 @@ import zipfile
 from dataclasses import replace
 from pathlib import Path
 
-from rbcosim.errors import RbcosimError
+from rbcosim.errors import RbcosimError, ScenarioError
+from rbcosim.fmu_export.actuators import actuator_specs, unit_wrench
+from rbcosim.fmu_export.body_points import point_name, with_body_points
 from rbcosim.fmu_export.build import ExportOptions, describe, model_identifier, referenced_files
 from rbcosim.fmu_export.dependencies import EXTERNAL_DEPENDENCIES, native_server_dependencies
 from rbcosim.fmu_export.native_files import (
@@ -83,6 +85,7 @@ def export_native_fmu(
     timeout: float = 30.0,
     name: str | None = None,
     self_contained: bool = False,
+    inputs: tuple[str, ...] = (),
 ) -> Path:
     """Build ``output`` (``.fmu``): scenario's rigid side as a native FMI ``fmi_version``
     (2 or 3) co-simulation FMU; ``self_contained``: the core and the model inside (module
@@ -91,19 +94,25 @@ def export_native_fmu(
     ``address`` is the default of the parameter ``server.address`` (empty: the FMU starts a
     local ``rbcosim serve`` itself), ``timeout`` the default of ``server.timeout`` (s, per
     reply). Raises ScenarioError for a scenario that does not build, NativeBuildError when
-    the binary cannot be compiled.
+    the binary cannot be compiled. ``inputs``: fnmatch patterns of the joints that get
+    actuator inputs (self-contained only; rbcosim.fmu_export.actuators).
     """
     from rbcosim.cosim.rigid_side import RigidSide
 
     if self_contained:
-        return export_self_contained_fmu(scenario, output, fmi_version=fmi_version, name=name)
+        return export_self_contained_fmu(scenario, output, fmi_version=fmi_version, name=name,
+                                         inputs=inputs)
+    if inputs:
+        raise ValueError("--inputs (joint actuators) needs the rigid solver in the FMU: not "
+                         "with --address (the session protocol carries point wrenches only)")
     scenario, output = _checked_request(fmi_version, scenario, output,
                                         CLIENT_SOURCES / "rbcosim_client.c")
     identifier = model_identifier(scenario, name)
     side = RigidSide.from_scenario(scenario)
     options = ExportOptions(mode="remote", address=address, timeout=timeout, name=identifier)
     table, config = describe(scenario, options, side=side)
-    table = with_exchange(table, side)
+    table = with_bodies(with_exchange(table, side), scenario, identifier, side)
+    bodies = tuple(side.scenario.model.body_names)
     config["description"] = config["description"].replace("(remote)", "(native)")
     config["needs_server"] = True
     guid = str(uuid.uuid5(uuid.NAMESPACE_URL, f"rbcosim-native:{identifier}:{table.to_json()}"))
@@ -121,7 +130,8 @@ def export_native_fmu(
         documentation.mkdir()
         (documentation / EXTERNAL_DEPENDENCIES).write_text(native_server_dependencies(), "utf-8")
         (sources / "model_table.c").write_text(
-            model_table_c(table, config, identifier, guid), "utf-8"
+            model_table_c(table, config, identifier, guid, body_names=bodies,
+                          body_points=tuple(point_name(b) for b in bodies)), "utf-8"
         )
         c_files = sorted(p.name for p in sources.glob("*.c"))
         (sources / "buildDescription.xml").write_bytes(build_description(identifier, c_files))
@@ -129,7 +139,8 @@ def export_native_fmu(
                                 (table, config, identifier, guid))
         bundle = root / "resources" / "scenario"
         bundle.mkdir(parents=True)
-        shutil.copy2(scenario, bundle / scenario.name)
+        (bundle / scenario.name).write_text(
+            with_body_points(scenario.read_text("utf-8"), scenario.parent, bodies), "utf-8")
         for relative in referenced_files(scenario):
             (bundle / relative).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(scenario.parent / relative, bundle / relative)
@@ -175,16 +186,31 @@ def _checked_request(fmi_version, scenario, output, sources: Path) -> tuple[Path
 
 
 def export_self_contained_fmu(scenario: str | Path, output: str | Path, *, fmi_version: int = 2,
-                              name: str | None = None) -> Path:
-    """The self-contained native FMU of ``scenario``'s rigid side (module docstring)."""
+                              name: str | None = None, inputs: tuple[str, ...] = ()) -> Path:
+    """The self-contained native FMU of ``scenario``'s rigid side (module docstring), with
+    actuator inputs for the joints matching ``inputs``."""
     from rbcosim.cosim.rigid_side import RigidSide
+    from rbcosim.fmu_export.core import build_embedded
 
     scenario, output = _checked_request(fmi_version, scenario, output,
                                         CORE_SOURCES / "rigid" / "macro.c")
     identifier = model_identifier(scenario, name)
     side = RigidSide.from_scenario(scenario)
+    try:
+        specs = actuator_specs(side.scenario, inputs, float(side.time))
+        if any("driver" in spec for spec in specs):
+            raise ValueError("--inputs: driver targets are inputs of the Python FMU only (the "
+                             "native FMU's C core has no slot for them)")
+    except ValueError as exc:
+        raise ScenarioError(f"{scenario}: cannot export as FMU: {exc}") from exc
     table, config = describe(scenario, ExportOptions(mode="remote", name=identifier), side=side)
-    table = local_table(with_exchange(table, side), scenario, identifier, side)
+    table = local_table(with_exchange(table, side), scenario, identifier, side, specs)
+    # the model with the actuators' own points after the FMU's (side: the table's)
+    actuated = build_embedded(scenario, {}, specs) if specs else side
+    by_name = {v.name: v.vr for v in table.variables}
+    actuations = tuple((by_name[spec["inputs"][0]], actuated.points.index(p["name"]),
+                        unit_wrench(spec, p).tolist())
+                       for spec in specs for p in spec["points"])
     config["description"] = config["description"].replace("(remote)", "(native, self-contained)")
     config["needs_server"] = False
     guid = str(uuid.uuid5(uuid.NAMESPACE_URL, f"rbcosim-local:{identifier}:{table.to_json()}"))
@@ -204,7 +230,7 @@ def export_self_contained_fmu(scenario: str | Path, output: str | Path, *, fmi_v
             shutil.copy2(path, core / "rigid" / path.name)
         (sources / "model_table.c").write_text(
             model_table_c(table, config, identifier, guid,
-                          body_names=side.scenario.model.body_names),
+                          body_names=side.scenario.model.body_names, actuations=actuations),
             "utf-8")
         c_files = sorted(p.relative_to(sources).as_posix() for p in sources.rglob("*.c"))
         (sources / "buildDescription.xml").write_bytes(
@@ -213,7 +239,7 @@ def export_self_contained_fmu(scenario: str | Path, output: str | Path, *, fmi_v
                                 (table, config, identifier, guid))
         resources = root / "resources"
         resources.mkdir()
-        (resources / "model.bin").write_bytes(model_bytes(side))
+        (resources / "model.bin").write_bytes(model_bytes(actuated))
         output.parent.mkdir(parents=True, exist_ok=True)
         with zipfile.ZipFile(output, "w", zipfile.ZIP_DEFLATED) as fmu:
             for path in sorted(root.rglob("*")):
@@ -222,13 +248,17 @@ def export_self_contained_fmu(scenario: str | Path, output: str | Path, *, fmi_v
     return output
 
 
-def local_table(table: VariableTable, scenario: Path, identifier: str, side) -> VariableTable:
+def local_table(table: VariableTable, scenario: Path, identifier: str, side,
+                specs=()) -> VariableTable:
     """The server-client table without what needs the scenario rebuilt or a server (scenario
     parameters, server settings), plus every body's state as outputs (the embedded FMU's
-    names), numbered from 0 again; `side` is the scenario's RigidSide, built once."""
+    names) and the actuator inputs of ``specs``, numbered from 0 again; `side` is the
+    scenario's RigidSide, built once."""
     kept = [v for v in table.variables if v.kind not in SERVER_ONLY_KINDS]
-    embedded, _ = describe(scenario, ExportOptions(mode="embedded", name=identifier), side=side)
-    kept += [v for v in embedded.variables if v.kind == "body"]
+    embedded, _ = describe(scenario, ExportOptions(mode="embedded", name=identifier,
+                                                   inputs=tuple(s["joint"] for s in specs)),
+                           side=side)
+    kept += [v for v in embedded.variables if v.kind in ("body", "actuator")]
     variables = tuple(replace(v, vr=vr) for vr, v in enumerate(kept))
     return replace(table, variables=variables)
 
@@ -302,6 +332,16 @@ def with_exchange(table: VariableTable, side) -> VariableTable:
             point, variability="fixed"))
     first = len(table.variables)
     extra = tuple(Variable(vr=first + n, **row) for n, row in enumerate(rows))
+    return replace(table, variables=table.variables + extra)
+
+
+def with_bodies(table: VariableTable, scenario: Path, identifier: str, side) -> VariableTable:
+    """``table`` plus every body's state as outputs (the embedded FMU's names, units and start
+    values), numbered after it (so every other variable keeps its value reference)."""
+    embedded, _ = describe(scenario, ExportOptions(mode="embedded", name=identifier), side=side)
+    first = len(table.variables)
+    extra = tuple(replace(v, vr=first + n)
+                  for n, v in enumerate(v for v in embedded.variables if v.kind == "body"))
     return replace(table, variables=table.variables + extra)
 
 

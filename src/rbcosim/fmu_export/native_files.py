@@ -29,6 +29,7 @@ C_KINDS = {
     "vector_parameter": "RBF_VECTOR_PARAMETER",
     "server": "RBF_SERVER",
     "body": "RBF_BODY",
+    "actuator": "RBF_ACTUATOR",
 }
 #: Variable.type -> the rbf_type of fmu/native/rbcosim_fmu.h.
 C_TYPES = {"Real": "RBF_REAL", "Integer": "RBF_INTEGER", "Boolean": "RBF_BOOLEAN",
@@ -67,9 +68,15 @@ def c_string(text: str) -> str:
 
 
 def model_table_c(table: VariableTable, config: dict, identifier: str, guid: str,
-                  body_names: tuple[str, ...] = ()) -> str:
+                  body_names: tuple[str, ...] = (),
+                  actuations: tuple[tuple[int, int, list[float]], ...] = (),
+                  body_points: tuple[str, ...] = ()) -> str:
     """The C source defining RBF_MODEL: every variable by value reference (0 is time);
-    ``body_names``: the model's bodies in state order (RBF_BODY outputs, self-contained)."""
+    ``body_names``: the model's bodies in state order (RBF_BODY outputs, self-contained);
+    ``actuations``: (value reference, model point index, unit wrench (6,)) of each body's
+    share of an actuator input (self-contained, rbf_actuation); ``body_points``: the
+    server-client FMU's own points at the bodies' centres of mass (body_points.py), in
+    ``body_names`` order, attached after the table's points."""
     points = {name: i for i, name in enumerate(table.point_names)}
     bodies = {name: i for i, name in enumerate(body_names)}
     joints = {name: i for i, name in enumerate(table.joint_names)}
@@ -91,7 +98,10 @@ def model_table_c(table: VariableTable, config: dict, identifier: str, guid: str
             f"{start!r}, {c_string(v.start if string else '')}, {c_string(key)}}},"
         )
     joint_point = ", ".join(str(points[config["joint_points"][j]]) for j in table.joint_names)
-    names = ", ".join(c_string(p) for p in table.point_names) or "NULL"
+    shares = [f"    {{{vr}, {point}, {{{', '.join(repr(float(x)) for x in unit)}}}}},"
+              for vr, point, unit in actuations]
+    names = ", ".join(c_string(p) for p in (*table.point_names, *body_points)) or "NULL"
+    first_body_point = len(table.point_names) if body_points else -1
     joint_names = ", ".join(c_string(j) for j in table.joint_names) or "NULL"
     return "\n".join(
         [
@@ -105,13 +115,18 @@ def model_table_c(table: VariableTable, config: dict, identifier: str, guid: str
             "static const rbf_var VARS[] = {",
             *rows,
             "};",
+            "static const rbf_actuation ACTUATIONS[] = {",
+            *(shares or ["    {0, 0, {0.0}},"]),
+            "};",
             "",
             "const rbf_model RBF_MODEL = {",
             f"    {c_string(identifier)}, {c_string(guid)}, {c_string(config['scenario_file'])},",
             f"    {float(config['start_time'])!r}, {float(config['macro_step'])!r},",
-            f"    {len(table.point_names)}, {len(table.joint_names)}, {len(table.variables)}, "
+            f"    {len(table.point_names) + len(body_points)}, {len(table.joint_names)}, "
+            f"{len(table.variables)}, "
             + f"{len(body_names)},",
             "    POINTS, JOINTS, JOINT_POINT, VARS,",
+            f"    {len(shares)}, ACTUATIONS, {first_body_point},",
             "};",
             "",
         ]

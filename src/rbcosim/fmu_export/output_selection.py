@@ -23,9 +23,9 @@ def select_outputs(names: Iterable[str], patterns: Iterable[str]) -> set[str]:
     return {n for n in names if any(fnmatchcase(n, p) for p in patterns)}
 
 
-def parse_patterns(text: str) -> tuple[str, ...]:
-    """``PATTERN[,PATTERN…]`` as a tuple; ValueError for an empty pattern."""
+def parse_patterns(text: str, option: str = "--outputs") -> tuple[str, ...]:
+    """``PATTERN[,PATTERN…]`` as a tuple; ValueError naming ``option`` for an empty pattern."""
     patterns = tuple(p.strip() for p in text.split(","))
     if not all(patterns):
-        raise ValueError(f"--outputs: empty pattern in {text!r}")
+        raise ValueError(f"{option}: empty pattern in {text!r}")
     return patterns

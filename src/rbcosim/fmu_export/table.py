@@ -275,6 +275,7 @@ def build_table(
     outputs: Iterable[str] | None = None,
     parameter_info: Mapping[str, tuple[str | None, str]] | None = None,
     initial_states: Mapping[str, tuple[Iterable[float], str, str]] | None = None,
+    actuators: Iterable[dict[str, Any]] = (),
 ) -> VariableTable:
     """Build the table from a freshly built scenario.
 
@@ -294,6 +295,9 @@ def build_table(
     gives a parameter's (unit, description) by key (default: none, "scenario parameter KEY").
     ``initial_states`` (scenario key of a 3-vector -> (its values, unit, description)) adds the
     parameters ``KEY[1]`` .. ``KEY[3]`` (kind ``vector_parameter``, ``owner`` the key).
+    ``actuators`` (rbcosim.fmu_export.actuators specs) adds the joints' actuator inputs (kind
+    ``actuator``) and drivers' targets (kind ``driver_target``, index 0..2), ``owner`` the
+    joint.
     """
     point_names = tuple(point_names)
     joint_names = tuple(joint_names)
@@ -415,6 +419,20 @@ def build_table(
                 f"of the wrench on the rigid side minus {joint}.flex_energy",
                 joint,
             )
+    for spec in actuators:
+        driver = "driver" in spec
+        for index, (name, unit, start) in enumerate(
+                zip(spec["inputs"], spec["units"], spec["starts"])):
+            if driver:
+                what = ("coordinate", "rate", "acceleration")[index]
+                text = (f"{spec['joint']}: driver's {what} at the communication point (the "
+                        "motion over the next step: target + rate t + acceleration t^2/2)")
+            else:
+                what = "torque about" if unit == "N.m" else "force along"
+                text = (f"{spec['joint']}: actuator {what} the joint's axis on body 2 (its "
+                        "opposite on body 1), held over the next step")
+            add(name, "driver_target" if driver else "actuator", "input", start, unit, text,
+                spec["joint"], index)
     for body, state in (bodies or {}).items():
         add_kinematics(body, "body", "output", state, body, f"body {body}: ", BODY_COMPONENTS)
     for column, (value, unit, description) in (joint_coordinates or {}).items():
