@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rbcosim.errors import DivergedError, SimulationError
+from rbcosim.errors import DivergedError, SimulationError, SingularJacobianError
 from rbcosim.model import Model
 from rbcosim.state import State
 
@@ -121,6 +121,17 @@ def likely_cause(step: float, scale: float | None, *, name: str = "dt") -> str:
                 f"{scale:.3g} s (`rbcosim check`); {try_step}")
     return (f"likely cause: {name} = {step:g} s is below the fastest time scale {scale:.3g} s "
             f"at the initial state (`rbcosim check`), but the motion became faster; {try_step}")
+
+
+def as_divergence(error: SimulationError, sim) -> SimulationError:
+    """`error`, or the divergence it is: a lost rank (SingularJacobianError) at a state of the
+    rigid simulation `sim` beyond its bounds is a DivergedError (its observe() says so)."""
+    if isinstance(error, SingularJacobianError):
+        try:
+            sim.observe()
+        except DivergedError as exc:
+            return exc
+    return error
 
 
 def with_cause(error: DivergedError, cause: str) -> DivergedError:

@@ -37,8 +37,8 @@ from rbcosim.cosim.flex_endpoint import FlexEndpoint, motion_of
 from rbcosim.cosim.flex_groups import build_groups, refuse_multi_node
 from rbcosim.cosim.rigid_side import RigidSide
 from rbcosim.cosim.signals import evaluate
-from rbcosim.divergence import explain_cosim
-from rbcosim.errors import DivergedError, SimulationError, SingularJacobianError
+from rbcosim.divergence import as_divergence, explain_cosim
+from rbcosim.errors import DivergedError, SimulationError
 from rbcosim.flex.kinematics import InterfaceMotion
 from rbcosim.progress import Progress
 from rbcosim.results import Results, failure
@@ -294,11 +294,7 @@ def run_cosimulation(scenario: Scenario, *, progress: bool = True, checkpoint: P
 def _diagnosed(master: CosimMaster, error: SimulationError) -> SimulationError:
     """`error`, or the divergence it is: a lost rank at an absurd rigid state, a non-finite
     or absurd state (DivergedError with the likely cause: the macro step, added mass)."""
-    if isinstance(error, SingularJacobianError):
-        try:
-            master.rigid.sim.observe()
-        except DivergedError as exc:
-            error = exc
+    error = as_divergence(error, master.rigid.sim)
     if not isinstance(error, DivergedError):
         return error
     return explain_cosim(error, master.scenario, master.endpoints.values(), master.H)

@@ -378,15 +378,19 @@ def _watch(client: Client, flex: list[FlexProcess], n_steps: int, options: Cosim
 
 
 def _diagnosed(error: CosimError, scenario: Scenario) -> CosimError:
-    """`error`, with the likely cause appended when the session diverged
-    (rbcosim.divergence.cosim_cause)."""
-    if "diverged" not in str(error):
+    """`error`, with the likely cause (rbcosim.divergence.cosim_cause) appended to its line
+    that says the run diverged (a failed process's error may be followed by the server's
+    view of the session)."""
+    lines = str(error).split("\n")
+    at = next((i for i, line in enumerate(lines) if "diverged" in line), None)
+    if at is None:
         return error
     from rbcosim.cosim.flex_groups import build_groups
     from rbcosim.divergence import cosim_cause
 
     H = scenario.cosim.macro_step
-    return CosimError(f"{error}; {cosim_cause(scenario, build_groups(scenario, H).values(), H)}")
+    lines[at] += f"; {cosim_cause(scenario, build_groups(scenario, H).values(), H)}"
+    return CosimError("\n".join(lines))
 
 
 def _server_view(client: Client) -> str:

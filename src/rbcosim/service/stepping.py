@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from rbcosim.divergence import as_divergence
 from rbcosim.errors import SimulationError
 from rbcosim.service.errors import ProtocolError
 from rbcosim.service.requests import (
@@ -275,7 +276,7 @@ class StepRequests:
                 if s.wants_motions():
                     s.current_motions()
         except SimulationError as exc:
-            s.failed = f"step {s.step} failed: {exc}"
+            s.failed = f"step {s.step} failed: {as_divergence(exc, rigid.sim)}"
             err = ProtocolError("simulation_error", f"{s.failed}; the session needs a restore")
             return [(p.peer, error_reply(p.msg, err)) for p in pending]
         except Exception as exc:  # noqa: BLE001 - the session is marked failed; the server goes on
