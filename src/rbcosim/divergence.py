@@ -123,12 +123,13 @@ def likely_cause(step: float, scale: float | None, *, name: str = "dt") -> str:
             f"at the initial state (`rbcosim check`), but the motion became faster; {try_step}")
 
 
-def as_divergence(error: SimulationError, sim) -> SimulationError:
-    """`error`, or the divergence it is: a lost rank (SingularJacobianError) at a state of the
-    rigid simulation `sim` beyond its bounds is a DivergedError (its observe() says so)."""
+def as_divergence(error: SimulationError, observe) -> SimulationError:
+    """`error`, or the divergence it is: a lost rank (SingularJacobianError) at a state beyond
+    the rigid simulation's bounds is a DivergedError, which `observe()` (that simulation's
+    RigidSimulation.observe, called only for a lost rank) raises."""
     if isinstance(error, SingularJacobianError):
         try:
-            sim.observe()
+            observe()
         except DivergedError as exc:
             return exc
     return error

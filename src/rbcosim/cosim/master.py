@@ -294,7 +294,7 @@ def run_cosimulation(scenario: Scenario, *, progress: bool = True, checkpoint: P
 def _diagnosed(master: CosimMaster, error: SimulationError) -> SimulationError:
     """`error`, or the divergence it is: a lost rank at an absurd rigid state, a non-finite
     or absurd state (DivergedError with the likely cause: the macro step, added mass)."""
-    error = as_divergence(error, master.rigid.sim)
+    error = as_divergence(error, master.rigid.sim.observe)
     if not isinstance(error, DivergedError):
         return error
     return explain_cosim(error, master.scenario, master.endpoints.values(), master.H)

@@ -276,7 +276,7 @@ class StepRequests:
                 if s.wants_motions():
                     s.current_motions()
         except SimulationError as exc:
-            s.failed = f"step {s.step} failed: {as_divergence(exc, rigid.sim)}"
+            s.failed = f"step {s.step} failed: {as_divergence(exc, lambda: rigid.sim.observe())}"
             err = ProtocolError("simulation_error", f"{s.failed}; the session needs a restore")
             return [(p.peer, error_reply(p.msg, err)) for p in pending]
         except Exception as exc:  # noqa: BLE001 - the session is marked failed; the server goes on
