@@ -121,11 +121,9 @@ def export_native_fmu(
         root = Path(tmp) / "fmu"
         sources = root / "sources"
         sources.mkdir(parents=True)
-        other = f"fmi{5 - fmi_version}_native.c"  # the other FMI version's API
-        for folder, pattern in ((NATIVE_SOURCES, "*.[ch]"), (CLIENT_SOURCES, "*.[ch]")):
-            for path in sorted(folder.glob(pattern)):
-                if path.name not in (other, "fmu_local.c"):  # fmu_local: self-contained
-                    shutil.copy2(path, sources / path.name)
+        _copy_native_sources(sources, fmi_version, backend="fmu_session.c")
+        for path in sorted(CLIENT_SOURCES.glob("*.[ch]")):
+            shutil.copy2(path, sources / path.name)
         documentation = root / "documentation"
         documentation.mkdir()
         (documentation / EXTERNAL_DEPENDENCIES).write_text(native_server_dependencies(), "utf-8")
@@ -144,11 +142,7 @@ def export_native_fmu(
         for relative in referenced_files(scenario):
             (bundle / relative).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(scenario.parent / relative, bundle / relative)
-        output.parent.mkdir(parents=True, exist_ok=True)
-        with zipfile.ZipFile(output, "w", zipfile.ZIP_DEFLATED) as fmu:
-            for path in sorted(root.rglob("*")):
-                if path.is_file():
-                    fmu.write(path, path.relative_to(root).as_posix())
+        _zip_folder(root, output)
     return output
 
 
@@ -218,10 +212,7 @@ def export_self_contained_fmu(scenario: str | Path, output: str | Path, *, fmi_v
         root = Path(tmp) / "fmu"
         sources = root / "sources"
         sources.mkdir(parents=True)
-        other = f"fmi{5 - fmi_version}_native.c"
-        for path in sorted(NATIVE_SOURCES.glob("*.[ch]")):
-            if path.name not in (other, "fmu_session.c"):
-                shutil.copy2(path, sources / path.name)
+        _copy_native_sources(sources, fmi_version, backend="fmu_local.c")
         core = sources / "librbcosim"
         (core / "rigid").mkdir(parents=True)
         for file_name in ("rbc_array.h", "model_file.h", "model_file.c"):
@@ -240,12 +231,28 @@ def export_self_contained_fmu(scenario: str | Path, output: str | Path, *, fmi_v
         resources = root / "resources"
         resources.mkdir()
         (resources / "model.bin").write_bytes(model_bytes(actuated))
-        output.parent.mkdir(parents=True, exist_ok=True)
-        with zipfile.ZipFile(output, "w", zipfile.ZIP_DEFLATED) as fmu:
-            for path in sorted(root.rglob("*")):
-                if path.is_file():
-                    fmu.write(path, path.relative_to(root).as_posix())
+        _zip_folder(root, output)
     return output
+
+
+def _copy_native_sources(sources: Path, fmi_version: int, backend: str) -> None:
+    """Copy fmu/native's C files into `sources`: the FMI `fmi_version` API, the common core
+    and one `backend` (``fmu_session.c``: a client of a server; ``fmu_local.c``:
+    self-contained), not the other one."""
+    backends = {"fmu_session.c", "fmu_local.c"}
+    skip = {f"fmi{5 - fmi_version}_native.c"} | (backends - {backend})
+    for path in sorted(NATIVE_SOURCES.glob("*.[ch]")):
+        if path.name not in skip:
+            shutil.copy2(path, sources / path.name)
+
+
+def _zip_folder(root: Path, output: Path) -> None:
+    """The FMU file `output`: every file under `root`, by its path relative to it."""
+    output.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(output, "w", zipfile.ZIP_DEFLATED) as fmu:
+        for path in sorted(root.rglob("*")):
+            if path.is_file():
+                fmu.write(path, path.relative_to(root).as_posix())
 
 
 def local_table(table: VariableTable, scenario: Path, identifier: str, side,
