@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -138,6 +139,12 @@ class RigidSimulation:
     def columns(self) -> list[str]:
         return ["t", *body_columns(self.model), "energy", "constraint_drift"]
 
+    @functools.cached_property
+    def digest(self) -> str:
+        """The model's digest (rbcosim.cosim.model_digest), carried by every saved state;
+        computed once (a 10,000-link chain takes most of a second)."""
+        return model_digest(self.model)
+
     def observe(self, state: State | None = None, work: float | None = None) -> np.ndarray:
         """Update the diagnostics with `state` (default: the current one) and the work W (J)
         done until then (default: the integrator's) and return its results row."""
@@ -272,7 +279,7 @@ def _stops(done: int, n_steps: int, output_every: int, checkpoint_every: int) ->
 
 def _save_checkpoint(sim: RigidSimulation, rows: list, k: int, path: Path) -> None:
     s = sim.state
-    blob = pack_state({"model": model_digest(sim.model),
+    blob = pack_state({"model": sim.digest,
                        "t": s.t, "r": s.r, "q": s.q, "v": s.v, "w": s.w, "step": k,
                        "rows": np.array(rows), "diagnostics": sim.diagnostics.checkpoint(),
                        "work": sim.integrator.work, "columns": ",".join(sim.columns)})
@@ -286,7 +293,7 @@ def _load_checkpoint(sim: RigidSimulation, path: Path) -> tuple[list, int]:
         raise SimulationError(f"{path}: no such checkpoint file")
     try:
         d = unpack_state(path.read_bytes())
-        check_digest(d, model_digest(sim.model))
+        check_digest(d, sim.digest)
         if field(d, "columns", str) != ",".join(sim.columns):
             raise StateFormatError("columns: it belongs to another model")
         n = sim.state.r.shape[0]

@@ -9,7 +9,6 @@ coupling, the flexible side's ∂W/∂x and ∂W/∂v times the point's motion s
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +28,7 @@ from rbcosim.cosim.interface import (
     WRENCH_FIELDS,
     InterfacePoints,
 )
-from rbcosim.cosim.model_digest import check_digest, model_digest
+from rbcosim.cosim.model_digest import check_digest
 from rbcosim.errors import ScenarioError, SimulationError
 from rbcosim.kernels import handle as kernel
 from rbcosim.kernels.interface import MAX_POLY_ORDER
@@ -329,10 +328,10 @@ class RigidSide:
         return dict(zip(self.scenario.model.body_names, self.body_row().reshape(-1, 13)))
 
     # --- save / restore -------------------------------------------------------------------
-    @functools.cached_property
+    @property
     def digest(self) -> str:
-        """The rigid model's digest (rbcosim.cosim.model_digest), carried by every state."""
-        return model_digest(self.scenario.model)
+        """The rigid model's digest (its simulation's), carried by every state."""
+        return self.sim.digest
 
     def get_state(self) -> bytes:
         """Everything that determines the next steps, as bytes (exact round trip)."""
