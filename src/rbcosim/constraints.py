@@ -42,11 +42,6 @@ from rbcosim.planar import in_plane_rows, plane_basis
 from rbcosim.state import State
 
 
-def _rowdot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.einsum("ki,ki->k", a, b)
-
-
-
 @dataclass
 class ConstraintValues:
     """Per row: Φ, Φ_t, γ (m,), bodies a, b (m,) and Jacobian blocks Ja, Jb (m, 6)."""
@@ -58,10 +53,6 @@ class ConstraintValues:
     b: np.ndarray
     ja: np.ndarray
     jb: np.ndarray
-
-    def velocity_error(self, nu_ext: np.ndarray) -> np.ndarray:
-        """Φ̇ = J ν + Φ_t for extended velocities nu_ext (n+1, 6), ground row zero."""
-        return _rowdot(self.ja, nu_ext[self.a]) + _rowdot(self.jb, nu_ext[self.b]) + self.phi_t
 
 
 class _Group:

@@ -29,6 +29,7 @@ from rbcosim.cosim.interface import (
     InterfacePoints,
 )
 from rbcosim.cosim.model_digest import check_digest
+from rbcosim.diagnostics import checked_diagnostics, state_row
 from rbcosim.errors import ScenarioError, SimulationError
 from rbcosim.kernels import handle as kernel
 from rbcosim.kernels.interface import MAX_POLY_ORDER
@@ -36,7 +37,7 @@ from rbcosim.limits import RunLimits
 from rbcosim.limits import enforce as enforce_limits
 from rbcosim.results import body_columns
 from rbcosim.scenario import Scenario, load_scenario, load_scenario_text, scalar_parameters
-from rbcosim.simulate import RigidSimulation, checked_diagnostics, state_row
+from rbcosim.simulate import RigidSimulation
 from rbcosim.state import State
 
 #: where a C macro step stopped (librbcosim/rigid/macro.h)

@@ -10,21 +10,19 @@ constraint equations) plus `q.<coordinate>` and `qd.<rate>` columns.
 from __future__ import annotations
 
 import math
-import time
-from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 
-from rbcosim.accuracy import ADAPTIVE_ACCURACY, richardson_probe
+from rbcosim.diagnostics import Diagnostics, state_row
 from rbcosim.divergence import Bounds, explain
-from rbcosim.errors import DivergedError, SimulationError, SingularJacobianError
+from rbcosim.errors import DivergedError, RunFailedError, SimulationError, SingularJacobianError
 from rbcosim.integrators import ADAPTIVE, FIXED_STEP
 from rbcosim.minimal.tree import build_tree
 from rbcosim.model import Model
-from rbcosim.progress import Progress
 from rbcosim.results import Results, body_columns, failure
-from rbcosim.settings import SolverSettings, whole_steps
-from rbcosim.simulate import Diagnostics, state_row
+from rbcosim.run_loop import run_adaptive, run_fixed
+from rbcosim.settings import SolverSettings
 from rbcosim.state import State
 
 
@@ -77,7 +75,10 @@ def make_system(model: Model, *, solver: str = "aba"):
 
 
 class MinimalSimulation:
-    """A model in joint coordinates, its state y and a fixed-step integrator."""
+    """A model in joint coordinates, its state y and a fixed-step integrator: the minimal
+    formulation's `rbcosim.run_loop.System`."""
+
+    label = "run (minimal)"
 
     def __init__(self, model: Model, solver: SolverSettings):
         self.model = model
@@ -164,7 +165,8 @@ class MinimalSimulation:
             raise
         return row
 
-    def diagnostics_dict(self) -> dict:
+    def summary(self, **figures) -> dict:
+        """The diagnostics, the run's settings, the coordinates and `figures`."""
         d = self.diagnostics.as_dict()
         tree = self.system.tree
         d.update(integrator=self.solver.integrator, dt=self.solver.dt, t_end=self.solver.t_end,
@@ -173,79 +175,61 @@ class MinimalSimulation:
                      self.system, "n_independent", tree.nv) - self.model.frozen_rotations)
         if hasattr(self.system, "partition_report"):
             d.update(self.system.partition_report())
+        d.update(figures)
         return d
+
+    def partial(self, rows: list, error: SimulationError, **figures) -> RunFailedError:
+        """`error` with the rows so far attached; a divergence with its absurd row and its
+        likely cause."""
+        if isinstance(error, DivergedError):
+            if error.row is not None and (not rows or error.row[0] > rows[-1][0]):
+                rows = [*rows, error.row]
+            error = explain(error, self.model, self.solver)
+        return failure(self.columns, rows, self.summary(**figures), error)
+
+    def steps(self, k0: int, k1: int, h: float) -> None:
+        self.run(k0, k1 - k0, h)
+
+    def body_state(self) -> State:
+        return self.system.body_state(self.t, self.system.kinematics(self.y))
+
+    def energy(self, state: State) -> float:
+        return self.system.energy(state)
+
+    def project(self) -> None:
+        """Nothing to do: joint coordinates satisfy the tree joints exactly, and closed loops
+        are settled after every step."""
+
+    # --- adaptive runs: y = [q, v, W] -------------------------------------------------------
+    def derivative(self, t: float, y: np.ndarray) -> np.ndarray:
+        system = self.system
+        return np.append(system.derivative(t, y[:-1]), system.power(t, y[:-1]))
+
+    def initial_vector(self) -> np.ndarray:
+        return self.y.copy()
+
+    def observe_vector(self, t: float, y: np.ndarray, work: float) -> np.ndarray:
+        err = self.system.normalize(y)
+        self.diagnostics.quaternion_error = max(self.diagnostics.quaternion_error, err)
+        return self.observe(t, y, work=work)
+
+    def save_checkpoint(self, rows: list, k: int, path: Path) -> None:
+        raise SimulationError(NO_CHECKPOINTS)
+
+    def load_checkpoint(self, path: Path) -> tuple[list, int]:
+        raise SimulationError(NO_CHECKPOINTS)
+
+
+NO_CHECKPOINTS = "--checkpoint/--resume work with the maximal formulation and co-simulations"
 
 
 def simulate_minimal(model: Model, solver: SolverSettings, *, progress: bool = True) -> Results:
-    """Integrate `model` in joint coordinates from t = 0 to solver.t_end."""
+    """Integrate `model` in joint coordinates from t = 0 to solver.t_end (`rbcosim.run_loop`).
+    Adaptive integrators: trees without drivers only."""
+    if solver.integrator not in ADAPTIVE:
+        return run_fixed(MinimalSimulation, model, solver, progress=progress)
     sim = MinimalSimulation(model, solver)
-    if solver.integrator in ADAPTIVE:
-        return _simulate_adaptive(sim, progress=progress)
-    n_steps = whole_steps(solver.t_end, solver.dt)
-    rows = [sim.observe()]
-    start = time.perf_counter()
-    with Progress(n_steps, enabled=progress, label="run (minimal)") as bar:
-        k = 0
-        while k < n_steps:  # the steps up to the next output row in one call
-            n = min(solver.output_every - k % solver.output_every, n_steps - k)
-            try:
-                sim.run(k, n, solver.dt)
-                k += n
-                rows.append(sim.observe())
-            except SimulationError as exc:
-                sim.diagnostics.wall_time = time.perf_counter() - start
-                if isinstance(exc, DivergedError):
-                    if exc.row is not None:
-                        rows.append(exc.row)
-                    exc = explain(exc, model, solver)
-                raise failure(sim.columns, rows, sim.diagnostics_dict(), exc) from None
-            bar.update(k)
-    sim.diagnostics.wall_time = time.perf_counter() - start
-    diag = sim.diagnostics_dict()
-    diag["accuracy"] = richardson_probe(model, solver.integrator, solver.dt, solver.t_end,
-                                        _probe_run(model, solver)).as_dict()
-    return Results(sim.columns, np.array(rows), diag)
-
-
-def _probe_run(model: Model, solver: SolverSettings):
-    """run(h, n) for the accuracy probe: a fresh simulation, n steps of h s from t = 0."""
-    def run(h: float, n: int) -> State:
-        sim = MinimalSimulation(model, replace(solver, dt=h))
-        sim.run(0, n, h)
-        return sim.system.body_state(sim.t, sim.system.kinematics(sim.y))
-    return run
-
-
-def _simulate_adaptive(sim: MinimalSimulation, *, progress: bool) -> Results:
-    """Reference run with scipy.integrate.solve_ivp on the joint-coordinate ODE."""
-    solver = sim.solver
-    system = sim.system
-    if system.has_loops:
+    if sim.system.has_loops:
         raise SimulationError("adaptive integrators run trees without drivers only in the "
                               "minimal route; use rk4 or sdirk2 for closed loops and drivers")
-    n_out = round(solver.t_end / (solver.dt * solver.output_every))
-    t_eval = np.linspace(0.0, solver.t_end, n_out + 1)
-    start = time.perf_counter()
-    with Progress(1, enabled=progress, label=solver.integrator):
-        from scipy.integrate import solve_ivp  # adaptive reference runs only
-
-        def with_work(t, y):  # W as one more state: dW/dt = P
-            return np.append(system.derivative(t, y[:-1]), system.power(t, y[:-1]))
-
-        sol = solve_ivp(with_work, (0.0, solver.t_end), np.append(sim.y, 0.0),
-                        method=solver.integrator, t_eval=t_eval, rtol=solver.rtol,
-                        atol=solver.atol)
-    if not sol.success:
-        raise SimulationError(f"{solver.integrator}: {sol.message}")
-    rows = []
-    for k, t in enumerate(sol.t):
-        y = sol.y[:-1, k].copy()
-        err = system.normalize(y)
-        sim.diagnostics.quaternion_error = max(sim.diagnostics.quaternion_error, err)
-        rows.append(sim.observe(t, y, work=float(sol.y[-1, k])))
-    sim.diagnostics.steps = int(sol.nfev)
-    sim.diagnostics.wall_time = time.perf_counter() - start
-    d = sim.diagnostics_dict()
-    d.update(function_evaluations=int(sol.nfev), rtol=solver.rtol, atol=solver.atol,
-             accuracy=ADAPTIVE_ACCURACY)
-    return Results(sim.columns, np.array(rows), d)
+    return run_adaptive(sim, progress=progress)
