@@ -24,12 +24,16 @@ from rbcosim.divergence import Bounds, explain
 from rbcosim.dynamics import MaximalSystem
 from rbcosim.errors import DivergedError, RunFailedError, SimulationError, SingularJacobianError
 from rbcosim.integrators import ADAPTIVE, FIXED_STEP
+from rbcosim.kernels import handle as kernel
+from rbcosim.kernels.interface import PointInputs
 from rbcosim.model import Model
 from rbcosim.results import Results, body_columns, failure
 from rbcosim.run_loop import run_adaptive, run_fixed
 from rbcosim.settings import SolverSettings
 from rbcosim.state import State
 
+#: where a C macro step stopped (librbcosim/rigid/macro.h)
+MACRO_START, MACRO_STEPS, MACRO_END = 0, 1, 2
 #: Largest ‖Φ‖∞ accepted at the start of a run.
 INITIAL_CONSISTENCY = 1e-6
 
@@ -39,6 +43,7 @@ class RigidSimulation:
     formulation's `rbcosim.run_loop.System`."""
 
     label = "run"
+    formulation = "maximal"
 
     def __init__(self, model: Model, solver: SolverSettings):
         if solver.integrator not in FIXED_STEP:
@@ -60,6 +65,7 @@ class RigidSimulation:
         self.diagnostics = Diagnostics(conservative=model.is_conservative and not model.points)
         self.bounds = Bounds.of(model, self.state, solver.t_end, self.system.energy(self.state),
                                 self.system.kinetic_energy(self.state))
+        self._macro_scratch: dict = {}
 
     @property
     def columns(self) -> list[str]:
@@ -103,7 +109,7 @@ class RigidSimulation:
         """The diagnostics, the run's settings and `figures` (adaptive runs: rtol, atol, ...)."""
         d = self.diagnostics.as_dict()
         d.update(integrator=self.solver.integrator, dt=self.solver.dt, t_end=self.solver.t_end,
-                 formulation="maximal", redundant_constraints=self.system.redundant_rows)
+                 formulation=self.formulation, redundant_constraints=self.system.redundant_rows)
         d.update(figures)
         return d
 
@@ -169,6 +175,82 @@ class RigidSimulation:
                                  float(np.max(np.abs(np.linalg.norm(state.q, axis=1) - 1))))
         state.q = quat.normalize(state.q)
         return self.observe(state, work=work)
+
+    # --- interface points of a co-simulation (rbcosim.cosim.rigid_side) ----------------------
+    @property
+    def time(self) -> float:
+        return self.state.t
+
+    @property
+    def point_inputs(self) -> PointInputs:
+        """The inputs at the interface points the C core reads at every stage."""
+        return self.system.points
+
+    def point_outputs(self, out: np.ndarray) -> None:
+        """(k, 13) outputs of the points now into out (MaximalSystem.point_outputs)."""
+        self.system.point_outputs(self.state, out)
+
+    def point_state(self) -> tuple[np.ndarray, np.ndarray]:
+        """(k, 19) outputs and total wrenches, (k, 6) accelerations of the points now."""
+        return self.system.point_state(self.state)
+
+    def macro_scratch(self, n: int) -> tuple:
+        """Arrays of a C macro step of n micro steps: times (n+1,), the points' state at its
+        start and end (k, 19), accelerations (k, 6), interface work (k,), a failed state."""
+        k = len(self.model.points)
+        scratch = self._macro_scratch.get(n)
+        if scratch is None:
+            scratch = self._macro_scratch[n] = (
+                np.empty(n + 1), np.empty((k, 19)), np.empty((k, 19)), np.empty((k, 6)),
+                np.empty(k), np.empty_like(self.state.vector))
+        return scratch
+
+    def macro_step(self, H: float, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """One macro step of H s in n micro steps, in one call of the C core
+        (kernels.handle.macro_step): the points' outputs at its start become the feedback
+        reference, the feedback gains are reset at its end. Returns the points' (k, 19) state
+        at the start and at the end and the interface work H/2 (W·V start + W·V end) (k,), J."""
+        times, start, end, acc, energy, failed = self.macro_scratch(n)
+        state, integrator = self.state, self.integrator
+        t = state.t
+        status, phase, done = kernel.macro_step(
+            self.system.handle, state.vector, t, float(H), n, integrator.stepper(), times,
+            start, end, acc, energy, integrator._stats, failed)
+        if phase == MACRO_START:
+            self.system.check_status(status, t)
+        elif phase == MACRO_STEPS:
+            try:
+                integrator.finish_advance(state, times, status, done, failed)
+            finally:
+                self._count(times[0], H / n)
+        else:
+            state.t = float(times[n])
+            self._count(times[0], H / n)
+            if phase == MACRO_END:
+                self.system.check_status(status, state.t)
+        return start, end, energy
+
+    def state_fields(self) -> dict:
+        """What determines the next steps besides the point inputs: t, r, q, v, w, the
+        integrator's quaternion error and work."""
+        s = self.state
+        return {"t": s.t, "r": s.r, "q": s.q, "v": s.v, "w": s.w,
+                "quaternion_error": self.integrator.quaternion_error,
+                "work": self.integrator.work}
+
+    def check_state_fields(self, d: dict) -> None:
+        """StateFormatError unless `d` holds state_fields of this model."""
+        n = self.state.r.shape[0]
+        for key, width in (("r", 3), ("q", 4), ("v", 3), ("w", 3)):
+            array(d, key, (n, width))
+        for key in ("t", "quaternion_error", "work"):
+            field(d, key)
+
+    def set_state_fields(self, d: dict) -> None:
+        """Take back checked state_fields (after the diagnostics are restored)."""
+        self.state = State(d["t"], d["r"], d["q"], d["v"], d["w"])
+        self.integrator.work = self.diagnostics.work = float(d["work"])
+        self.integrator.quaternion_error = float(d["quaternion_error"])
 
     # --- checkpoints --------------------------------------------------------------------------
     def save_checkpoint(self, rows: list, k: int, path: Path) -> None:

@@ -28,6 +28,7 @@ from rbcosim.cosim.flex_endpoint import FlexEndpoint, motion_of
 from rbcosim.cosim.flex_groups import SingleJoint
 from rbcosim.flex.body import FlexBody
 from rbcosim.flex.deformation_range import ROTATION_LIMIT
+from rbcosim.simulate import RigidSimulation
 
 #: scheme codes of librbcosim/cosim/coupled.h
 SCHEMES = {"jacobi": 0, "gauss_seidel_rigid_first": 1, "gauss_seidel_flex_first": 2}
@@ -67,6 +68,8 @@ class CoupledSteps:
     @classmethod
     def for_master(cls, master) -> CoupledSteps | None:
         if master.settings.scheme not in SCHEMES or not 0 <= master.settings.extrapolation <= 2:
+            return None
+        if not isinstance(master.rigid.sim, RigidSimulation):  # the minimal formulation
             return None
         groups = list(master.endpoints.values())
         if not groups or len(groups) > _MAX_JOINTS:
@@ -155,13 +158,8 @@ class CoupledSteps:
             return 0
         rigid = self.rigid
         sim, state = rigid.sim, rigid.sim.state
-        n, k = self.micro_steps, len(rigid.points.names)
-        scratch = rigid._macro_scratch.get((n, k))
-        if scratch is None:
-            scratch = rigid._macro_scratch[(n, k)] = (
-                np.empty(n + 1), np.empty((k, 19)), np.empty((k, 19)), np.empty((k, 6)),
-                np.empty(k), np.empty_like(state.vector))
-        times, start, end, acc, energy, failed = scratch
+        n = self.micro_steps
+        times, start, end, acc, energy, failed = sim.macro_scratch(n)
         integrator = sim.integrator
         method, do_project, tol, max_newton, matrix, valid = integrator.stepper()
         _code, done, t, micro = _core.coupled_steps(

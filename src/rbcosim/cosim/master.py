@@ -201,7 +201,7 @@ class CosimMaster:
 
     def diagnostics(self) -> dict:
         d = self.rigid.sim.diagnostics.as_dict()
-        d.update(formulation="maximal (rigid side)", scheme=self.settings.scheme,
+        d.update(formulation=f"{self.rigid.sim.formulation} (rigid side)", scheme=self.settings.scheme,
                  macro_step=self.H, micro_steps=self.settings.micro_steps,
                  extrapolation=self.settings.extrapolation, macro_steps=self.step_index,
                  iterations_total=int(sum(self.iterations)),

@@ -9,15 +9,21 @@ constraint equations) plus `q.<coordinate>` and `qd.<rate>` columns.
 
 from __future__ import annotations
 
+import functools
 import math
 from pathlib import Path
 
 import numpy as np
 
+from rbcosim.cosim.codec import array, field
+from rbcosim.cosim.model_digest import model_digest
 from rbcosim.diagnostics import Diagnostics, state_row
 from rbcosim.divergence import Bounds, explain
 from rbcosim.errors import DivergedError, RunFailedError, SimulationError, SingularJacobianError
 from rbcosim.integrators import ADAPTIVE, FIXED_STEP
+from rbcosim.kernels.interface import PointInputs
+from rbcosim.minimal.points import TreePoints
+from rbcosim.minimal.steps import SDIRK2, rk4
 from rbcosim.minimal.tree import build_tree
 from rbcosim.model import Model
 from rbcosim.results import Results, body_columns, failure
@@ -79,6 +85,7 @@ class MinimalSimulation:
     formulation's `rbcosim.run_loop.System`."""
 
     label = "run (minimal)"
+    formulation = "minimal"
 
     def __init__(self, model: Model, solver: SolverSettings):
         self.model = model
@@ -91,6 +98,9 @@ class MinimalSimulation:
         #: finite); trees: one call of the C core; closed loops and drivers: RK4 / SDIRK2 on
         #: their derivative
         self.advance = self.system.step_function(name)
+        #: a step of the interface points' Python derivative (macro_step)
+        self._point_step = rk4 if name == "rk4" else SDIRK2().step
+        self._points: TreePoints | None = None
         #: trees: a run of steps in one call of the C core (`run`)
         self._steps = None if self.system.has_loops else self.system.steps_function(name)
         #: trees integrate the work of loads and dampers; closed loops do not
@@ -170,7 +180,7 @@ class MinimalSimulation:
         d = self.diagnostics.as_dict()
         tree = self.system.tree
         d.update(integrator=self.solver.integrator, dt=self.solver.dt, t_end=self.solver.t_end,
-                 formulation="minimal", coordinates=tree.position_names,
+                 formulation=self.formulation, coordinates=tree.position_names,
                  rates=tree.rate_names, degrees_of_freedom=getattr(
                      self.system, "n_independent", tree.nv) - self.model.frozen_rotations)
         if hasattr(self.system, "partition_report"):
@@ -212,6 +222,79 @@ class MinimalSimulation:
         err = self.system.normalize(y)
         self.diagnostics.quaternion_error = max(self.diagnostics.quaternion_error, err)
         return self.observe(t, y, work=work)
+
+    # --- interface points of a co-simulation (rbcosim.cosim.rigid_side; trees only) --------
+    @property
+    def time(self) -> float:
+        return self.t
+
+    @functools.cached_property
+    def digest(self) -> str:
+        """The model's digest (rbcosim.cosim.model_digest), carried by every saved state."""
+        return model_digest(self.model)
+
+    def attach_points(self) -> MinimalSimulation:
+        """Make the interface points steppable (a co-simulation's rigid side); SimulationError
+        for a model with closed loops or drivers."""
+        self._points = TreePoints(self.system)
+        return self
+
+    @property
+    def point_inputs(self) -> PointInputs:
+        """The inputs at the interface points (those of the maximal route's table)."""
+        return self._points.inputs
+
+    def point_outputs(self, out: np.ndarray) -> None:
+        """(k, 13) outputs of the points now into out."""
+        self._points.outputs(self.t, self.y, out)
+
+    def point_state(self) -> tuple[np.ndarray, np.ndarray]:
+        """(k, 19) outputs and total wrenches, (k, 6) accelerations of the points now."""
+        return self._points.state(self.t, self.y)
+
+    def macro_step(self, H: float, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """One macro step of H s in n micro steps, as RigidSimulation.macro_step (feedback
+        reference at its start, gains reset at its end); the steps in Python on
+        TreePoints.derivative, which carries the work W."""
+        pts, d = self._points, self.diagnostics
+        pts.outputs(self.t, self.y, pts.inputs.reference)
+        start, _ = pts.state(self.t, self.y)
+        t0, h = self.t, H / n
+        x = np.append(self.y, self.system.work.done[0])
+        for i in range(n):
+            x = self._point_step(pts.derivative, t0 + H * i / n, x, h)
+            err = self.system.normalize(x[:-1])
+            if math.isnan(err):
+                raise DivergedError(f"diverged: non-finite joint coordinates at "
+                                    f"t = {t0 + H * (i + 1) / n:.6g} s")
+            self.y[:], self.system.work.done[0] = x[:-1], x[-1]
+            self.t = t0 + H * (i + 1) / n
+            d.quaternion_error = max(d.quaternion_error, err)
+            d.steps += 1
+        end, _ = pts.state(self.t, self.y)
+        energy = 0.5 * H * (np.sum(start[:, 13:] * start[:, 7:13], axis=1)
+                            + np.sum(end[:, 13:] * end[:, 7:13], axis=1))
+        pts.inputs.switches[0] = 0
+        pts.inputs.gains[:] = 0.0
+        return start, end, energy
+
+    def state_fields(self) -> dict:
+        """What determines the next steps besides the point inputs: t, y = [q, v], the
+        quaternion error and the work W (J)."""
+        return {"t": self.t, "y": self.y, "quaternion_error": self.diagnostics.quaternion_error,
+                "work": float(self.system.work.done[0])}
+
+    def check_state_fields(self, d: dict) -> None:
+        """StateFormatError unless `d` holds state_fields of this model."""
+        array(d, "y", self.y.shape)
+        for key in ("t", "quaternion_error", "work"):
+            field(d, key)
+
+    def set_state_fields(self, d: dict) -> None:
+        """Take back checked state_fields (after the diagnostics are restored)."""
+        self.t, self.y[:] = float(d["t"]), d["y"]
+        self.system.work.done[0] = self.diagnostics.work = float(d["work"])
+        self.diagnostics.quaternion_error = float(d["quaternion_error"])
 
     def save_checkpoint(self, rows: list, k: int, path: Path) -> None:
         raise SimulationError(NO_CHECKPOINTS)
