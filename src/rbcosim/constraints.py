@@ -21,7 +21,6 @@ import numpy as np
 
 from rbcosim import quaternion as quat
 from rbcosim.kernels.contact_rows import CONTACT_HEIGHT, CONTACT_SLIP, KNIFE
-from rbcosim.kernels.frames import Frames
 from rbcosim.kernels.rows import (
     DIST,
     DOT1,
@@ -238,8 +237,7 @@ class Constraints:
         the row count while the table is being built)."""
         n_rows = self.n_rows if n_rows is None else n_rows
         values, jac = np.zeros((4, n_rows)), np.zeros((2, n_rows, 6))
-        frames = Frames(kin.q, kin.R, kin.r, kin.v, kin.w_inertial, kin.w_body)
-        evaluate_rows(self.table, kin.t, frames, values, jac, np.zeros((2, 2, 6)))
+        evaluate_rows(self.table, kin.t, kin, values, jac, np.zeros((2, 2, 6)))
         return ConstraintValues(values[PHI], values[PHI_T], values[GAMMA],
                                 self.table.row_bodies[:, 0], self.table.row_bodies[:, 1],
                                 jac[0], jac[1])

@@ -22,7 +22,6 @@ from rbcosim.errors import DivergedError, SimulationError, SingularJacobianError
 from rbcosim.kernels import equations as eq
 from rbcosim.kernels import handle as kernel
 from rbcosim.kernels.forces import force_table
-from rbcosim.kernels.frames import Frames
 from rbcosim.kernels.interface import add_point_loads, point_inputs, point_wrenches
 from rbcosim.kernels.multipliers import schur_pattern
 from rbcosim.kinematics import Kinematics
@@ -66,11 +65,6 @@ def _closes_a_loop(model: Model) -> bool:
             return True
         parent[a] = b
     return False
-
-
-def frames_of(kin: Kinematics) -> Frames:
-    """The C core's view of a Kinematics (same arrays, ground at row 0)."""
-    return Frames(kin.q, kin.R, kin.r, kin.v, kin.w_inertial, kin.w_body)
 
 
 class MaximalSystem:
@@ -141,14 +135,14 @@ class MaximalSystem:
                              torque)
         if self.model.points:
             loads = np.hstack([force, torque])
-            add_point_loads(self.points, frames_of(kin), self.point_wrenches(t, kin), loads)
+            add_point_loads(self.points, kin, self.point_wrenches(t, kin), loads)
             force, torque = loads[:, :3], loads[:, 3:]
         return force, torque
 
     def point_wrenches(self, t: float, kin: Kinematics) -> np.ndarray:
         """(k, 6) wrench inputs at the interface points at time t, inertial."""
         out = np.zeros((len(self.model.points), 6))
-        point_wrenches(self.points, t, frames_of(kin), out)
+        point_wrenches(self.points, t, kin, out)
         return out
 
     def point_outputs(self, state: State, out: np.ndarray) -> None:
