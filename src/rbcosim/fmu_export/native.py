@@ -129,7 +129,8 @@ def export_native_fmu(
         (documentation / EXTERNAL_DEPENDENCIES).write_text(native_server_dependencies(), "utf-8")
         (sources / "model_table.c").write_text(
             model_table_c(table, config, identifier, guid, body_names=bodies,
-                          body_points=tuple(point_name(b) for b in bodies)), "utf-8"
+                          body_points=tuple(point_name(b) for b in bodies),
+                          model=side.scenario.model), "utf-8"
         )
         c_files = sorted(p.name for p in sources.glob("*.c"))
         (sources / "buildDescription.xml").write_bytes(build_description(identifier, c_files))
@@ -221,7 +222,8 @@ def export_self_contained_fmu(scenario: str | Path, output: str | Path, *, fmi_v
             shutil.copy2(path, core / "rigid" / path.name)
         (sources / "model_table.c").write_text(
             model_table_c(table, config, identifier, guid,
-                          body_names=side.scenario.model.body_names, actuations=actuations),
+                          body_names=side.scenario.model.body_names, actuations=actuations,
+                          model=side.scenario.model),
             "utf-8")
         c_files = sorted(p.relative_to(sources).as_posix() for p in sources.rglob("*.c"))
         (sources / "buildDescription.xml").write_bytes(
@@ -265,7 +267,7 @@ def local_table(table: VariableTable, scenario: Path, identifier: str, side,
     embedded, _ = describe(scenario, ExportOptions(mode="embedded", name=identifier,
                                                    inputs=tuple(s["joint"] for s in specs)),
                            side=side)
-    kept += [v for v in embedded.variables if v.kind in ("body", "actuator")]
+    kept += [v for v in embedded.variables if v.kind in ("body", "joint_coordinate", "actuator")]
     variables = tuple(replace(v, vr=vr) for vr, v in enumerate(kept))
     return replace(table, variables=variables)
 
@@ -343,12 +345,13 @@ def with_exchange(table: VariableTable, side) -> VariableTable:
 
 
 def with_bodies(table: VariableTable, scenario: Path, identifier: str, side) -> VariableTable:
-    """``table`` plus every body's state as outputs (the embedded FMU's names, units and start
-    values), numbered after it (so every other variable keeps its value reference)."""
+    """``table`` plus every body's state and every joint's coordinates as outputs (the
+    embedded FMU's names, units and start values), numbered after it (so every other variable
+    keeps its value reference)."""
     embedded, _ = describe(scenario, ExportOptions(mode="embedded", name=identifier), side=side)
     first = len(table.variables)
-    extra = tuple(replace(v, vr=first + n)
-                  for n, v in enumerate(v for v in embedded.variables if v.kind == "body"))
+    extra = tuple(replace(v, vr=first + n) for n, v in enumerate(
+        v for v in embedded.variables if v.kind in ("body", "joint_coordinate")))
     return replace(table, variables=table.variables + extra)
 
 
