@@ -81,8 +81,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
         action="store_true",
         help="provide directional derivatives (FMI 2 fmi2GetDirectionalDerivative, FMI 3 "
         "directional and adjoint): the outputs after the last doStep with respect to the wrench "
-        "inputs held over it, for interface-Jacobian masters; embedded rigid side only, needs "
-        "a C compiler, and the FMU then runs on Linux x86-64 only (see fmu/README.md)",
+        "inputs held over it (with --flex: to the motion inputs), for interface-Jacobian "
+        "masters; embedded mode only, the FMU then runs on Linux x86-64 only (see "
+        "fmu/README.md)",
     )
     p.add_argument(
         "--outputs",
@@ -142,10 +143,9 @@ def run(args: argparse.Namespace) -> int:
         print("rbcosim export-fmu: error: --flex FMUs run their body inside: embedded mode only",
               file=sys.stderr)
         return 2
-    if args.derivatives and (args.flex is not None or mode != "embedded"):
-        print("rbcosim export-fmu: error: --derivatives re-runs the rigid side's step inside "
-              "the FMU: embedded mode and the rigid side only (not with --mode remote or --flex)",
-              file=sys.stderr)
+    if args.derivatives and mode != "embedded":
+        print("rbcosim export-fmu: error: --derivatives re-runs the step inside the FMU: "
+              "embedded mode only (not with --mode remote)", file=sys.stderr)
         return 2
     if args.outputs is not None and (args.flex is not None or mode != "embedded"):
         print("rbcosim export-fmu: error: --outputs selects body and joint outputs, which "

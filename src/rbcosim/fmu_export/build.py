@@ -51,7 +51,7 @@ class ExportOptions:
     mode the defaults of the FMU parameters ``server.address`` and ``server.timeout`` (s),
     the FMU's modelIdentifier (default: the scenario file's stem, see model_identifier),
     ``flex``: export that flexible body of the scenario instead of the rigid side, and
-    ``derivatives``: provide directional derivatives (embedded rigid side only; needs a C
+    ``derivatives``: provide directional derivatives (embedded mode, also --flex; needs a C
     compiler, and the FMU then runs on Linux x86-64 only, see shim.py), ``outputs``: fnmatch
     patterns of the body and joint outputs to keep (embedded rigid side; default all),
     ``inputs``: fnmatch patterns of the joints that get actuator inputs (``J.torque``,
@@ -77,9 +77,9 @@ class ExportOptions:
             raise ValueError(f"mode must be 'embedded' or 'remote', got {self.mode!r}")
         if self.flex is not None and self.mode != "embedded":
             raise ValueError("a flexible-body FMU runs its body inside: embedded mode only")
-        if self.derivatives and (self.flex is not None or self.mode != "embedded"):
-            raise ValueError("directional derivatives re-run the rigid side's step inside the "
-                             "FMU: embedded mode and the rigid side only (not remote, not --flex)")
+        if self.derivatives and self.mode != "embedded":
+            raise ValueError("directional derivatives re-run the step inside the FMU: "
+                             "embedded mode only (not remote)")
         if self.outputs is not None and (self.flex is not None or self.mode != "embedded"):
             raise ValueError("--outputs selects body and joint outputs, which embedded rigid-side "
                              "FMUs have only (not remote, not --flex)")
@@ -103,9 +103,9 @@ def export_fmu(
     identifier = model_identifier(scenario, options.name)
     if options.flex is None:
         table, config = describe(scenario, options)
-        config["derivatives"] = options.derivatives
     else:
         table, config = describe_flex(scenario, options.flex)
+    config["derivatives"] = options.derivatives
     table = with_starts(table, dict(options.starts))
     data_files = referenced_files(scenario)
     config["data_files"] = [p.as_posix() for p in data_files]
