@@ -46,14 +46,13 @@ from rbcosim.fmu_export.native_files import (
     model_table_c,
 )
 from rbcosim.fmu_export.table import (
-    ACCELERATION_COMPONENTS,
-    ADDED_MASS_UNITS,
     WRENCH_COMPONENTS,
     WRENCH_DERIVATIVES,
     Variable,
     VariableTable,
     variable_row,
 )
+from rbcosim.fmu_export.table_rows import acceleration_rows, added_mass_rows
 from rbcosim.model_file import array_records
 
 _CHECKOUT = Path(__file__).resolve().parents[3]
@@ -318,27 +317,12 @@ def with_exchange(table: VariableTable, side) -> VariableTable:
     (parameters)."""
     rows = []
     for point, values in zip(side.point_names, side.point_accelerations()):
-        for index, (comp, unit, text) in enumerate(ACCELERATION_COMPONENTS):
-            rows.append(variable_row(f"{point}.{comp}", "acceleration", "output",
-                                     float(values[index]), unit,
-                                     f"{point}: {text}, at the session's current time", point,
-                                     index))
+        rows += acceleration_rows(point, values, "at the session's current time")
         for index, (comp, unit, text) in enumerate(WRENCH_COMPONENTS):
             for kind, prefix, suffix, what in WRENCH_DERIVATIVES[:2]:
                 rows.append(variable_row(f"{point}.{prefix}{comp}", kind, "input", 0.0,
                                          unit + suffix, f"{point}: {what} {text}", point, index))
-        for i in range(6):
-            for j in range(6):
-                rows.append(variable_row(
-                    f"{point}.added_mass[{i + 1},{j + 1}]", "added_mass", "parameter", 0.0,
-                    ADDED_MASS_UNITS[i // 3][j // 3],
-                    f"{point}: flexible side's added mass on [a; alpha], row {i + 1}, column "
-                    f"{j + 1}, in the axes of {point}.added_mass_frame; the wrench inputs then "
-                    "exclude its part", point, 6 * i + j, variability="fixed"))
-        rows.append(variable_row(
-            f"{point}.added_mass_frame", "added_mass_frame", "parameter", "point", None,
-            f"{point}: axes of {point}.added_mass: 'point' (turn with the point) or 'inertial'",
-            point, variability="fixed"))
+        rows += added_mass_rows(point)
     first = len(table.variables)
     extra = tuple(Variable(vr=first + n, **row) for n, row in enumerate(rows))
     return replace(table, variables=table.variables + extra)
