@@ -23,6 +23,11 @@ import numpy as np
 from rbcosim.cosim.codec import pack_state, unpack_state
 from rbcosim.cosim.flex_endpoint import FlexEndpoint, motion_of
 from rbcosim.cosim.scheme import JACOBI
+from rbcosim.fmu_export.derivatives import (
+    DerivativeRequests,
+    StepRecord,
+    central_differences,
+)
 from rbcosim.fmu_export.flex_table import WRENCH_KINDS
 from rbcosim.fmu_export.fmustate import check_state
 from rbcosim.fmu_export.values import LogFunction, TableValues
@@ -56,7 +61,7 @@ def wrench_derivatives(endpoint: FlexEndpoint, t: float) -> dict[str, np.ndarray
     return out
 
 
-class FlexFmuCore(TableValues):
+class FlexFmuCore(DerivativeRequests, TableValues):
     """The numbers behind one flexible-body FMU instance."""
 
     def __init__(self, resources: str | Path, log: LogFunction) -> None:
@@ -70,6 +75,7 @@ class FlexFmuCore(TableValues):
         self._output_vrs = [v.vr for v in sorted(self.table.by_kind("flex_output"),
                                                  key=lambda v: v.index)]
         self.overrides: dict[str, str] = {}
+        self.derivatives = bool(self.config.get("derivatives", False))
 
     # -- variables ---------------------------------------------------------------------------
 
@@ -136,6 +142,8 @@ class FlexFmuCore(TableValues):
 
     def _step(self, step_size: float) -> None:
         t = self.time
+        if self.derivatives and self._step_start is None:
+            self._step_start = self._snapshot()
         for endpoint in self.side.values():
             if abs(step_size - endpoint.H) > 1e-12 * endpoint.H:
                 raise ValueError(f"step size {step_size!r} s is not the macro step {endpoint.H!r} s")
@@ -160,6 +168,39 @@ class FlexFmuCore(TableValues):
             rows.append(endpoint.row())
         for vr, x in zip(self._output_vrs, np.concatenate(rows).tolist()):
             values[vr] = x
+
+    # -- directional derivatives (rbcosim.fmu_export.derivatives) -----------------------------
+
+    def _snapshot(self) -> tuple[dict[str, bytes], list]:
+        """The endpoints' states and every variable's value, to re-run a step from."""
+        return {j: ep.get_state() for j, ep in self.side.items()}, list(self.values)
+
+    def _restore(self, snapshot: tuple[dict[str, bytes], list]) -> None:
+        states, values = snapshot
+        for joint, endpoint in self.side.items():
+            endpoint.set_state(states[joint])
+        self.values = list(values)
+
+    def _jacobian_of(self, unknowns: list, knowns: list) -> np.ndarray:
+        """∂outputs/∂motion inputs of the recorded doStep; the body is left as it was."""
+        record: StepRecord = self._step_record
+        after = self._snapshot()
+        start = record.solver
+
+        def coefficient(known) -> float:  # a motion input: a value (order 0)
+            return float(start[1][known.vr])
+
+        def rerun(known, value: float) -> np.ndarray:
+            self._restore(start)
+            self.values[known.vr] = value
+            for _ in range(record.count):
+                self._step(record.step_size)
+            return np.array([self.values[v.vr] for v in unknowns])
+
+        try:
+            return central_differences(record, knowns, coefficient, rerun)
+        finally:
+            self._restore(after)
 
     # -- FMU state ---------------------------------------------------------------------------
 
@@ -193,3 +234,4 @@ class FlexFmuCore(TableValues):
         self.side = side
         self.overrides = dict(state["overrides"]) if side is not None else {}
         self.values = list(state["values"])
+        self._step_record = None  # the derivatives are those of a doStep of this instance
