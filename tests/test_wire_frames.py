@@ -143,3 +143,35 @@ def test_client_and_server_share_one_codec():
     imported |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     assert "msgpack" not in imported
     assert "rbcosim.service.wire" in imported
+
+
+def _raw_step(address: str, session: str, client: str, frames: list, content: dict) -> dict:
+    """Send one step request with these buffer frames on a raw DEALER; the decoded reply."""
+    sock = zmq.Context.instance().socket(zmq.DEALER)
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.connect(address)
+    header = {"version": "1.3", "msg_id": 8, "msg_type": "step", "session": session,
+              "content": {"client": client, "step": 0, **content}}
+    sock.send_multipart([b"", msgpack.packb(header, use_bin_type=True), *frames])
+    assert sock.poll(10000)
+    reply = sock.recv_multipart()
+    sock.close()
+    return msgpack.unpackb(reply[1], raw=False)
+
+
+def test_protocol_doc_frame_of_the_wrong_length_or_a_missing_frame_is_invalid_array():
+    """PROTOCOL.md §4: "A frame of the wrong length is an invalid_array ("needs 48 bytes, got
+    40"), an index without a frame too"; the session stays where it was."""
+    with running_server() as server, Client(server.address, timeout=10) as c:
+        c.create_session(text=TOY_TWO_POINTS)
+        c.attach(["a"])
+        short = _raw_step(server.address, c.session, c.client_id, [bytes(40)],
+                          {"wrench": {"dtype": "<f8", "shape": [1, 6], "frame": 0}})
+        missing = _raw_step(server.address, c.session, c.client_id, [bytes(48)],
+                            {"wrench": {"dtype": "<f8", "shape": [1, 6], "frame": 1}})
+        assert c.outputs()["step"] == 0
+    assert short["error"]["code"] == "invalid_array"
+    assert "needs 48 bytes, got 40" in short["error"]["message"]
+    assert missing["error"]["code"] == "invalid_array"
+    assert "frame 1 does not exist; the message has 1 buffer frame(s)" in \
+        missing["error"]["message"]

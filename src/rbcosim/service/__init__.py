@@ -22,7 +22,18 @@ _HOMES = {
     "Limits": "wire",
 }
 
-__all__ = sorted(_HOMES)
+__all__ = [
+    "DEFAULT_BIND",
+    "ERROR_CODES",
+    "MESSAGE_TYPES",
+    "CurveConfig",
+    "Limits",
+    "ProtocolError",
+    "Server",
+    "Service",
+    "generate_keys",
+    "serve_in_thread",
+]
 
 
 def __getattr__(name: str):
