@@ -1,7 +1,7 @@
 """When a run has diverged: bounds on its state derived from the model, and the likely cause.
 
 A fixed-step run stops with status "diverged" when an observed state is not finite or leaves
-one of these bounds (L the model's length scale, `rbcosim.accuracy.length_scale`; E the
+one of these bounds (L the model's length scale, `rbcosim.maximal.accuracy.length_scale`; E the
 model's energy scale, the largest of |E0|, the initial kinetic energy and Σ m |g| L):
 
   position     |r_i(t) − r_i(0)| > POSITION_LENGTHS · L + |v(0)|max · t_end + ½ |g| t_end²
@@ -49,7 +49,7 @@ class Bounds:
     def of(cls, model: Model, state: State, t_end: float, energy0: float,
            kinetic0: float) -> Bounds:
         """Bounds for `model` started from `state` (its energy0 and kinetic0, J) to t_end s."""
-        from rbcosim.accuracy import length_scale
+        from rbcosim.maximal.accuracy import length_scale
 
         scale = length_scale(model)
         g = float(np.linalg.norm(model.gravity))
@@ -144,7 +144,7 @@ def with_cause(error: DivergedError, cause: str) -> DivergedError:
 
 def rigid_time_scale(model: Model, baumgarte: tuple[float, float]) -> float | None:
     """s: 1 / the largest |eigenvalue| of the linearized rigid equations (None: not estimated)."""
-    from rbcosim.accuracy import LINEARIZE_MAX_BODIES, fastest_rate
+    from rbcosim.maximal.accuracy import LINEARIZE_MAX_BODIES, fastest_rate
 
     if model.n_bodies > LINEARIZE_MAX_BODIES:
         return None

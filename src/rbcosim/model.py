@@ -55,7 +55,7 @@ class Motion:
 
     kind "polynomial": f = Σ c_k t^k; "harmonic": offset + amplitude·sin(2π frequency t + phase);
     "table": cubic spline through (times, values); "expression": `text`, a formula in t (s),
-    as its compiled `program` (rbcosim.kernels.expression), parameters folded in.
+    as its compiled `program` (rbcosim.maximal.kernels.expression), parameters folded in.
     """
 
     kind: str
@@ -79,7 +79,7 @@ class Motion:
             s, c = np.sin(w * t + phase), np.cos(w * t + phase)
             return offset + amplitude * s, amplitude * w * c, -amplitude * w * w * s
         if self.kind == "expression":
-            from rbcosim.kernels.expression import evaluate
+            from rbcosim.maximal.kernels.expression import evaluate
 
             return evaluate(np.array(self.program), t)[:3]
         spline = _spline(self.times, self.values)

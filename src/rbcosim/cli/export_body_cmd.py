@@ -1,6 +1,6 @@
 """`rbcosim export-body SCENARIO --body NAME -o FILE`: a flexible body's file for C programs.
 
-The file (rbcosim.flex.body_file, read by librbcosim/flex/body_file.h) holds the body's arrays
+The file (rbcosim.flex.io.body_file, read by librbcosim/flex/body_file.h) holds the body's arrays
 as rbcosim's own FlexBody steps them, for the scenario's macro step: the C examples
 (interfaces/c/examples) and the FMU hosts (fmu/native/host) link the library's flexible body
 and read it, so their flexible side is rbcosim's.
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-from rbcosim.scenario import load_scenario
+from rbcosim.scenario.loader import load_scenario
 
 
 def add_parser(sub) -> None:
@@ -29,7 +29,7 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rbcosim.flex.body_file import export_body
+    from rbcosim.flex.io.body_file import export_body
 
     scenario = load_scenario(args.scenario, args.overrides)
     path = export_body(scenario, args.body, args.out)

@@ -1,7 +1,7 @@
 """Coupled macro steps of the in-process master in one call of the C core.
 
 For the master's common case — every flexible body coupled at one point (a
-:class:`~rbcosim.cosim.flex_endpoint.FlexEndpoint` over a :class:`~rbcosim.flex.body.FlexBody`,
+:class:`~rbcosim.cosim.flex_endpoint.FlexEndpoint` over a :class:`~rbcosim.flex.runtime.body.FlexBody`,
 grounded or floating) and the scheme ``jacobi``, ``gauss_seidel_rigid_first`` or
 ``gauss_seidel_flex_first`` — :meth:`CoupledSteps.run` advances a batch of macro steps in one
 call of ``_core.coupled_steps`` (``librbcosim/cosim/coupled.h``): the rigid macro step, each
@@ -26,8 +26,8 @@ import numpy as np
 from rbcosim import _core
 from rbcosim.cosim.flex_endpoint import FlexEndpoint, motion_of
 from rbcosim.cosim.flex_groups import SingleJoint
-from rbcosim.flex.body import FlexBody
-from rbcosim.flex.deformation_range import ROTATION_LIMIT
+from rbcosim.flex.runtime.body import FlexBody
+from rbcosim.flex.runtime.deformation_range import ROTATION_LIMIT
 
 #: scheme codes of librbcosim/cosim/coupled.h
 SCHEMES = {"jacobi": 0, "gauss_seidel_rigid_first": 1, "gauss_seidel_flex_first": 2}

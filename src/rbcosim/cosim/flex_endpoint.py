@@ -17,15 +17,20 @@ import numpy as np
 
 from rbcosim import _core
 from rbcosim.core import make_handle
-from rbcosim.cosim.codec import StateFormatError, array, field, pack_state, unpack_state
-from rbcosim.cosim.model_digest import check_digest, model_digest
-from rbcosim.flex.arc_shape import ArcShape, is_beam_line
-from rbcosim.flex.body import FlexBody
-from rbcosim.flex.deformation_range import ROTATION_LIMIT, DeformationRange, DeformationWarning
-from rbcosim.flex.kinematics import InterfaceMotion, rotation_matrix
-from rbcosim.flex.polynomial import exchange_polynomial
-from rbcosim.flex.spin_limit import SpinLimit, SpinWarning
+from rbcosim.flex.runtime.arc_shape import ArcShape, is_beam_line
+from rbcosim.flex.runtime.body import FlexBody
+from rbcosim.flex.runtime.deformation_range import (
+    ROTATION_LIMIT,
+    DeformationRange,
+    DeformationWarning,
+)
+from rbcosim.flex.runtime.interface_motion import InterfaceMotion
+from rbcosim.flex.runtime.polynomial import exchange_polynomial
+from rbcosim.flex.runtime.spin_limit import SpinLimit, SpinWarning
+from rbcosim.serialization.codec import StateFormatError, array, field, pack_state, unpack_state
+from rbcosim.serialization.model_digest import check_digest, model_digest
 from rbcosim.settings import CosimSettings, Coupling
+from rbcosim.spatial.rotation import rotation_matrix
 
 _HISTORY = 4  # exchanged wrenches kept (cubic iteration polynomial)
 _NO_TIMES = np.zeros(0)
@@ -290,7 +295,7 @@ class FlexEndpoint:
 
     def _check_deformation(self) -> None:
         """Warn once when the body's elastic rotations leave the small-deformation range of
-        the linear floating-frame field (rbcosim.flex.deformation_range)."""
+        the linear floating-frame field (rbcosim.flex.runtime.deformation_range)."""
         eta = self.body.modal_coordinates
         if self._deformation.rotation_exceeds(eta, ROTATION_LIMIT):
             rotation, deflection = self._deformation.measure(eta)
@@ -391,7 +396,7 @@ class FlexEndpoint:
 def result_columns(name: str, body, displacements: bool, arc: bool) -> list[str]:
     """A flexible body's results columns: eta1.., each output node's inertial x y z; with
     `displacements` its elastic displacement ux uy uz in the body's floating (or chord) frame;
-    with `arc` also on the inextensible axis, arc_ux arc_uy arc_uz (rbcosim.flex.arc_shape)."""
+    with `arc` also on the inextensible axis, arc_ux arc_uy arc_uz (rbcosim.flex.runtime.arc_shape)."""
     cols = [f"{name}.eta{k + 1}" for k in range(body.modal_coordinates.size)]
     nodes = list(body.output_nodes())
     suffixes = [""] + (["u"] if displacements else []) + (["arc_u"] if arc else [])

@@ -11,13 +11,13 @@ from __future__ import annotations
 from rbcosim.cosim.flex_endpoint import FlexEndpoint
 from rbcosim.cosim.multi_endpoint import MultiFlexEndpoint
 from rbcosim.errors import ScenarioError
-from rbcosim.flex.body import FlexBody
-from rbcosim.flex.chord import ChordModel
-from rbcosim.flex.chord_body import ChordBody
-from rbcosim.flex.config import flex_model_from_config
-from rbcosim.flex.interfaces import Interface, released_components
-from rbcosim.flex.multi_body import MultiNodeBody
-from rbcosim.scenario import Scenario
+from rbcosim.flex.modelling.chord import ChordModel
+from rbcosim.flex.modelling.interface_nodes import Interface, released_components
+from rbcosim.flex.runtime.body import FlexBody
+from rbcosim.flex.runtime.chord_body import ChordBody
+from rbcosim.flex.runtime.multi_body import MultiNodeBody
+from rbcosim.scenario.flex_config import flex_model_from_config
+from rbcosim.scenario.loader import Scenario
 
 
 class SingleJoint:
@@ -118,7 +118,7 @@ def build_groups(scenario: Scenario, H: float) -> dict[str, SingleJoint | MultiF
         if name in {c.name for c in scenario.couplings}:
             raise ScenarioError(f"{scenario.source}: flex_bodies.{name}: a body with several "
                                 "couplings needs a name no coupling has (it keys its state)")
-        # a chord-frame rod (its two pins checked by rbcosim.scenario_chord) or a grounded body
+        # a chord-frame rod (its two pins checked by rbcosim.scenario.chord_spring) or a grounded body
         kind = ChordBody if isinstance(model, ChordModel) else MultiNodeBody
         groups[name] = MultiFlexEndpoint(couplings, kind(model, **options),
                                          scenario.cosim, H)

@@ -24,14 +24,6 @@ from pathlib import Path
 
 import numpy as np
 
-from rbcosim.cosim.codec import (
-    StateFormatError,
-    array,
-    field,
-    pack_state,
-    unpack_state,
-    write_atomically,
-)
 from rbcosim.cosim.coupled import CoupledSteps
 from rbcosim.cosim.flex_endpoint import FlexEndpoint, motion_of
 from rbcosim.cosim.flex_groups import build_groups, refuse_multi_node
@@ -39,10 +31,18 @@ from rbcosim.cosim.rigid_side import RigidSide
 from rbcosim.cosim.signals import evaluate
 from rbcosim.divergence import as_divergence, explain_cosim
 from rbcosim.errors import DivergedError, SimulationError
-from rbcosim.flex.kinematics import InterfaceMotion
+from rbcosim.flex.runtime.interface_motion import InterfaceMotion
 from rbcosim.progress import Progress
 from rbcosim.results import Results, failure
-from rbcosim.scenario import Scenario
+from rbcosim.scenario.loader import Scenario
+from rbcosim.serialization.codec import (
+    StateFormatError,
+    array,
+    field,
+    pack_state,
+    unpack_state,
+    write_atomically,
+)
 from rbcosim.settings import whole_steps
 
 

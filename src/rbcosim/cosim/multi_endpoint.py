@@ -1,6 +1,6 @@
 """The flexible side of several rigid–flexible joints on ONE flexible body (n_i interface nodes).
 
-A :class:`MultiFlexEndpoint` holds one :class:`~rbcosim.flex.multi_body.MultiNodeBody` and its
+A :class:`MultiFlexEndpoint` holds one :class:`~rbcosim.flex.runtime.multi_body.MultiNodeBody` and its
 couplings (in the body's interface order) and steps the body once per macro step with every
 joint's rigid motion. Each joint keeps its own exchanged-wrench history, polynomial, continuity
 report and energy ledger, exactly as a one-joint :class:`~rbcosim.cosim.flex_endpoint.FlexEndpoint`.
@@ -25,18 +25,18 @@ import functools
 
 import numpy as np
 
-from rbcosim.cosim.codec import StateFormatError, array, field, pack_state, unpack_state
 from rbcosim.cosim.flex_endpoint import (
     motion_of,
     result_columns,
     result_row,
     start_unstressed_interior,
 )
-from rbcosim.cosim.model_digest import check_digest, model_digest
-from rbcosim.flex.chord_body import ChordBody
-from rbcosim.flex.kinematics import InterfaceMotion
-from rbcosim.flex.multi_body import MultiNodeBody
-from rbcosim.flex.polynomial import exchange_polynomial
+from rbcosim.flex.runtime.chord_body import ChordBody
+from rbcosim.flex.runtime.interface_motion import InterfaceMotion
+from rbcosim.flex.runtime.multi_body import MultiNodeBody
+from rbcosim.flex.runtime.polynomial import exchange_polynomial
+from rbcosim.serialization.codec import StateFormatError, array, field, pack_state, unpack_state
+from rbcosim.serialization.model_digest import check_digest, model_digest
 from rbcosim.settings import CosimSettings, Coupling
 
 _HISTORY = 4  # exchanged wrenches kept per joint (cubic iteration polynomial)

@@ -13,7 +13,22 @@ from pathlib import Path
 
 import numpy as np
 
-from rbcosim.cosim.codec import (
+from rbcosim.cosim.continuity import enforce, joint_gaps
+from rbcosim.cosim.interface_layout import (
+    GAP_FIELDS,
+    OUTPUT_FIELDS,
+    WRENCH_FIELDS,
+    InterfacePoints,
+)
+from rbcosim.errors import ScenarioError, SimulationError
+from rbcosim.limits import RunLimits
+from rbcosim.limits import enforce as enforce_limits
+from rbcosim.maximal.kernels import handle as kernel
+from rbcosim.maximal.kernels.interface_points import MAX_POLY_ORDER
+from rbcosim.maximal.simulate import RigidSimulation, checked_diagnostics, state_row
+from rbcosim.results import body_columns
+from rbcosim.scenario.loader import Scenario, load_scenario, load_scenario_text, scalar_parameters
+from rbcosim.serialization.codec import (
     StateFormatError,
     array,
     field,
@@ -21,22 +36,7 @@ from rbcosim.cosim.codec import (
     unpack_state,
     write_atomically,
 )
-from rbcosim.cosim.continuity import enforce, joint_gaps
-from rbcosim.cosim.interface import (
-    GAP_FIELDS,
-    OUTPUT_FIELDS,
-    WRENCH_FIELDS,
-    InterfacePoints,
-)
-from rbcosim.cosim.model_digest import check_digest
-from rbcosim.errors import ScenarioError, SimulationError
-from rbcosim.kernels import handle as kernel
-from rbcosim.kernels.interface import MAX_POLY_ORDER
-from rbcosim.limits import RunLimits
-from rbcosim.limits import enforce as enforce_limits
-from rbcosim.results import body_columns
-from rbcosim.scenario import Scenario, load_scenario, load_scenario_text, scalar_parameters
-from rbcosim.simulate import RigidSimulation, checked_diagnostics, state_row
+from rbcosim.serialization.model_digest import check_digest
 from rbcosim.state import State
 
 #: where a C macro step stopped (librbcosim/rigid/macro.h)

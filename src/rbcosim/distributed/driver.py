@@ -42,7 +42,7 @@ from rbcosim.endpoints import is_loopback
 from rbcosim.errors import RbcosimError
 from rbcosim.progress import Progress
 from rbcosim.results import Results
-from rbcosim.scenario import Scenario, load_scenario
+from rbcosim.scenario.loader import Scenario, load_scenario
 
 FIRST_SESSION_WAIT = 60.0  # s a create_session may wait for a server's fork server (it loads in ~1 s)
 

@@ -25,18 +25,18 @@ from pathlib import Path
 import numpy as np
 
 from rbcosim.client import Client
-from rbcosim.cosim import codec
-from rbcosim.cosim.codec import (
+from rbcosim.cosim.flex_endpoint import motion_of
+from rbcosim.cosim.flex_groups import build_groups
+from rbcosim.errors import RbcosimError, ScenarioError
+from rbcosim.scenario.loader import Scenario
+from rbcosim.serialization import codec
+from rbcosim.serialization.codec import (
     StateFormatError,
     pack_state,
     remove_stale_temporaries,
     unpack_state,
     write_atomically,
 )
-from rbcosim.cosim.flex_endpoint import motion_of
-from rbcosim.cosim.flex_groups import build_groups
-from rbcosim.errors import RbcosimError, ScenarioError
-from rbcosim.scenario import Scenario
 from rbcosim.settings import whole_steps
 
 #: Coupling schemes a flexible solver in its own process can run.

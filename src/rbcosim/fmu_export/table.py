@@ -295,7 +295,7 @@ def build_table(
     gives a parameter's (unit, description) by key (default: none, "scenario parameter KEY").
     ``initial_states`` (scenario key of a 3-vector -> (its values, unit, description)) adds the
     parameters ``KEY[1]`` .. ``KEY[3]`` (kind ``vector_parameter``, ``owner`` the key).
-    ``actuators`` (rbcosim.fmu_export.actuators specs) adds the joints' actuator inputs (kind
+    ``actuators`` (rbcosim.fmu_export.runtime.actuators specs) adds the joints' actuator inputs (kind
     ``actuator``) and drivers' targets (kind ``driver_target``, index 0..2), ``owner`` the
     joint.
     """

@@ -32,17 +32,17 @@ from dataclasses import replace
 import numpy as np
 import scipy.linalg as sla
 
-from rbcosim import quaternion as quat
-from rbcosim.constraints import Constraints, JacobianAssembler
-from rbcosim.dynamics import independent_rows
 from rbcosim.errors import SimulationError, SingularJacobianError
-from rbcosim.kinematics import Kinematics
-from rbcosim.linalg3 import cross
+from rbcosim.maximal.constraints import Constraints, JacobianAssembler
+from rbcosim.maximal.dynamics import independent_rows
+from rbcosim.maximal.kinematics import Kinematics
 from rbcosim.minimal.drivers import efforts, prescribed
 from rbcosim.minimal.stepper import SDIRK_GAMMA
 from rbcosim.minimal.system import TreeSystem
 from rbcosim.minimal.tree import Tree, build_tree
 from rbcosim.model import Model
+from rbcosim.spatial import quaternion as quat
+from rbcosim.spatial.linalg3 import cross
 
 #: Re-partition when cond(G_d) exceeds this multiple of the best choice's at the same state.
 REPARTITION_FACTOR = 10.0
@@ -311,7 +311,7 @@ def _rk4(f, t: float, y: np.ndarray, h: float) -> np.ndarray:
 
 
 class _SDIRK2:
-    """Alexander's two-stage L-stable SDIRK2 as `rbcosim.integrators.SDIRK2` (Newton with a
+    """Alexander's two-stage L-stable SDIRK2 as `rbcosim.maximal.integrators.SDIRK2` (Newton with a
     forward-difference Jacobian, its matrix reused while Newton converges), on a Python f."""
 
     gamma = SDIRK_GAMMA

@@ -15,16 +15,16 @@ from dataclasses import replace
 
 import numpy as np
 
-from rbcosim.accuracy import ADAPTIVE_ACCURACY, richardson_probe
 from rbcosim.divergence import Bounds, explain
 from rbcosim.errors import DivergedError, SimulationError, SingularJacobianError
-from rbcosim.integrators import ADAPTIVE, FIXED_STEP
+from rbcosim.maximal.accuracy import ADAPTIVE_ACCURACY, richardson_probe
+from rbcosim.maximal.integrators import ADAPTIVE, FIXED_STEP
+from rbcosim.maximal.simulate import Diagnostics, state_row
 from rbcosim.minimal.tree import build_tree
 from rbcosim.model import Model
 from rbcosim.progress import Progress
 from rbcosim.results import Results, body_columns, failure
 from rbcosim.settings import SolverSettings, whole_steps
-from rbcosim.simulate import Diagnostics, state_row
 from rbcosim.state import State
 
 
