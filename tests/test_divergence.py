@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from rbcosim.cli.main import main
-from rbcosim.divergence import nice_floor, suggested_step
+from rbcosim.maximal.divergence import nice_floor, suggested_step
 from rbcosim.results import read_results
 
 

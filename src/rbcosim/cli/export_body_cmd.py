@@ -9,7 +9,11 @@ and read it, so their flexible side is rbcosim's.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
+from rbcosim.cosim.master import build_endpoints
+from rbcosim.errors import ScenarioError
+from rbcosim.flex.io.body_file import body_file_bytes
 from rbcosim.scenario.loader import load_scenario
 
 
@@ -29,9 +33,24 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rbcosim.flex.io.body_file import export_body
-
     scenario = load_scenario(args.scenario, args.overrides)
     path = export_body(scenario, args.body, args.out)
     print(f"wrote {path} ({path.stat().st_size} bytes)")
     return 0
+
+
+def export_body(scenario, name: str, path: str | Path) -> Path:
+    """Write the body file of ``scenario``'s (a loaded Scenario) flexible body coupled by
+    joint ``name`` (or the body named ``name``) for the scenario's macro step."""
+    H = scenario.cosim.macro_step
+    endpoints = build_endpoints(scenario, H)
+    chosen = [e for joint, e in endpoints.items()
+              if name in (joint, e.coupling.flex_body)]
+    if len(chosen) != 1:
+        names = sorted({*endpoints, *(e.coupling.flex_body for e in endpoints.values())})
+        raise ScenarioError(f"export-body: {name!r} names no single coupled flexible body "
+                            f"(joints and bodies: {', '.join(names)})")
+    endpoint = chosen[0]
+    path = Path(path)
+    path.write_bytes(body_file_bytes(endpoint.body, H, endpoint.coupling.grounded_reference))
+    return path

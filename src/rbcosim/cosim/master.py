@@ -29,9 +29,9 @@ from rbcosim.cosim.flex_endpoint import FlexEndpoint, motion_of
 from rbcosim.cosim.flex_groups import build_groups, refuse_multi_node
 from rbcosim.cosim.rigid_side import RigidSide
 from rbcosim.cosim.signals import evaluate
-from rbcosim.divergence import as_divergence, explain_cosim
 from rbcosim.errors import DivergedError, SimulationError
 from rbcosim.flex.runtime.interface_motion import InterfaceMotion
+from rbcosim.maximal.divergence import as_divergence, explain_cosim
 from rbcosim.progress import Progress
 from rbcosim.results import Results, failure
 from rbcosim.scenario.loader import Scenario

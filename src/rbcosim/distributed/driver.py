@@ -378,7 +378,7 @@ def _watch(client: Client, flex: list[FlexProcess], n_steps: int, options: Cosim
 
 
 def _diagnosed(error: CosimError, scenario: Scenario) -> CosimError:
-    """`error`, with the likely cause (rbcosim.divergence.cosim_cause) appended to its line
+    """`error`, with the likely cause (rbcosim.maximal.divergence.cosim_cause) appended to its line
     that says the run diverged (a failed process's error may be followed by the server's
     view of the session)."""
     lines = str(error).split("\n")
@@ -386,7 +386,7 @@ def _diagnosed(error: CosimError, scenario: Scenario) -> CosimError:
     if at is None:
         return error
     from rbcosim.cosim.flex_groups import build_groups
-    from rbcosim.divergence import cosim_cause
+    from rbcosim.maximal.divergence import cosim_cause
 
     H = scenario.cosim.macro_step
     lines[at] += f"; {cosim_cause(scenario, build_groups(scenario, H).values(), H)}"

@@ -11,7 +11,6 @@ from rbcosim.flex.modelling.craig_bampton import CraigBampton, craig_bampton
 from rbcosim.flex.modelling.model import FlexModel, FloatingInertia
 from rbcosim.flex.runtime.body import FlexBody
 from rbcosim.flex.runtime.interface_motion import InterfaceMotion
-from rbcosim.scenario.flex_config import flex_model_from_config
 
 __all__ = [
     "BeamFE",
@@ -23,7 +22,6 @@ __all__ = [
     "StructureMatrices",
     "craig_bampton",
     "euler_bernoulli_beam",
-    "flex_model_from_config",
     "load_mtx",
     "load_npz",
     "save_npz",

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rbcosim.errors import SimulationError
+from rbcosim.maximal.dynamics import MaximalSystem
 from rbcosim.model import Model
 from rbcosim.spatial import quaternion as quat
 from rbcosim.state import State
@@ -122,8 +123,6 @@ def fastest_rate(model: Model, baumgarte: tuple[float, float]) -> float:
     projected initial state (Jacobian of ẏ = f(t, y) by central differences, step 1e-7 of
     each coordinate's scale). Its inverse is the model's fastest time scale; the Baumgarte
     terms add eigenvalues of size alpha, beta."""
-    from rbcosim.maximal.dynamics import MaximalSystem
-
     system = MaximalSystem(model, baumgarte=baumgarte)
     state = State.initial(model)
     system.project(state)

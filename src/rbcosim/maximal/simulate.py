@@ -9,9 +9,9 @@ from pathlib import Path
 
 import numpy as np
 
-from rbcosim.divergence import Bounds, explain
 from rbcosim.errors import DivergedError, RunFailedError, SimulationError, SingularJacobianError
 from rbcosim.maximal.accuracy import ADAPTIVE_ACCURACY, richardson_probe
+from rbcosim.maximal.divergence import Bounds, explain
 from rbcosim.maximal.dynamics import MaximalSystem
 from rbcosim.maximal.integrators import ADAPTIVE, FIXED_STEP
 from rbcosim.model import Model

@@ -15,9 +15,9 @@ from dataclasses import replace
 
 import numpy as np
 
-from rbcosim.divergence import Bounds, explain
 from rbcosim.errors import DivergedError, SimulationError, SingularJacobianError
 from rbcosim.maximal.accuracy import ADAPTIVE_ACCURACY, richardson_probe
+from rbcosim.maximal.divergence import Bounds, explain
 from rbcosim.maximal.integrators import ADAPTIVE, FIXED_STEP
 from rbcosim.maximal.simulate import Diagnostics, state_row
 from rbcosim.minimal.tree import build_tree

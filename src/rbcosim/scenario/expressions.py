@@ -8,7 +8,7 @@ access, indexing, strings, keywords and every other construct are refused. `^` i
 
 Names are resolved when compiling: the constants pi and e, the caller's values (parameters,
 already numbers) and optionally one variable (time t). The result is a postfix program that
-`rbcosim.maximal.kernels.expression.program_jet` evaluates with its exact first two derivatives.
+`rbcosim.expression_program.program_jet` evaluates with its exact first two derivatives.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from rbcosim.maximal.kernels import expression as op
+from rbcosim import expression_program as op
 
 #: name -> (opcode, number of arguments; None: two or more, folded pairwise)
 FUNCTIONS = {
@@ -110,7 +110,7 @@ def free_names(tree: ast.expr) -> list[str]:
 
 def compile_expression(tree: ast.expr, values: Mapping[str, float],
                        variable: str | None = None) -> np.ndarray:
-    """The program (see rbcosim.maximal.kernels.expression) of a parsed expression: names are the
+    """The program (see rbcosim.expression_program) of a parsed expression: names are the
     constants pi and e, `values` or `variable` (ExpressionError naming an unknown one)."""
     code: list[tuple[int, float]] = []
     depth = [0, 0]  # current, deepest

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from rbcosim.errors import ScenarioError
 from rbcosim.flex.modelling.chord import ChordModel
-from rbcosim.scenario.flex_config import _check_keys, _integer, _number, _section
+from rbcosim.scenario import flex_keys as keys
 
 FRAMES = ("node", "chord")
 
@@ -34,8 +34,9 @@ def frame_of(cfg: dict, where: str) -> str:
 
 def stretch_spring(cfg: dict, where: str) -> tuple[float, float]:
     """(EA/L N/m, L m): the chord's axial spring, which the rigid side carries."""
-    length = _number(cfg, "length", where)
-    return _number(cfg, "youngs_modulus", where) * _section(cfg, where)["area"] / length, length
+    length = keys.number(cfg, "length", where)
+    modulus = keys.number(cfg, "youngs_modulus", where)
+    return modulus * keys.section(cfg, where)["area"] / length, length
 
 
 def check_couplings(couplings, source: str, body: str) -> None:
@@ -60,7 +61,7 @@ def check_couplings(couplings, source: str, body: str) -> None:
 
 def chord_model_from_config(cfg: dict, where: str) -> ChordModel:
     """ChordModel from a [flex_bodies.NAME] table with ``frame = "chord"``."""
-    _check_keys(cfg, _KEYS, where)
+    keys.check_keys(cfg, _KEYS, where)
     if cfg.get("kind") != "beam":
         raise ScenarioError(f"{where}.kind: frame = 'chord' needs kind = 'beam', got "
                             f"{cfg.get('kind')!r}")
@@ -74,9 +75,9 @@ def chord_model_from_config(cfg: dict, where: str) -> ChordModel:
     if not isinstance(stiffening, bool):
         raise ScenarioError(f"{where}.geometric_stiffening: expected true or false, got "
                             f"{stiffening!r}")
-    length = _number(cfg, "length", where)
-    elements = _integer(cfg, "elements", where, minimum=1)
-    modes = _integer(cfg, "modes", where, minimum=0)
+    length = keys.number(cfg, "length", where)
+    elements = keys.integer(cfg, "elements", where, minimum=1)
+    modes = keys.integer(cfg, "modes", where, minimum=0)
     if modes > 3 * elements - 2:
         raise ScenarioError(f"{where}.modes: expected at most {3 * elements - 2} (interior DOFs "
                             f"of {elements} pinned–pinned elements), got {modes}")
@@ -93,10 +94,10 @@ def chord_model_from_config(cfg: dict, where: str) -> ChordModel:
             raise ScenarioError(f"{where}.output_nodes.{name}: node index out of range "
                                 f"0..{elements}, got {spec}")
         at[name] = spec * length / elements if isinstance(spec, int) else spec
-    section = _section(cfg, where)
+    section = keys.section(cfg, where)
     try:
-        return ChordModel.from_beam(length, _number(cfg, "youngs_modulus", where),
-                                    _number(cfg, "density", where), section["area"],
+        return ChordModel.from_beam(length, keys.number(cfg, "youngs_modulus", where),
+                                    keys.number(cfg, "density", where), section["area"],
                                     section["second_moment_y"], n_elements=elements,
                                     n_modes=modes, output_nodes=at,
                                     geometric_stiffening=stiffening)

@@ -43,10 +43,12 @@ from rbcosim.flex.io.matrices_io import check_floating, load_mtx, load_npz
 from rbcosim.flex.modelling.beam import COMPONENT_NAMES
 from rbcosim.flex.modelling.interface_nodes import Interface, InterfaceError
 from rbcosim.flex.modelling.model import FlexModel
-from rbcosim.scenario.reader import MAX_MAGNITUDE
-
-#: Most finite elements of a beam (a dense model of 600,000 DOFs would not fit any machine).
-MAX_ELEMENTS = 100_000
+from rbcosim.scenario.flex_chord_config import chord_model_from_config
+from rbcosim.scenario.flex_keys import check_keys as _check_keys
+from rbcosim.scenario.flex_keys import finite_number as _finite_number
+from rbcosim.scenario.flex_keys import integer as _integer
+from rbcosim.scenario.flex_keys import number as _number
+from rbcosim.scenario.flex_keys import section as _section
 
 _BEAM_KEYS = {
     "kind",
@@ -133,9 +135,6 @@ def flex_model_from_config(cfg: dict, base_dir: Path, where: str,
         raise ScenarioError(f"{where}: expected a table, got {type(cfg).__name__}")
     kind = cfg.get("kind")
     if kind == "beam" and cfg.get("frame") == "chord":
-        # imported here: chord_config builds on this module's readers
-        from rbcosim.scenario.flex_chord_config import chord_model_from_config
-
         return chord_model_from_config(cfg, where)
     try:
         if kind == "beam":
@@ -145,43 +144,6 @@ def flex_model_from_config(cfg: dict, base_dir: Path, where: str,
     except InterfaceError as exc:
         raise ScenarioError(str(exc)) from None
     raise ScenarioError(f"{where}.kind: expected 'beam' or 'matrices', got {kind!r}")
-
-
-def _check_keys(cfg: dict, allowed: set[str], where: str) -> None:
-    unknown = sorted(set(cfg) - allowed)
-    if unknown:
-        raise ScenarioError(f"{where}.{unknown[0]}: unknown key; valid keys: {sorted(allowed)}")
-
-
-def _number(cfg, key, where, *, positive=True, default=None, required=True) -> float | None:
-    if key not in cfg:
-        if required and default is None:
-            raise ScenarioError(f"{where}.{key}: missing (expected a number)")
-        return default
-    v = cfg[key]
-    if not _finite_number(v):
-        raise ScenarioError(f"{where}.{key}: expected a finite number of magnitude at most "
-                            f"{MAX_MAGNITUDE:g}, got {v!r}")
-    if positive and v <= 0:
-        raise ScenarioError(f"{where}.{key}: expected a positive number, got {v!r}")
-    return float(v)
-
-
-def _finite_number(v) -> bool:
-    return (not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v)
-            and abs(v) <= MAX_MAGNITUDE)
-
-
-def _integer(cfg, key, where, *, minimum, default=None, maximum=MAX_ELEMENTS) -> int | None:
-    if key not in cfg:
-        if default is None:
-            raise ScenarioError(f"{where}.{key}: missing (expected an integer >= {minimum})")
-        return default
-    v = cfg[key]
-    if isinstance(v, bool) or not isinstance(v, int) or not minimum <= v <= maximum:
-        raise ScenarioError(f"{where}.{key}: expected an integer from {minimum} to {maximum} "
-                            f"(written without a decimal point), got {v!r}")
-    return v
 
 
 def _attachment(cfg, where, default) -> str:
@@ -221,58 +183,6 @@ def _damping(cfg, where) -> dict[str, Any]:
             )
         out["rayleigh"] = (float(r[0]), float(r[1]))
     return out
-
-
-def _section(cfg, where) -> dict[str, float | None]:
-    section = cfg.get("section")
-    explicit = [
-        k for k in ("area", "second_moment_y", "second_moment_z", "torsion_constant") if k in cfg
-    ]
-    if section is None:
-        for key in ("width", "height", "diameter"):
-            if key in cfg:
-                raise ScenarioError(
-                    f"{where}.{key}: only with section = 'square' | 'rectangle' | 'circle'"
-                )
-        return {
-            "area": _number(cfg, "area", where),
-            "second_moment_y": _number(cfg, "second_moment_y", where),
-            "second_moment_z": _number(cfg, "second_moment_z", where, required=False),
-            "torsion_constant": _number(cfg, "torsion_constant", where, required=False),
-        }
-    if explicit:
-        raise ScenarioError(
-            f"{where}.{explicit[0]}: give either section = ... or explicit "
-            f"section properties, not both"
-        )
-    allowed = {"square": {"width"}, "rectangle": {"width", "height"}, "circle": {"diameter"}}
-    if not isinstance(section, str) or section not in allowed:
-        raise ScenarioError(
-            f"{where}.section: expected 'square', 'rectangle' or 'circle', got {section!r}"
-        )
-    for key in {"width", "height", "diameter"} - allowed[section]:
-        if key in cfg:
-            raise ScenarioError(
-                f"{where}.{key}: not used by section = {section!r} (expected "
-                f"{sorted(allowed[section])})"
-            )
-    if section == "circle":
-        d = _number(cfg, "diameter", where)
-        area = math.pi * d**2 / 4
-        i = math.pi * d**4 / 64
-        return {"area": area, "second_moment_y": i, "second_moment_z": i, "torsion_constant": 2 * i}
-    b = _number(cfg, "width", where)
-    h = b if section == "square" else _number(cfg, "height", where)
-    long_side, short_side = max(b, h), min(b, h)
-    # St-Venant torsion constant of a solid rectangle (Roark's approximation, < 1 % error).
-    ratio = short_side / long_side
-    j = long_side * short_side**3 * (1 / 3 - 0.21 * ratio * (1 - ratio**4 / 12))
-    return {
-        "area": b * h,
-        "second_moment_y": b * h**3 / 12,
-        "second_moment_z": h * b**3 / 12,
-        "torsion_constant": j,
-    }
 
 
 def _beam(cfg: dict, where: str, interfaces: Sequence[Interface]) -> FlexModel:

@@ -14,8 +14,9 @@ import math
 
 import numpy as np
 
+from rbcosim.bounds import MAX_MAGNITUDE
 from rbcosim.errors import ScenarioError
-from rbcosim.maximal.kernels.expression import evaluate
+from rbcosim.expression_program import evaluate
 from rbcosim.scenario.expressions import (
     CONSTANTS,
     FUNCTIONS,
@@ -25,7 +26,6 @@ from rbcosim.scenario.expressions import (
     free_names,
     parse,
 )
-from rbcosim.scenario.reader import MAX_MAGNITUDE
 
 #: The time variable of motion expressions.
 TIME = "t"

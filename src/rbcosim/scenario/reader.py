@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from rbcosim.bounds import MAX_MAGNITUDE
 from rbcosim.errors import ScenarioError, UnknownKeyError
 
 if TYPE_CHECKING:
@@ -27,8 +28,6 @@ if TYPE_CHECKING:
 REQUIRED = object()
 #: Least difflib similarity ratio at which an unknown key is taken for a misspelled one.
 TYPO_RATIO = 0.75
-#: Largest |x| of any number in a scenario.
-MAX_MAGNITUDE = 1e100
 
 
 def _describe(value: Any) -> str:

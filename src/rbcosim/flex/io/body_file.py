@@ -16,11 +16,9 @@ file (``librbcosim/flex/body_file.h``, a model file of :mod:`rbcosim.model_file`
 from __future__ import annotations
 
 import struct
-from pathlib import Path
 
 import numpy as np
 
-from rbcosim.errors import ScenarioError
 from rbcosim.flex.runtime.body import FlexBody
 from rbcosim.model_file import array_records
 
@@ -60,22 +58,3 @@ def body_file_bytes(body: FlexBody, H: float,
     header = TAG + struct.pack("=Iiqd", len(arrays), int(grounded), int(body.micro_steps),
                                float(H) if grounded else 0.0)
     return header + array_records(arrays)
-
-
-def export_body(scenario, name: str, path: str | Path) -> Path:
-    """Write the body file of ``scenario``'s (a loaded Scenario) flexible body coupled by
-    joint ``name`` (or the body named ``name``) for the scenario's macro step."""
-    from rbcosim.cosim.master import build_endpoints
-
-    H = scenario.cosim.macro_step
-    endpoints = build_endpoints(scenario, H)
-    chosen = [e for joint, e in endpoints.items()
-              if name in (joint, e.coupling.flex_body)]
-    if len(chosen) != 1:
-        names = sorted({*endpoints, *(e.coupling.flex_body for e in endpoints.values())})
-        raise ScenarioError(f"export-body: {name!r} names no single coupled flexible body "
-                            f"(joints and bodies: {', '.join(names)})")
-    endpoint = chosen[0]
-    path = Path(path)
-    path.write_bytes(body_file_bytes(endpoint.body, H, endpoint.coupling.grounded_reference))
-    return path

@@ -2,7 +2,7 @@
 
 ``import_structure`` takes an :class:`~rbcosim.flex.io.readers.FEModel` (any reader), scales it to
 SI (:mod:`rbcosim.flex.io.units`), makes the interface nodes (FE nodes with their own DOFs, or
-node sets tied to new 6-DOF nodes, :mod:`rbcosim.flex.modelling.tie`), checks that the interface holds
+node sets tied to new 6-DOF nodes, :mod:`rbcosim.flex.io.tie`), checks that the interface holds
 the structure, and gives either
 
 - the physical structure (``modes=None``; one interface node, dense): a floating body's file,
@@ -35,7 +35,7 @@ from rbcosim.flex.io.units import to_si
 from rbcosim.flex.modelling.beam import COMPONENT_NAMES
 from rbcosim.flex.modelling.craig_bampton import craig_bampton
 from rbcosim.flex.modelling.nodal import RIGID_MODE_TOLERANCE, NodalLayout, check_held
-from rbcosim.flex.modelling.tie import TIE_KINDS, Tie, apply_ties
+from rbcosim.flex.io.tie import TIE_KINDS, Tie, apply_ties
 
 #: Bumped when the reduced file's content changes for the same inputs.
 _CACHE_VERSION = 2

@@ -54,6 +54,7 @@ from pathlib import Path
 
 import numpy as np
 
+from rbcosim.bounds import MAX_MAGNITUDE
 from rbcosim.errors import ScenarioError
 from rbcosim.flex.io.declared_size import refuse_oversized
 from rbcosim.flex.io.matrix_market import read_matrix_market_file
@@ -65,7 +66,6 @@ from rbcosim.flex.modelling.nodal import (
     node_outputs,
     read_layout,
 )
-from rbcosim.scenario.reader import MAX_MAGNITUDE
 
 #: The node description a floating body needs (all three or none).
 _LAYOUT_KEYS = ("node_positions", "dof_nodes", "dof_components")

@@ -25,10 +25,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from rbcosim.flex.io.matrices_io import StructureMatrices
 from rbcosim.flex.modelling.beam import COMPONENT_NAMES, BeamFE, euler_bernoulli_beam
 from rbcosim.flex.modelling.craig_bampton import craig_bampton
 from rbcosim.flex.modelling.geometric import axial_load_matrices
@@ -41,6 +41,9 @@ from rbcosim.flex.modelling.interface_nodes import (
 )
 from rbcosim.flex.modelling.nodal import NodalLayout, field_nodal, rotation_dofs
 from rbcosim.spatial.rotation import shortest_arc, skew
+
+if TYPE_CHECKING:  # the structure file's contents, read by rbcosim.flex.io
+    from rbcosim.flex.io.matrices_io import StructureMatrices
 
 ATTACHMENTS = ("grounded", "floating")
 #: What the refusals of a floating body with several couplings say is missing.

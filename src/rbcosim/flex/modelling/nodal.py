@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rbcosim.bounds import MAX_MAGNITUDE
 from rbcosim.errors import ScenarioError
 from rbcosim.flex.modelling.beam import COMPONENT_NAMES
-from rbcosim.scenario.reader import MAX_MAGNITUDE
 from rbcosim.spatial.rotation import skew
 
 #: Relative size of ``K r`` (r a rigid-body mode) above which a floating structure is refused.

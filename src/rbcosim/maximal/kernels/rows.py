@@ -40,7 +40,7 @@ class RowTable(NamedTuple):
     motion_start: np.ndarray  # (d+1,) slices of motion_data
     motion_data: np.ndarray   # coefficients; harmonic: offset, amplitude, Hz, phase;
                               # spline: intervals k, breaks (k+1), coefficients (4, k);
-                              # expression: its program (rbcosim.maximal.kernels.expression)
+                              # expression: its program (rbcosim.expression_program)
     row_bodies: np.ndarray    # (m, 2) bodies a, b of every constraint row (main, then drivers)
     motion_stack: np.ndarray  # (s, 3) scratch: the expression programs' stack of jets
 

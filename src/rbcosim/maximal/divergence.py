@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rbcosim.errors import DivergedError, SimulationError, SingularJacobianError
+from rbcosim.maximal.accuracy import LINEARIZE_MAX_BODIES, fastest_rate, length_scale
 from rbcosim.model import Model
 from rbcosim.state import State
 
@@ -49,8 +50,6 @@ class Bounds:
     def of(cls, model: Model, state: State, t_end: float, energy0: float,
            kinetic0: float) -> Bounds:
         """Bounds for `model` started from `state` (its energy0 and kinetic0, J) to t_end s."""
-        from rbcosim.maximal.accuracy import length_scale
-
         scale = length_scale(model)
         g = float(np.linalg.norm(model.gravity))
         speed = float(np.max(np.linalg.norm(state.v, axis=1), initial=0.0))
@@ -144,8 +143,6 @@ def with_cause(error: DivergedError, cause: str) -> DivergedError:
 
 def rigid_time_scale(model: Model, baumgarte: tuple[float, float]) -> float | None:
     """s: 1 / the largest |eigenvalue| of the linearized rigid equations (None: not estimated)."""
-    from rbcosim.maximal.accuracy import LINEARIZE_MAX_BODIES, fastest_rate
-
     if model.n_bodies > LINEARIZE_MAX_BODIES:
         return None
     try:
