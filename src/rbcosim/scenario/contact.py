@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from rbcosim.maximal.constraints import Constraints
 from rbcosim.maximal.planar import plane_basis
 from rbcosim.model import GROUND, Joint, Marker, Model, frozen_array
 from rbcosim.scenario.reader import TableReader
@@ -77,8 +78,6 @@ def planar_normal(world: TableReader) -> np.ndarray | None:
 
 def check_planar(model: Model, world: TableReader) -> None:
     """Refuse, naming world.planar, a planar model whose joints act out of its plane."""
-    from rbcosim.maximal.constraints import Constraints
-
     try:
         Constraints(model)
     except ValueError as exc:
