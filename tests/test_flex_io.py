@@ -15,7 +15,7 @@ from rbcosim.flex import (
     load_npz,
     save_npz,
 )
-from rbcosim.flex.matrices_io import validate_structure
+from rbcosim.flex.io.matrices_io import validate_structure
 
 pytestmark = pytest.mark.unit
 
