@@ -7,11 +7,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rbcosim.cosim.scheme import SCHEMES as _COUPLING_SCHEMES
 from rbcosim.errors import SimulationError
 
 FORMULATIONS = ("maximal", "minimal", "auto")
-SCHEMES = ("jacobi", "gauss_seidel_rigid_first", "gauss_seidel_flex_first", "iterative",
-           "interface_jacobian")
+#: the names cosim.scheme takes (rbcosim.cosim.scheme owns what each does)
+SCHEMES = tuple(_COUPLING_SCHEMES)
 VIOLATION_ACTIONS = ("record", "warn", "stop")
 
 
@@ -43,7 +44,7 @@ class Coupling:
     grounded_reference: for a grounded structure, the inertial position (3,) m of the
     interface point at which the structure is unstressed (default: its initial position).
     type: "clamp", "pin" or "ball"; axis: a pin's released structure axis (0, 1, 2); node:
-    the flexible body's node ("end", index, coordinate m), see rbcosim.scenario_couplings.
+    the flexible body's node ("end", index, coordinate m), see rbcosim.scenario.couplings.
     """
 
     name: str
