@@ -1,7 +1,7 @@
 """Coupled macro steps of the in-process master in one call of the C core.
 
 For the master's common case — every flexible body coupled at one point (a
-:class:`~rbcosim.cosim.flex_endpoint.FlexEndpoint` over a :class:`~rbcosim.flex.body.FlexBody`,
+:class:`~rbcosim.cosim.flex_endpoint.FlexEndpoint` over a :class:`~rbcosim.flex.runtime.body.FlexBody`,
 grounded or floating) and a scheme with a batch code (rbcosim.cosim.scheme: ``jacobi``,
 ``gauss_seidel_rigid_first``, ``gauss_seidel_flex_first``) — :meth:`CoupledSteps.run` advances a batch of macro steps in one
 call of ``_core.coupled_steps`` (``librbcosim/cosim/coupled.h``): the rigid macro step, each
@@ -25,8 +25,9 @@ import numpy as np
 
 from rbcosim import _core
 from rbcosim.cosim.flex_endpoint import FlexEndpoint, motion_of
-from rbcosim.flex.body import FlexBody
-from rbcosim.flex.deformation_range import ROTATION_LIMIT
+from rbcosim.flex.runtime.body import FlexBody
+from rbcosim.flex.runtime.deformation_range import ROTATION_LIMIT
+from rbcosim.maximal.simulate import RigidSimulation
 
 #: ledger layout (coupled.h): energies, flexible kinematics (13), last gaps (4), largest gaps (4)
 _E_RIGID, _E_FLEX, _KIN, _GAPS, _GAP_MAX, _LEDGER = 0, 1, 2, 15, 19, 23
@@ -64,6 +65,8 @@ class CoupledSteps:
     @classmethod
     def for_master(cls, master) -> CoupledSteps | None:
         if master.scheme.batch_code is None or not 0 <= master.settings.extrapolation <= 2:
+            return None
+        if not isinstance(master.rigid.sim, RigidSimulation):  # the minimal formulation
             return None
         endpoints = list(master.endpoints.values())
         if not endpoints or len(endpoints) > _MAX_JOINTS:
@@ -151,13 +154,8 @@ class CoupledSteps:
             return 0
         rigid = self.rigid
         sim, state = rigid.sim, rigid.sim.state
-        n, k = self.micro_steps, len(rigid.points.names)
-        scratch = rigid._macro_scratch.get((n, k))
-        if scratch is None:
-            scratch = rigid._macro_scratch[(n, k)] = (
-                np.empty(n + 1), np.empty((k, 19)), np.empty((k, 19)), np.empty((k, 6)),
-                np.empty(k), np.empty_like(state.vector))
-        times, start, end, acc, energy, failed = scratch
+        n = self.micro_steps
+        times, start, end, acc, energy, failed = sim.macro_scratch(n)
         integrator = sim.integrator
         method, do_project, tol, max_newton, matrix, valid = integrator.stepper()
         _code, done, t, micro = _core.coupled_steps(

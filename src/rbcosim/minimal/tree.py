@@ -36,8 +36,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rbcosim import quaternion as quat
 from rbcosim.model import Model
+from rbcosim.spatial import quaternion as quat
 
 #: Joint kinds that can be tree joints (distance and driver joints are always loop constraints).
 TREE_KINDS = ("revolute", "prismatic", "cylindrical", "universal", "planar", "spherical", "fixed")
@@ -61,7 +61,7 @@ _RATE_NAMES = {
 
 def _quat_of_matrix(m) -> tuple[float, ...]:
     """Unit quaternion (q0 >= 0) of a rotation matrix (3, 3), Shepperd's method in floats
-    (`rbcosim.quaternion.from_matrix` for one matrix, without numpy's per-call cost)."""
+    (`rbcosim.spatial.quaternion.from_matrix` for one matrix, without numpy's per-call cost)."""
     (a, b, c), (d, e, f), (g, h, i) = np.asarray(m, dtype=float).tolist()
     tr = a + e + i
     k = max(range(4), key=(tr, a, e, i).__getitem__)
@@ -203,16 +203,6 @@ class Tree:
     @property
     def is_tree(self) -> bool:
         return not self.loop_joints
-
-    def quaternion_slices(self) -> list[tuple[int, int]]:
-        """(start, stop) in q of every quaternion coordinate block (renormalised after steps)."""
-        out = []
-        for j in self.joints:
-            if j.kind == "spherical":
-                out.append((j.q0, j.q0 + 4))
-            elif j.kind == "free":
-                out.append((j.q0 + 3, j.q0 + 7))
-        return out
 
 
 def build_tree(model: Model) -> Tree:
