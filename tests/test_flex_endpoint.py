@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from rbcosim.cosim.master import CosimMaster
-from rbcosim.scenario import load_scenario
+from rbcosim.scenario.loader import load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 
