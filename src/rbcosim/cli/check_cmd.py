@@ -129,9 +129,9 @@ def _print_couplings(scenario, limits: RunLimits) -> list:
     if not _fits(scenario, limits):
         print("flexible bodies: not built (over the run limits, see below)")
         return []
-    from rbcosim.cosim.flex_groups import build_groups
+    from rbcosim.cosim.flex_bodies import build_endpoints
 
-    groups = list(build_groups(scenario, scenario.cosim.macro_step).values())
+    groups = list(build_endpoints(scenario, scenario.cosim.macro_step).values())
     for group in groups:
         fm = group.body.model
         freqs = ", ".join(f"{f:.6g}" for f in fm.frequencies_hz)
