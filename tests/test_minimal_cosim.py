@@ -79,3 +79,20 @@ def test_minimal_rigid_side_refuses_closed_loops():
         'solver.formulation = "minimal": a co-simulation\'s rigid side runs in joint '
         'coordinates on trees only (no closed loops, no drivers); use solver.formulation = '
         '"maximal"')
+
+
+def test_native_fmu_refuses_the_minimal_formulation(tmp_path):
+    """The self-contained native FMU embeds the maximal route's C core: a scenario asking for
+    the minimal formulation is refused by name, before anything is built."""
+    from rbcosim.errors import ScenarioError
+    from rbcosim.fmu_export.native import export_self_contained_fmu
+
+    path = tmp_path / "pendulum.toml"
+    text = (SCENARIOS / "rigid_flex_pendulum.toml").read_text()
+    path.write_text(text.replace('integrator = "rk4"', 'integrator = "rk4"\nformulation = "minimal"'))
+    with pytest.raises(ScenarioError) as info:
+        export_self_contained_fmu(path, tmp_path / "out.fmu")
+    assert str(info.value) == (
+        f'{path}: cannot export as FMU: solver.formulation = "minimal": the native FMU\'s C '
+        'core steps the maximal formulation; use solver.formulation = "maximal"')
+    assert not (tmp_path / "out.fmu").exists()
