@@ -38,7 +38,7 @@ sys.path.insert(0, str(HERE))
 from bench_service import ECHO, RawLoop, start
 
 from rbcosim.client import Client
-from rbcosim.scenario import load_scenario
+from rbcosim.scenario.loader import load_scenario
 
 
 def wall(*args: str) -> float:

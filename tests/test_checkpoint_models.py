@@ -14,10 +14,10 @@ import msgpack
 import pytest
 
 from rbcosim.cli.main import main
-from rbcosim.cosim import codec
+from rbcosim.serialization import codec
 from rbcosim.cosim.flex_bodies import build_endpoints
-from rbcosim.cosim.model_digest import model_digest
-from rbcosim.scenario import load_scenario
+from rbcosim.serialization.model_digest import model_digest
+from rbcosim.scenario.loader import load_scenario
 from rbcosim.service import Service
 from rbcosim.service.testing import TOY_TWO_POINTS, message, toy_service
 

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from rbcosim.constraints import ConstraintValues
-from rbcosim.kernels import equations
-from rbcosim.kinematics import Kinematics
+from rbcosim.maximal.constraints import ConstraintValues
+from rbcosim.maximal.kernels import equations
+from rbcosim.maximal.kinematics import Kinematics
 from rbcosim.minimal.route import MinimalSimulation
 from rbcosim.minimal.tree import Tree
 from rbcosim.run_loop import System
-from rbcosim.simulate import RigidSimulation
+from rbcosim.maximal.simulate import RigidSimulation
 from rbcosim.state import State
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "rbcosim"
@@ -43,7 +43,7 @@ def test_one_run_loop():
 
 
 def test_one_kinematics_type_seen_by_the_core():
-    assert importlib.util.find_spec("rbcosim.kernels.frames") is None
+    assert importlib.util.find_spec("rbcosim.maximal.kernels.frames") is None
     work = equations.workspace(2, 0, _empty_pattern(), 0)
     assert type(work.frames) is Kinematics
 
@@ -51,7 +51,7 @@ def test_one_kinematics_type_seen_by_the_core():
 def _empty_pattern():
     import numpy as np
 
-    from rbcosim.kernels.multipliers import schur_pattern
+    from rbcosim.maximal.kernels.multipliers import schur_pattern
 
     return schur_pattern(np.zeros((0, 2), dtype=np.int64), np.zeros(0, dtype=np.int64), 2)
 

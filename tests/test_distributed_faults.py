@@ -17,7 +17,7 @@ from rbcosim.client import Client
 from rbcosim.distributed.driver import CosimOptions, merge_results, start_flex
 from rbcosim.distributed.flex_solver import read_results
 from rbcosim.results import Results
-from rbcosim.scenario import load_scenario
+from rbcosim.scenario.loader import load_scenario
 from rbcosim.service import Service
 from rbcosim.service.testing import running_server
 

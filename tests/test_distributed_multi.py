@@ -27,7 +27,7 @@ from rbcosim.distributed.driver import (
 from rbcosim.distributed.flex_solver import read_results, select_joints
 from rbcosim.errors import ScenarioError
 from rbcosim.results import Results
-from rbcosim.scenario import load_scenario
+from rbcosim.scenario.loader import load_scenario
 from rbcosim.service import Service
 from rbcosim.service.testing import running_server
 

@@ -9,7 +9,7 @@ import pytest
 from rbcosim.cosim.rigid_side import RigidSide
 from rbcosim.errors import SimulationError
 from rbcosim.runner import run_scenario
-from rbcosim.scenario import load_scenario
+from rbcosim.scenario.loader import load_scenario
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 

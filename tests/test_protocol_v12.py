@@ -13,7 +13,7 @@ import pytest
 import zmq
 
 from rbcosim import PROTOCOL_VERSION
-from rbcosim.scenario import load_scenario
+from rbcosim.scenario.loader import load_scenario
 from rbcosim.service.core import Service
 from rbcosim.service.testing import TOY_TWO_POINTS, message, running_server, toy_service
 

@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rbcosim.declared_size import MAX_DECLARED_BYTES, declared_arrays
 from rbcosim.errors import ScenarioError
-from rbcosim.flex.convert import read_matrix
-from rbcosim.flex.matrices_io import load_mtx, load_npz
+from rbcosim.flex.io.convert import read_matrix
+from rbcosim.flex.io.declared_size import MAX_DECLARED_BYTES, declared_arrays
+from rbcosim.flex.io.matrices_io import load_mtx, load_npz
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 ADDRESS_SPACE = 1_500_000_000  # bytes: Python, numpy and scipy fit; an 8000² matrix pair does not

@@ -22,14 +22,14 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from rbcosim.core import make_handle
-from rbcosim.cosim.codec import StateFormatError, array, field, pack_state, unpack_state
+from rbcosim.serialization.codec import StateFormatError, array, field, pack_state, unpack_state
 from rbcosim.cosim.flex_checks import RangeChecks, result_columns, result_row
-from rbcosim.cosim.model_digest import check_digest, model_digest
+from rbcosim.serialization.model_digest import check_digest, model_digest
 from rbcosim.cosim.nodes import CompiledNode, NodeSet, point_frame_mass
 from rbcosim.cosim.scheme import scheme_named
-from rbcosim.flex.body import FlexBody
-from rbcosim.flex.kinematics import InterfaceMotion
-from rbcosim.flex.polynomial import exchange_polynomial
+from rbcosim.flex.runtime.body import FlexBody
+from rbcosim.flex.runtime.interface_motion import InterfaceMotion
+from rbcosim.flex.runtime.polynomial import exchange_polynomial
 from rbcosim.settings import CosimSettings, Coupling
 
 _HISTORY = 4  # exchanged wrenches kept (cubic iteration polynomial)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rbcosim.cosim.codec import (
+from rbcosim.serialization.codec import (
     StateFormatError,
     array,
     field,
@@ -30,12 +30,12 @@ from rbcosim.cosim.flex_endpoint import FlexEndpoint, motion_of
 from rbcosim.cosim.rigid_side import RigidSide
 from rbcosim.cosim.scheme import scheme_named
 from rbcosim.cosim.signals import evaluate
-from rbcosim.divergence import as_divergence, explain_cosim
+from rbcosim.maximal.divergence import as_divergence, explain_cosim
 from rbcosim.errors import DivergedError, SimulationError
-from rbcosim.flex.kinematics import InterfaceMotion
+from rbcosim.flex.runtime.interface_motion import InterfaceMotion
 from rbcosim.progress import Progress
 from rbcosim.results import Results, failure
-from rbcosim.scenario import Scenario
+from rbcosim.scenario.loader import Scenario
 from rbcosim.settings import whole_steps
 
 

@@ -1,7 +1,7 @@
 """A flexible body's interface nodes as the endpoint sees them (rbcosim.cosim.flex_endpoint).
 
 The endpoint drives any body with k >= 1 interface nodes through the interface of
-:class:`~rbcosim.flex.multi_body.MultiNodeBody` (what a new body must provide):
+:class:`~rbcosim.flex.runtime.multi_body.MultiNodeBody` (what a new body must provide):
 
   initialize(t, motions), set_motion(motions)    k InterfaceMotions, node order;
   step(t, H, motions, extrapolation)             up to two past motion lists, newest first;
@@ -11,7 +11,7 @@ The endpoint drives any body with k >= 1 interface nodes through the interface o
   get_state() / set_state(); floating or chord-frame bodies also output_displacements().
 
 :class:`NodeSet` is that interface as it is; :class:`CompiledNode` puts the compiled one-node
-:class:`~rbcosim.flex.body.FlexBody` (grounded or floating) behind it and takes the endpoint's
+:class:`~rbcosim.flex.runtime.body.FlexBody` (grounded or floating) behind it and takes the endpoint's
 exchange in the C core (``librbcosim/flex/endpoint.h``). Each keeps the arithmetic of its body
 family (the order of the sums), so that a scenario's results keep their bits.
 """
@@ -21,8 +21,8 @@ from __future__ import annotations
 import numpy as np
 
 from rbcosim import _core
-from rbcosim.flex.body import FlexBody
-from rbcosim.flex.kinematics import InterfaceMotion
+from rbcosim.flex.runtime.body import FlexBody
+from rbcosim.flex.runtime.interface_motion import InterfaceMotion
 
 
 def point_frame_mass(mass: np.ndarray, q: np.ndarray, inverse: bool) -> np.ndarray:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rbcosim.cosim.codec import (
+from rbcosim.serialization.codec import (
     StateFormatError,
     array,
     field,
@@ -22,20 +22,20 @@ from rbcosim.cosim.codec import (
     write_atomically,
 )
 from rbcosim.cosim.continuity import enforce, joint_gaps
-from rbcosim.cosim.interface import (
+from rbcosim.cosim.interface_layout import (
     GAP_FIELDS,
     OUTPUT_FIELDS,
     WRENCH_FIELDS,
     InterfacePoints,
 )
-from rbcosim.cosim.model_digest import check_digest
+from rbcosim.serialization.model_digest import check_digest
 from rbcosim.diagnostics import checked_diagnostics, state_row
 from rbcosim.errors import ScenarioError, SimulationError
-from rbcosim.kernels.interface import MAX_POLY_ORDER
+from rbcosim.maximal.kernels.interface_points import MAX_POLY_ORDER
 from rbcosim.limits import RunLimits
 from rbcosim.limits import enforce as enforce_limits
-from rbcosim.scenario import Scenario, load_scenario, load_scenario_text, scalar_parameters
-from rbcosim.simulate import RigidSimulation
+from rbcosim.scenario.loader import Scenario, load_scenario, load_scenario_text, scalar_parameters
+from rbcosim.maximal.simulate import RigidSimulation
 
 
 def rigid_formulation(scenario: Scenario) -> str:

@@ -43,7 +43,7 @@ from rbcosim.endpoints import is_loopback
 from rbcosim.errors import RbcosimError
 from rbcosim.progress import Progress
 from rbcosim.results import Results
-from rbcosim.scenario import Scenario, load_scenario
+from rbcosim.scenario.loader import Scenario, load_scenario
 
 FIRST_SESSION_WAIT = 60.0  # s a create_session may wait for a server's fork server (it loads in ~1 s)
 
@@ -379,7 +379,7 @@ def _watch(client: Client, flex: list[FlexProcess], n_steps: int, options: Cosim
 
 
 def _diagnosed(error: CosimError, scenario: Scenario) -> CosimError:
-    """`error`, with the likely cause (rbcosim.divergence.cosim_cause) appended to its line
+    """`error`, with the likely cause (rbcosim.maximal.divergence.cosim_cause) appended to its line
     that says the run diverged (a failed process's error may be followed by the server's
     view of the session)."""
     lines = str(error).split("\n")
@@ -387,7 +387,7 @@ def _diagnosed(error: CosimError, scenario: Scenario) -> CosimError:
     if at is None:
         return error
     from rbcosim.cosim.flex_bodies import build_endpoints
-    from rbcosim.divergence import cosim_cause
+    from rbcosim.maximal.divergence import cosim_cause
 
     H = scenario.cosim.macro_step
     lines[at] += f"; {cosim_cause(scenario, build_endpoints(scenario, H).values(), H)}"
