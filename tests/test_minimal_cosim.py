@@ -85,7 +85,7 @@ def test_native_fmu_refuses_the_minimal_formulation(tmp_path):
     """The self-contained native FMU embeds the maximal route's C core: a scenario asking for
     the minimal formulation is refused by name, before anything is built."""
     from rbcosim.errors import ScenarioError
-    from rbcosim.fmu_export.native import export_self_contained_fmu
+    from rbcosim.fmu_export.packaging.native_fmu import export_self_contained_fmu
 
     path = tmp_path / "pendulum.toml"
     text = (SCENARIOS / "rigid_flex_pendulum.toml").read_text()

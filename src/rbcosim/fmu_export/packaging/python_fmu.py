@@ -129,7 +129,7 @@ def export_fmu(
         script = tmp / "src" / f"rbcosim_fmi{options.fmi_version}_{identifier}.py"
         script.parent.mkdir()
         source = (
-            importlib_resources.files("rbcosim.fmu_export") / _SLAVE_SOURCES[options.fmi_version]
+            importlib_resources.files("rbcosim.fmu_export.runtime") / _SLAVE_SOURCES[options.fmi_version]
         )
         script.write_text(
             re.sub(rf"\bclass {_SLAVE_CLASS}\(", f"class {identifier}(", source.read_text("utf-8")),
@@ -187,7 +187,7 @@ def model_identifier(scenario: Path, name: str | None = None) -> str:
             name = "_" + name
     if not _C_IDENTIFIER.fullmatch(name):
         raise ValueError(f"FMU name {name!r} is not a C identifier ([A-Za-z_][A-Za-z0-9_]*)")
-    sources = importlib_resources.files("rbcosim.fmu_export")
+    sources = importlib_resources.files("rbcosim.fmu_export.runtime")
     used = any(
         re.search(rf"\b{name}\b", sources.joinpath(f).read_text("utf-8"))
         for f in _SLAVE_SOURCES.values()
