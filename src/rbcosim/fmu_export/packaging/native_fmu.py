@@ -199,6 +199,9 @@ def export_self_contained_fmu(scenario: str | Path, output: str | Path, *, fmi_v
     identifier = model_identifier(scenario, name)
     side = RigidSide.from_scenario(scenario)
     try:
+        if side.scenario.solver.formulation == "minimal":
+            raise ValueError("solver.formulation = \"minimal\": the native FMU's C core steps "
+                             "the maximal formulation; use solver.formulation = \"maximal\"")
         specs = actuator_specs(side.scenario, inputs, float(side.time))
         if any("driver" in spec for spec in specs):
             raise ValueError("--inputs: driver targets are inputs of the Python FMU only (the "
