@@ -472,12 +472,12 @@ def test_pendulum_with_added_mass_and_polynomials_matches_rbcosim_run(server, wo
 
     def report():
         for j, ep in endpoints.items():
-            fmu.set([f"{j}.flex.{c}" for c in KIN], list(ep.report()[0]))
+            fmu.set([f"{j}.flex.{c}" for c in KIN], list(ep.report()[j][0]))
 
     t = 0.0
     handed = 0
     for j, m in motions(t).items():  # initialization mode: the scenario's initial motion
-        handover = endpoints[j].initialize(t, m)
+        handover = endpoints[j].initialize(t, m)[j]
         if handover is not None:
             p = endpoints[j].coupling.point
             fmu.set([f"{p}.added_mass[{i},{k}]" for i in range(1, 7) for k in range(1, 7)],

@@ -274,20 +274,24 @@ def describe_flex(scenario: Path, body: str) -> tuple[VariableTable, dict]:
     side = RigidSide.from_scenario(scenario)
     motions = dict(zip(side.point_names, side.motions_array()))
     starts, nodes, masses, frames, outputs = {}, {}, {}, {}, []
-    for joint, endpoint in endpoints.items():
-        point = endpoint.coupling.point
-        handover = endpoint.initialize(side.time, motion_of(motions[point], side.time))
-        masses[joint] = np.zeros((6, 6)) if handover is None else handover[0]
-        frames[point] = "point" if handover is None else handover[1]
-        starts[joint] = wrench_derivatives(endpoint, side.time)
-        nodes[joint] = endpoint.report()[0]
-        for name, value in zip(endpoint.columns(body), endpoint.row().tolist()):
+    for endpoint in endpoints.values():  # (one: the body's, with one or several couplings)
+        handovers = endpoint.initialize(side.time, {
+            c.name: motion_of(motions[c.point], side.time) for c in endpoint.couplings})
+        starts.update(wrench_derivatives(endpoint, side.time))
+        reports = endpoint.report()
+        for c in endpoint.couplings:
+            handover = handovers[c.name]
+            masses[c.name] = np.zeros((6, 6)) if handover is None else handover[0]
+            frames[c.point] = "point" if handover is None else handover[1]
+            nodes[c.name] = reports[c.name][0]
+        for name, value in zip(endpoint.columns(), endpoint.row().tolist()):
             outputs.append((name, None if ".eta" in name else "m", value))
+    couplings = [(c.name, c.point) for ep in endpoints.values() for c in ep.couplings]
     parameters = fmu_parameters(side.scenario, f"flex_bodies.{body}.")
     try:
         table = build_flex_table(
-            couplings=[(j, ep.coupling.point) for j, ep in endpoints.items()],
-            motions={j: motions[ep.coupling.point] for j, ep in endpoints.items()},
+            couplings=couplings,
+            motions={j: motions[point] for j, point in couplings},
             wrenches=starts,
             nodes=nodes,
             added_mass=masses,
