@@ -7,8 +7,8 @@ trilinear, 2x2x2 Gauss points, consistent mass; default 150 x 14 x 14 elements, 
 0.14 m x 0.14 m bar of 33,975 nodes, 101,925 DOFs), assembled here with scipy.sparse
 (independently of the FE readers). Its two end faces (node sets END0 at x = 0 and END1 at
 x = L, 225 nodes each by default) are tied rigidly
-to two 6-DOF interface nodes (``rbcosim.flex.tie``, RBE2-like), and the model is reduced by
-``rbcosim.flex.fe_import.import_structure`` to the 12 interface DOFs and K (default 6)
+to two 6-DOF interface nodes (``rbcosim.flex.io.tie``, RBE2-like), and the model is reduced by
+``rbcosim.flex.io.fe_import.import_structure`` to the 12 interface DOFs and K (default 6)
 fixed-interface modes: the same path as a scenario's ``source = {from = ...}`` table or
 ``rbcosim convert-structure --from ... --modes K``, reading excepted.
 
@@ -97,8 +97,8 @@ def assemble(nx: int, ny: int, nz: int):
 
 def reduce_file(path: Path, modes: int) -> None:
     """Child process: load the model, reduce it, print the figures."""
-    from rbcosim.flex.fe_import import import_structure
-    from rbcosim.flex.readers import FEModel
+    from rbcosim.flex.io.fe_import import import_structure
+    from rbcosim.flex.io.readers import FEModel
 
     with np.load(path) as data:
         positions, end0, end1 = data["positions"], data["END0"], data["END1"]

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import scipy.sparse
 
-cb_module = importlib.import_module("rbcosim.flex.craig_bampton")
+cb_module = importlib.import_module("rbcosim.flex.modelling.craig_bampton")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 from bench_reduction import assemble  # the benchmark's C3D8 bar
 
