@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from rbcosim.cosim.scheme import scheme_named
 from rbcosim.divergence import as_divergence
 from rbcosim.errors import SimulationError
 from rbcosim.service.errors import ProtocolError
@@ -162,7 +163,7 @@ class StepRequests:
             )
             check_finite(jacobian.reshape(len(c.points), -1), "interface_jacobian", c.points)
             scheme = (s.coupling or {}).get("scheme")
-            if scheme is not None and scheme != "interface_jacobian":
+            if scheme is not None and not scheme_named(scheme).jacobian:
                 if np.any(jacobian):
                     raise ProtocolError(
                         "invalid_argument",
