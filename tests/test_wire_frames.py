@@ -197,3 +197,16 @@ def test_protocol_doc_frame_of_the_wrong_length_or_a_missing_frame_is_invalid_ar
     assert missing["error"]["code"] == "invalid_array"
     assert "frame 1 does not exist; the message has 1 buffer frame(s)" in \
         missing["error"]["message"]
+
+
+def test_the_client_loads_the_codec_without_the_server():
+    """rbcosim.service loads its names on first use: `rbcosim flex` imports the client (and
+    with it rbcosim.service.wire) without the server's modules."""
+    import subprocess
+    import sys
+
+    code = ("import sys, rbcosim.client; "
+            "print(sorted(m for m in sys.modules if m.startswith('rbcosim.service')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "['rbcosim.service', 'rbcosim.service.errors', 'rbcosim.service.wire']"
