@@ -79,7 +79,8 @@ class ExportOptions:
     outputs: tuple[str, ...] | None = None
     inputs: tuple[str, ...] = ()
     #: (variable name, start value) of inputs and parameters whose start is not the
-    #: scenario's (export-ssp: the start values of the connected outputs)
+    #: scenario's (export-ssp: the start values of the connected outputs), and of
+    #: acceleration outputs (their value in Initialization Mode, see with_starts)
     starts: tuple[tuple[str, float | str], ...] = ()
 
     def __post_init__(self) -> None:
@@ -164,15 +165,18 @@ def export_fmu(
 
 
 def with_starts(table: VariableTable, starts: dict[str, float | str]) -> VariableTable:
-    """``table`` with these start values of inputs and parameters (ValueError naming a
-    variable that is neither, or a value of another type)."""
+    """``table`` with these start values of inputs and parameters, and of acceleration
+    outputs: the values they hold in Initialization Mode, before the model is built at its
+    end (export-ssp: those under the package's start wrench). ValueError naming a variable that
+    is none of these, or a value of another type."""
     if not starts:
         return table
     by_name = table.by_name()
     for name, value in starts.items():
         v = by_name.get(name)
-        if v is None or v.causality not in ("input", "parameter"):
-            raise ValueError(f"start value for {name!r}: not an input or parameter of the FMU")
+        if v is None or not (v.causality in ("input", "parameter") or v.kind == "acceleration"):
+            raise ValueError(f"start value for {name!r}: not an input, parameter or "
+                             "acceleration output of the FMU")
         if type(value) is not type(v.start):
             raise ValueError(f"start value for {name!r}: {value!r} is not a {v.type}")
     return replace(table, variables=tuple(
