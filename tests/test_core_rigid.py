@@ -13,9 +13,9 @@ import pytest
 
 from rbcosim import _core
 from rbcosim.core import make_handle
+from rbcosim.expression_program import evaluate
 from rbcosim.maximal.dynamics import MaximalSystem, frames_of
 from rbcosim.maximal.integrators import RK4, SDIRK2
-from rbcosim.expression_program import evaluate
 from rbcosim.maximal.kernels.rows import GAMMA, PHI, PHI_T, evaluate_rows
 from rbcosim.maximal.kinematics import Kinematics
 from rbcosim.scenario.expressions import compile_expression, parse
