@@ -17,7 +17,7 @@ import zmq
 import rbcosim.client
 from rbcosim.client import Client
 from rbcosim.service.outbox import Outbox
-from rbcosim.service.testing import TOY_TWO_POINTS, running_server, spring_inputs
+from service_helpers import TOY_TWO_POINTS, running_server, spring_inputs
 
 pytestmark = pytest.mark.protocol
 
