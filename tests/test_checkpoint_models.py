@@ -15,10 +15,10 @@ import pytest
 from service_helpers import TOY_TWO_POINTS, message, toy_service
 
 from rbcosim.cli.main import main
-from rbcosim.cosim.flex_groups import build_groups
-from rbcosim.scenario.loader import load_scenario
 from rbcosim.serialization import codec
+from rbcosim.cosim.flex_bodies import build_endpoints
 from rbcosim.serialization.model_digest import model_digest
+from rbcosim.scenario.loader import load_scenario
 from rbcosim.service import Service
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
@@ -36,7 +36,7 @@ def rigid_digest(path: Path, *sets: str) -> str:
 
 def flex_digest(*sets: str) -> str:
     scenario = load_scenario(PENDULUM, list(sets))
-    body = next(iter(build_groups(scenario, scenario.cosim.macro_step).values())).endpoint.body
+    body = next(iter(build_endpoints(scenario, scenario.cosim.macro_step).values())).body
     return model_digest(body.model, body.gravity)
 
 

@@ -14,7 +14,7 @@ import pytest
 from rbcosim import _core
 from rbcosim.core import make_handle
 from rbcosim.expression_program import evaluate
-from rbcosim.maximal.dynamics import MaximalSystem, frames_of
+from rbcosim.maximal.dynamics import MaximalSystem
 from rbcosim.maximal.integrators import RK4, SDIRK2
 from rbcosim.maximal.kernels.rows import GAMMA, PHI, PHI_T, evaluate_rows
 from rbcosim.maximal.kinematics import Kinematics
@@ -165,7 +165,7 @@ def test_rows_rates_and_jacobians_match_finite_differences(name):
 
     def rows_at(s):
         values, jac = np.zeros((4, m)), np.zeros((2, m, 6))
-        evaluate_rows(table, s.t, frames_of(Kinematics.of(s)), values, jac, np.zeros((2, 2, 6)))
+        evaluate_rows(table, s.t, Kinematics.of(s), values, jac, np.zeros((2, 2, 6)))
         return values, jac
 
     values, jac = rows_at(state)

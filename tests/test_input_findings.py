@@ -17,7 +17,7 @@ from test_scenario_errors import BASE, edit
 
 from rbcosim.cli.main import main
 from rbcosim.errors import SimulationError
-from rbcosim.maximal.simulate import ProgressGuard
+from rbcosim.run_loop import ProgressGuard
 from rbcosim.scenario.loader import load_scenario_text
 
 FLEX = "scenarios/rigid_flex_pendulum.toml"

@@ -18,18 +18,26 @@ import numpy as np
 from rbcosim import __version__
 from rbcosim.cosim.flex_endpoint import motion_of
 from rbcosim.errors import ScenarioError
-from rbcosim.fmu_export.flex_table import build_flex_table
-from rbcosim.fmu_export.packaging.dependencies import EXTERNAL_DEPENDENCIES, python_fmu_dependencies
-from rbcosim.fmu_export.packaging.parameter_info import (
-    describe_parameter,
-    fmu_parameters,
-    initial_states,
-)
-from rbcosim.fmu_export.packaging.shim import install_shim
 from rbcosim.fmu_export.runtime.actuators import actuator_specs
+from rbcosim.fmu_export.packaging.body_points import point_name, with_body_points
 from rbcosim.fmu_export.runtime.core import CONFIG_FILE, RESOURCE_DIR, SCENARIO_DIR, TABLE_FILE
+from rbcosim.fmu_export.packaging.dependencies import EXTERNAL_DEPENDENCIES, python_fmu_dependencies
+from rbcosim.fmu_export.flex_table import build_flex_table
 from rbcosim.fmu_export.runtime.joint_outputs import JointCoordinates, coordinate_info
-from rbcosim.fmu_export.table import VariableTable, build_table
+from rbcosim.fmu_export.packaging.parameter_info import describe_parameter, fmu_parameters, initial_states
+from rbcosim.fmu_export.packaging.shim import install_shim
+from rbcosim.fmu_export.table import VariableTable, numbered_table
+from rbcosim.fmu_export.table_rows import (
+    actuator_rows,
+    body_rows,
+    coordinate_rows,
+    joint_rows,
+    parameter_rows,
+    point_rows,
+    selected,
+    server_rows,
+    vector_parameter_rows,
+)
 
 #: Identity pose, zero velocity: the flexible node's kinematics when nothing better is known.
 _REST_KINEMATICS = np.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
@@ -55,7 +63,7 @@ class ExportOptions:
     mode the defaults of the FMU parameters ``server.address`` and ``server.timeout`` (s),
     the FMU's modelIdentifier (default: the scenario file's stem, see model_identifier),
     ``flex``: export that flexible body of the scenario instead of the rigid side, and
-    ``derivatives``: provide directional derivatives (embedded rigid side only; needs a C
+    ``derivatives``: provide directional derivatives (embedded mode, also --flex; needs a C
     compiler, and the FMU then runs on Linux x86-64 only, see shim.py), ``outputs``: fnmatch
     patterns of the body and joint outputs to keep (embedded rigid side; default all),
     ``inputs``: fnmatch patterns of the joints that get actuator inputs (``J.torque``,
@@ -71,7 +79,8 @@ class ExportOptions:
     outputs: tuple[str, ...] | None = None
     inputs: tuple[str, ...] = ()
     #: (variable name, start value) of inputs and parameters whose start is not the
-    #: scenario's (export-ssp: the start values of the connected outputs)
+    #: scenario's (export-ssp: the start values of the connected outputs), and of
+    #: acceleration outputs (their value in Initialization Mode, see with_starts)
     starts: tuple[tuple[str, float | str], ...] = ()
 
     def __post_init__(self) -> None:
@@ -81,9 +90,9 @@ class ExportOptions:
             raise ValueError(f"mode must be 'embedded' or 'remote', got {self.mode!r}")
         if self.flex is not None and self.mode != "embedded":
             raise ValueError("a flexible-body FMU runs its body inside: embedded mode only")
-        if self.derivatives and (self.flex is not None or self.mode != "embedded"):
-            raise ValueError("directional derivatives re-run the rigid side's step inside the "
-                             "FMU: embedded mode and the rigid side only (not remote, not --flex)")
+        if self.derivatives and self.mode != "embedded":
+            raise ValueError("directional derivatives re-run the step inside the FMU: "
+                             "embedded mode only (not remote)")
         if self.outputs is not None and (self.flex is not None or self.mode != "embedded"):
             raise ValueError("--outputs selects body and joint outputs, which embedded rigid-side "
                              "FMUs have only (not remote, not --flex)")
@@ -107,9 +116,9 @@ def export_fmu(
     identifier = model_identifier(scenario, options.name)
     if options.flex is None:
         table, config = describe(scenario, options)
-        config["derivatives"] = options.derivatives
     else:
         table, config = describe_flex(scenario, options.flex)
+    config["derivatives"] = options.derivatives
     table = with_starts(table, dict(options.starts))
     data_files = referenced_files(scenario)
     config["data_files"] = [p.as_posix() for p in data_files]
@@ -133,7 +142,12 @@ def export_fmu(
         (bundle / SCENARIO_DIR).mkdir(parents=True)
         (bundle / CONFIG_FILE).write_text(json.dumps(config, indent=1), "utf-8")
         (bundle / TABLE_FILE).write_text(table.to_json(), "utf-8")
-        shutil.copy2(scenario, bundle / SCENARIO_DIR / scenario.name)
+        if options.mode == "remote" and options.flex is None:  # the bodies' own points
+            (bundle / SCENARIO_DIR / scenario.name).write_text(with_body_points(
+                scenario.read_text("utf-8"), scenario.parent, tuple(config["body_points"])),
+                "utf-8")
+        else:
+            shutil.copy2(scenario, bundle / SCENARIO_DIR / scenario.name)
         for relative in data_files:
             target = bundle / SCENARIO_DIR / relative
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -151,15 +165,18 @@ def export_fmu(
 
 
 def with_starts(table: VariableTable, starts: dict[str, float | str]) -> VariableTable:
-    """``table`` with these start values of inputs and parameters (ValueError naming a
-    variable that is neither, or a value of another type)."""
+    """``table`` with these start values of inputs and parameters, and of acceleration
+    outputs: the values they hold in Initialization Mode, before the model is built at its
+    end (export-ssp: those under the package's start wrench). ValueError naming a variable that
+    is none of these, or a value of another type."""
     if not starts:
         return table
     by_name = table.by_name()
     for name, value in starts.items():
         v = by_name.get(name)
-        if v is None or v.causality not in ("input", "parameter"):
-            raise ValueError(f"start value for {name!r}: not an input or parameter of the FMU")
+        if v is None or not (v.causality in ("input", "parameter") or v.kind == "acceleration"):
+            raise ValueError(f"start value for {name!r}: not an input, parameter or "
+                             "acceleration output of the FMU")
         if type(value) is not type(v.start):
             raise ValueError(f"start value for {name!r}: {value!r} is not a {v.type}")
     return replace(table, variables=tuple(
@@ -202,39 +219,10 @@ def describe(scenario: Path, options: ExportOptions, side=None) -> tuple[Variabl
         for key, value in fmu_parameters(side.scenario).items()
         if not key.startswith(_OUTSIDE_KEYS)
     }
-    outputs = side.point_outputs()
     try:
         specs = actuator_specs(side.scenario, options.inputs, float(side.time))
-    except ValueError as exc:
-        raise ScenarioError(f"{scenario}: cannot export as FMU: {exc}") from exc
-    # The exchange variables need the solver in the FMU: embedded mode only.
-    accelerations = (
-        dict(zip(side.point_names, side.point_accelerations()))
-        if options.mode == "embedded"
-        else None
-    )
-    try:
-        table = build_table(
-            point_names=side.point_names,
-            joint_names=side.joint_names,
-            parameters=parameters,
-            parameter_info={key: describe_parameter(key, side.scenario.raw) for key in parameters},
-            initial_states=initial_states(side.scenario.raw),
-            point_outputs=outputs,
-            gaps=side.gaps(),
-            flex_start={joint: _REST_KINEMATICS for joint in side.joint_names},
-            point_accelerations=accelerations,
-            server=(
-                {"address": options.address, "session": "", "timeout": options.timeout}
-                if options.mode == "remote"
-                else None
-            ),
-            # The body states need the solver in the FMU too.
-            bodies=side.body_outputs() if options.mode == "embedded" else None,
-            joint_coordinates=_joint_coordinates(side) if options.mode == "embedded" else None,
-            outputs=options.outputs,
-            actuators=specs,
-        )
+        table = numbered_table(_rows(side, options, parameters, specs), side.point_names,
+                               side.joint_names)
     except ValueError as exc:
         raise ScenarioError(f"{scenario}: cannot export as FMU: {exc}") from exc
     config = {
@@ -246,10 +234,38 @@ def describe(scenario: Path, options: ExportOptions, side=None) -> tuple[Variabl
         "macro_step": float(side.macro_step),
         "variable_steps": VARIABLE_STEPS,
         "joint_points": {joint: side.joint_point(joint) for joint in side.joint_names},
+        # remote mode: each body's point at its centre of mass (body_points.py)
+        "body_points": ({body: point_name(body) for body in side.scenario.model.body_names}
+                        if options.mode == "remote" else {}),
         "actuators": specs,
         "rbcosim_version": __version__,
     }
     return table, config
+
+
+def _rows(side, options: ExportOptions, parameters: dict, specs: list) -> list[dict]:
+    """The table rows of the rigid side ``side`` (table_rows) for ``options``: the exchange
+    variables need the solver in the FMU (embedded mode), the server settings are remote
+    mode's; bodies and joint coordinates are in every mode (remote: from the bodies' own
+    points, body_points.py)."""
+    embedded = options.mode == "embedded"
+    outputs = side.point_outputs()
+    accelerations = dict(zip(side.point_names, side.point_accelerations())) if embedded else {}
+    gaps = side.gaps()
+    rows = [row for point in side.point_names
+            for row in point_rows(point, outputs[point], accelerations.get(point))]
+    rows += [row for joint in side.joint_names
+             for row in joint_rows(joint, _REST_KINEMATICS, gaps[joint], embedded)]
+    rows += actuator_rows(specs)
+    rows += body_rows(side.body_outputs()) + coordinate_rows(_joint_coordinates(side))
+    rows = selected(rows, options.outputs)
+    rows += parameter_rows(parameters, {key: describe_parameter(key, side.scenario.raw)
+                                        for key in parameters})
+    rows += vector_parameter_rows(initial_states(side.scenario.raw))
+    if not embedded:
+        rows += server_rows({"address": options.address, "session": "",
+                             "timeout": options.timeout})
+    return rows
 
 
 def _joint_coordinates(side) -> dict[str, tuple[float, str, str]]:
@@ -262,11 +278,7 @@ def describe_flex(scenario: Path, body: str) -> tuple[VariableTable, dict]:
     """The variable table and configuration of flexible body ``body``'s FMU: its start values
     are the body placed at the rigid side's initial motion (``flex_core``)."""
     from rbcosim.cosim.rigid_side import RigidSide
-    from rbcosim.fmu_export.runtime.flex_core import (
-        FMU_SCHEME,
-        build_flex_endpoints,
-        wrench_derivatives,
-    )
+    from rbcosim.fmu_export.runtime.flex_core import FMU_SCHEME, build_flex_endpoints, wrench_derivatives
 
     parsed, endpoints = build_flex_endpoints(scenario, body, {})
     if body not in parsed.flex_bodies:
@@ -275,20 +287,24 @@ def describe_flex(scenario: Path, body: str) -> tuple[VariableTable, dict]:
     side = RigidSide.from_scenario(scenario)
     motions = dict(zip(side.point_names, side.motions_array()))
     starts, nodes, masses, frames, outputs = {}, {}, {}, {}, []
-    for joint, endpoint in endpoints.items():
-        point = endpoint.coupling.point
-        handover = endpoint.initialize(side.time, motion_of(motions[point], side.time))
-        masses[joint] = np.zeros((6, 6)) if handover is None else handover[0]
-        frames[point] = "point" if handover is None else handover[1]
-        starts[joint] = wrench_derivatives(endpoint, side.time)
-        nodes[joint] = endpoint.report()[0]
-        for name, value in zip(endpoint.columns(body), endpoint.row().tolist()):
+    for endpoint in endpoints.values():  # (one: the body's, with one or several couplings)
+        handovers = endpoint.initialize(side.time, {
+            c.name: motion_of(motions[c.point], side.time) for c in endpoint.couplings})
+        starts.update(wrench_derivatives(endpoint, side.time))
+        reports = endpoint.report()
+        for c in endpoint.couplings:
+            handover = handovers[c.name]
+            masses[c.name] = np.zeros((6, 6)) if handover is None else handover[0]
+            frames[c.point] = "point" if handover is None else handover[1]
+            nodes[c.name] = reports[c.name][0]
+        for name, value in zip(endpoint.columns(), endpoint.row().tolist()):
             outputs.append((name, None if ".eta" in name else "m", value))
+    couplings = [(c.name, c.point) for ep in endpoints.values() for c in ep.couplings]
     parameters = fmu_parameters(side.scenario, f"flex_bodies.{body}.")
     try:
         table = build_flex_table(
-            couplings=[(j, ep.coupling.point) for j, ep in endpoints.items()],
-            motions={j: motions[ep.coupling.point] for j, ep in endpoints.items()},
+            couplings=couplings,
+            motions={j: motions[point] for j, point in couplings},
             wrenches=starts,
             nodes=nodes,
             added_mass=masses,
