@@ -9,7 +9,6 @@ endpoints run in process, in a flexible-solver process and in a flexible-body FM
 from __future__ import annotations
 
 from rbcosim.cosim.flex_endpoint import FlexEndpoint
-from rbcosim.cosim.scheme import scheme_named
 from rbcosim.errors import ScenarioError
 from rbcosim.flex.modelling.chord import ChordModel
 from rbcosim.flex.modelling.interface_nodes import Interface, released_components
@@ -18,6 +17,7 @@ from rbcosim.flex.runtime.chord_body import ChordBody
 from rbcosim.flex.runtime.multi_body import MultiNodeBody
 from rbcosim.scenario.flex_config import flex_model_from_config
 from rbcosim.scenario.loader import Scenario
+from rbcosim.scheme import scheme_named
 
 
 def body_couplings(scenario: Scenario) -> dict[str, list]:

@@ -8,7 +8,7 @@ stacked in node order (the couplings' order), as the body's added mass and inter
 are: wrenches (6k,), wrench polynomials (order+1, 6k), Jacobians (6k, 6k). Motions are given
 as {joint: InterfaceMotion} (or one InterfaceMotion for a one-node endpoint, or a list in
 node order). Per macro step
-[t, t + H], in the order of the scheme (rbcosim.cosim.scheme):
+[t, t + H], in the order of the scheme (rbcosim.scheme):
   report()                     each node's kinematics (13,) and the energy (J) delivered;
   inputs_for_rigid(t, motion)  the wrench polynomial the rigid side applies over the step;
   finish(t, motion[, ends])    step the body with the rigid points' motions and commit.
@@ -24,10 +24,10 @@ import numpy as np
 from rbcosim.core import make_handle
 from rbcosim.cosim.flex_checks import RangeChecks, result_columns, result_row
 from rbcosim.cosim.nodes import CompiledNode, NodeSet, hands_point_frame_mass, point_frame_mass
-from rbcosim.cosim.scheme import scheme_named
 from rbcosim.flex.runtime.body import FlexBody
 from rbcosim.flex.runtime.interface_motion import InterfaceMotion
 from rbcosim.flex.runtime.polynomial import exchange_polynomial
+from rbcosim.scheme import scheme_named
 from rbcosim.serialization.codec import StateFormatError, array, field, pack_state, unpack_state
 from rbcosim.serialization.model_digest import check_digest, model_digest
 from rbcosim.settings import CosimSettings, Coupling

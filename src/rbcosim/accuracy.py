@@ -20,7 +20,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from rbcosim.errors import SimulationError
-from rbcosim.maximal.dynamics import MaximalSystem
 from rbcosim.model import Model
 from rbcosim.spatial import quaternion as quat
 from rbcosim.state import State
@@ -112,26 +111,3 @@ def _suggested(dt: float, order: int, position: float, angle: float) -> float:
 
 ADAPTIVE_ACCURACY = {"estimate": None, "method": "adaptive: solve_ivp's error control to "
                      "rtol/atol", "warning": None}
-
-
-#: Most moving bodies for which `check` linearizes the model (a dense 13n × 13n Jacobian).
-LINEARIZE_MAX_BODIES = 50
-
-
-def fastest_rate(model: Model, baumgarte: tuple[float, float]) -> float:
-    """1/s: the largest |eigenvalue| of the maximal route's equations linearized at the
-    projected initial state (Jacobian of ẏ = f(t, y) by central differences, step 1e-7 of
-    each coordinate's scale). Its inverse is the model's fastest time scale; the Baumgarte
-    terms add eigenvalues of size alpha, beta."""
-    system = MaximalSystem(model, baumgarte=baumgarte)
-    state = State.initial(model)
-    system.project(state)
-    y = state.to_vector()
-    jac = np.empty((y.size, y.size))
-    for k in range(y.size):
-        step = 1e-7 * max(1.0, abs(y[k]))
-        up, down = y.copy(), y.copy()
-        up[k] += step
-        down[k] -= step
-        jac[:, k] = (system.derivative(0.0, up) - system.derivative(0.0, down)) / (2 * step)
-    return float(np.max(np.abs(np.linalg.eigvals(jac))))
