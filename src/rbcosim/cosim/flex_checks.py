@@ -22,7 +22,7 @@ from rbcosim.flex.runtime.deformation_range import (
     DeformationWarning,
 )
 from rbcosim.flex.runtime.spin_limit import SpinLimit, SpinWarning
-from rbcosim.spatial.rotation import rotation_matrix
+from rbcosim.spatial.quaternion import rotation_matrix
 
 
 class RangeChecks:

@@ -40,7 +40,7 @@ from rbcosim.flex.modelling.interface_nodes import (
     imported_node,
 )
 from rbcosim.flex.modelling.nodal import NodalLayout, field_nodal, rotation_dofs
-from rbcosim.spatial.rotation import shortest_arc, skew
+from rbcosim.spatial.linalg3 import shortest_arc, skew
 
 if TYPE_CHECKING:  # the structure file's contents, read by rbcosim.flex.io
     from rbcosim.flex.io.matrices_io import StructureMatrices

@@ -20,7 +20,7 @@ import numpy as np
 from rbcosim.bounds import MAX_MAGNITUDE
 from rbcosim.errors import ScenarioError
 from rbcosim.flex.modelling.beam import COMPONENT_NAMES
-from rbcosim.spatial.rotation import skew
+from rbcosim.spatial.linalg3 import skew
 
 #: Relative size of ``K r`` (r a rigid-body mode) above which a floating structure is refused.
 RIGID_MODE_TOLERANCE = 1e-6
