@@ -58,7 +58,9 @@ def spawn(
         ],
         stdout=subprocess.PIPE,
         text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        env={**os.environ, "PYTHONUNBUFFERED": "1",  # tests/ holds service_helpers
+             "PYTHONPATH": os.pathsep.join([os.path.dirname(__file__),
+                                            os.environ.get("PYTHONPATH", "")])},
     )
     assert proc.stdout.readline().strip() == "attached"
     return proc
