@@ -38,11 +38,17 @@ from rbcosim.serialization.codec import (
 from rbcosim.serialization.model_digest import check_digest
 
 
+def rigid_formulation(scenario: Scenario) -> str:
+    """The formulation of a co-simulation's rigid side: "minimal" when solver.formulation says
+    so (joint coordinates, trees; Python macro steps), else "maximal" ("auto" included: its
+    macro steps run in the C core)."""
+    return "minimal" if scenario.solver.formulation == "minimal" else "maximal"
+
+
 def rigid_simulation(scenario: Scenario):
-    """The rigid side's formulation (a `rbcosim.run_loop.System` with interface points):
-    solver.formulation = "minimal" steps it in joint coordinates (trees; Python macro steps),
-    "maximal" and "auto" in maximal coordinates (macro steps in the C core)."""
-    if scenario.solver.formulation == "minimal":
+    """The rigid side's simulation in its formulation (`rigid_formulation`): a
+    `rbcosim.run_loop.System` with interface points."""
+    if rigid_formulation(scenario) == "minimal":
         from rbcosim.minimal.route import MinimalSimulation  # the minimal route's rigid sides
 
         return MinimalSimulation(scenario.model, scenario.solver).attach_points()

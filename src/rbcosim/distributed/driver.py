@@ -23,6 +23,7 @@ import numpy as np
 import zmq
 
 from rbcosim.client import Client, ServiceError, ServiceTimeout
+from rbcosim.cosim.rigid_side import rigid_formulation
 from rbcosim.distributed.flex_solver import (
     FlexResults,
     body_joints,
@@ -202,7 +203,7 @@ def diagnostics(scenario: Scenario, server_results: dict, n_steps: int, wall_tim
     violations = d.pop("continuity_violations", 0)
     cs = scenario.cosim
     d["wall_time_s"] = wall_time
-    d.update(formulation="maximal (rigid side)", scheme=cs.scheme, macro_step=cs.macro_step,
+    d.update(formulation=f"{rigid_formulation(scenario)} (rigid side)", scheme=cs.scheme, macro_step=cs.macro_step,
              micro_steps=cs.micro_steps, extrapolation=cs.extrapolation, macro_steps=n_steps,
              iterations_total=n_steps, iterations_max=1 if n_steps else 0)
     d["joints"] = joints

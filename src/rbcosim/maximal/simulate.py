@@ -54,7 +54,7 @@ class RigidSimulation:
         self.system = MaximalSystem(model, baumgarte=solver.baumgarte)
         self.state = State.initial(model)
         if solver.projection:
-            self.system.project(self.state)
+            self.project()
         phi, _ = self.system.drift(self.state)
         if phi > INITIAL_CONSISTENCY:
             raise SimulationError(
@@ -85,7 +85,7 @@ class RigidSimulation:
         d, row = self.diagnostics, None
         if state.is_finite():
             with np.errstate(all="ignore"):
-                energy = self.system.energy(state)
+                energy = self.energy(state)
                 phi, phidot = self.system.drift(state)
                 kinetic = self.system.kinetic_energy(state)
             row = np.concatenate([[state.t], state_row(state), [energy, phi]])

@@ -158,7 +158,7 @@ class MinimalSimulation:
             work = self.system.work_done if self.diagnostics.balanced else 0.0
         system = self.system
         state = system.body_state(t, system.kinematics(y))
-        energy = system.energy(state)
+        energy = self.energy(state)
         phi, phidot = system.maximal.drift(state)
         row = np.concatenate([[t], state_row(state), [energy, phi], y])
         d = self.diagnostics
