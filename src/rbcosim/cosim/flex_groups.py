@@ -15,6 +15,7 @@ from rbcosim.flex.body import FlexBody
 from rbcosim.flex.chord import ChordModel
 from rbcosim.flex.chord_body import ChordBody
 from rbcosim.flex.config import flex_model_from_config
+from rbcosim.flex.floating_multi_body import FloatingMultiBody
 from rbcosim.flex.interfaces import Interface, released_components
 from rbcosim.flex.multi_body import MultiNodeBody
 from rbcosim.scenario import Scenario
@@ -118,8 +119,10 @@ def build_groups(scenario: Scenario, H: float) -> dict[str, SingleJoint | MultiF
         if name in {c.name for c in scenario.couplings}:
             raise ScenarioError(f"{scenario.source}: flex_bodies.{name}: a body with several "
                                 "couplings needs a name no coupling has (it keys its state)")
-        # a chord-frame rod (its two pins checked by rbcosim.scenario_chord) or a grounded body
-        kind = ChordBody if isinstance(model, ChordModel) else MultiNodeBody
+        # a chord-frame rod (its two pins checked by rbcosim.scenario_chord), a floating body
+        # (rbcosim.flex.floating_multi) or a grounded body
+        kind = (ChordBody if isinstance(model, ChordModel) else FloatingMultiBody
+                if model.attachment == "floating" else MultiNodeBody)
         groups[name] = MultiFlexEndpoint(couplings, kind(model, **options),
                                          scenario.cosim, H)
     return groups

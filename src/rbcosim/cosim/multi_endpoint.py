@@ -53,7 +53,7 @@ class MultiFlexEndpoint:
         self.joints = tuple(c.name for c in couplings)
         self.flex_body = couplings[0].flex_body
         self.body, self.settings, self.H = body, settings, H
-        self._chord = isinstance(body, ChordBody)
+        self._chord = hasattr(body, "output_displacements")  # chord or floating frame
         n = len(couplings)
         self._times = np.zeros(_HISTORY)
         self._wrenches = np.zeros((_HISTORY, n, 6))
