@@ -116,12 +116,10 @@ def import_structure(fe: FEModel, interfaces: Sequence[dict], *, units: str = "m
     perm = np.concatenate([boundary, np.setdiff1d(np.arange(fe.dof_map.shape[0]), boundary)])
     layout = NodalLayout(fe.positions - fe.positions[nodes[0]], fe.dof_map[perm])
     check_held(fe.stiffness_file, fe.stiffness[perm][:, perm], layout, boundary.size)
-    if modes is None:
-        if len(nodes) != 1:
-            raise ScenarioError(f"{where}: several interface nodes need a reduction (modes)")
-        return convert_structure(
+    if modes is None:  # physical: a floating body (several interface nodes: its first two
+        return convert_structure(  # define its frame, rbcosim.flex.floating_multi)
             fe.mass.toarray(), fe.stiffness.toarray(), fe.positions, fe.dof_map,
-            interface_node=nodes[0], output_nodes=out_idx, label=fe.mass_file,
+            interface_node=nodes, output_nodes=out_idx, label=fe.mass_file,
             stiffness_label=fe.stiffness_file)
     return _reduced(fe, layout, perm, nodes, boundary.size, out_idx, modes)
 

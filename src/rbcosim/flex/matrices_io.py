@@ -322,7 +322,8 @@ def validate_structure(
                 f"{label}: boundary_dofs: expected distinct names out of "
                 f"{list(COMPONENT_NAMES)} (per interface node), got {list(names)}"
             )
-    nodal = None if layout is None else read_layout(label, *layout, n, int(n_boundary))
+    nodal = (None if layout is None
+             else read_layout(label, *layout, n, int(n_boundary), nodes))
     if nodal is not None:
         labelled = tuple(COMPONENT_NAMES[c] for c in nodal.dof_map[:n_boundary, 1])
         if boundary_dofs is not None and names != labelled:
