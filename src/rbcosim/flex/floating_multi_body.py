@@ -19,7 +19,7 @@ import numpy as np
 
 from rbcosim.errors import SimulationError
 from rbcosim.flex.floating_multi import FRAME_DOFS, FloatingMultiModel
-from rbcosim.flex.floating_multi_frame import FrameState, frame_state
+from rbcosim.flex.floating_multi_frame import FrameState, _cross, frame_state
 from rbcosim.flex.frame import acceleration_polynomial, end_of_step, frame_at, set_frame
 from rbcosim.flex.kinematics import rotation_matrix
 from rbcosim.flex.layout import ETA, Q
@@ -30,9 +30,9 @@ _NO_ROWS = np.zeros((0, 19))
 def _z(st: FrameState, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
     """The inertia invariants' input z (20 n_q + 15) (:func:`rbcosim.flex.model.floating_inertia`)."""
     w, al, b = st.w, st.alpha, st.b
-    ww = np.kron(w, w)
-    return np.concatenate([q, qd, b, al, ww, np.kron(w, qd), np.kron(al, q), np.kron(ww, q),
-                           np.kron(b, q)])
+    ww = np.outer(w, w).ravel()
+    return np.concatenate([q, qd, b, al, ww, np.outer(w, qd).ravel(), np.outer(al, q).ravel(),
+                           np.outer(ww, q).ravel(), np.outer(b, q).ravel()])
 
 
 class FloatingMultiBody:
@@ -248,7 +248,7 @@ class FloatingMultiBody:
         e = np.eye(3)[comp % 3]
         if comp >= 3:
             return np.concatenate([np.zeros(3), e])
-        return np.concatenate([e, np.cross(arms[i], e)])
+        return np.concatenate([e, _cross(arms[i], e)])
 
     def _resultant(self, st: FrameState, q, qd, qdd) -> np.ndarray:
         """The interfaces' resultant on the body (6,), frame components, moment about node 0:
@@ -260,10 +260,10 @@ class FloatingMultiBody:
         s_e = model.modal_first_moment
         first = model.first_moment + s_e @ q
         force = (model.total_mass * b + big_a @ first + s_e @ qdd
-                 + 2.0 * np.cross(w, s_e @ qd))
-        c = np.concatenate([b, big_a.ravel(), qdd, np.kron(w, qd), np.kron(big_a.ravel(), q)])
+                 + 2.0 * _cross(w, s_e @ qd))
+        c = np.concatenate([b, big_a.ravel(), qdd, np.outer(w, qd).ravel(), np.outer(big_a.ravel(), q).ravel()])
         y = model.moment_invariants.reshape(-1, 3, c.size)
-        moment = np.cross(w, model.spin_inertia @ w) + (y[0] + np.tensordot(q, y[1:], 1)) @ c
+        moment = _cross(w, model.spin_inertia @ w) + (y[0] + np.tensordot(q, y[1:], 1)) @ c
         return np.concatenate([force, moment])
 
     def added_mass(self) -> np.ndarray:
