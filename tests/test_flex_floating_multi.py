@@ -246,7 +246,7 @@ def calculix_rod(tmp_path_factory):
 def test_calculix_rod_matches_the_nonlinear_chain(calculix_rod):
     """The rod imported from CalculiX (physical matrices, end faces tied rigidly to two 6-DOF
     interface nodes, pins about y) runs the slider-crank at Ω = 30 rad/s for one revolution,
-    where the axial force's stiffening (not modelled for imported structures) is about 0.6 %
+    where the axial force's stiffening (not modelled for imported structures) is about 0.6 %:
     its first fixed-interface frequency is the pinned–pinned rod's (π / 2L²) √(EI/ρA) =
     156.3 Hz to 1 %, and the mid-span extremes are within 2 % of the chain's (measured
     +0.6 %, +0.6 %: 0.1108 / −0.1115 mm against 0.1102 / −0.1108 mm)."""

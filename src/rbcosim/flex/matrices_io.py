@@ -119,7 +119,7 @@ class StructureMatrices:
 
 #: What a damaged archive or array header raises inside zipfile, zlib and numpy's reader.
 _DAMAGED_ZIP = (OSError, ValueError, EOFError, KeyError, NotImplementedError, OverflowError,
-                MemoryError, struct.error, zipfile.BadZipFile, zlib.error)
+                RuntimeError, MemoryError, struct.error, zipfile.BadZipFile, zlib.error)
 
 
 def load_npz(path: str | Path) -> StructureMatrices:

@@ -186,8 +186,8 @@ class FlexModel:
         interfaces: Sequence[Interface] = (Interface(),),
     ) -> FlexModel:
         """Beam coupled at its ``interfaces`` (default: clamped at node 0); see
-        :func:`euler_bernoulli_beam` and :mod:`rbcosim.flex.interfaces`. Floating beams take
-        one clamped interface.
+        :func:`euler_bernoulli_beam` and :mod:`rbcosim.flex.interfaces`. A floating beam takes
+        one clamp at node 0 or, 3D, several interfaces (:mod:`rbcosim.flex.floating_multi`).
 
         ``output_nodes`` maps a name to ``"end"``, a node index (int) or a coordinate along the
         beam (float, m; Hermite-interpolated between nodes). Damping: ``modal_damping_ratio``
@@ -225,14 +225,8 @@ class FlexModel:
                            sign_references=(rows, _translation_rows(beam.dof_map[:, 1])))
         rows = rows @ cb.transformation
         damping = _damping(cb.mass, cb.stiffness, len(boundary), *damping_args)
-        floating = None
-        if attachment == "floating":
-            beam3 = beam if not planar else euler_bernoulli_beam(**beam_args, planar=False)
-            n_b = len(boundary)
-            floating = floating_inertia(
-                NodalLayout(beam3.nodes - beam3.nodes[0], beam3.dof_map), beam3.mass,
-                beam.dof_map, cb.transformation[:, n_b:], cb.stiffness[n_b:, n_b:],
-                damping[n_b:, n_b:], density * area if geometric_stiffening else 0.0)
+        floating = None if attachment != "floating" else _beam_floating_inertia(
+            beam, beam_args, cb, damping, density * area if geometric_stiffening else 0.0)
         return FlexModel(
             attachment=attachment, mass=_readonly(cb.mass), stiffness=_readonly(cb.stiffness),
             damping=_readonly(damping), n_boundary=len(boundary),
@@ -319,18 +313,37 @@ class FlexModel:
             "boundary_interfaces": tuple(int(i) for i in owner),
             "interface_positions": _readonly(structure.interface_positions[nodes] - origin),
         }
-        if attachment == "floating":
-            layout = structure.layout
-            floating = floating_inertia(layout, structure.mass, layout.dof_map,
-                                        cb.transformation[:, n_b:], cb.stiffness[n_b:, n_b:],
-                                        damping[n_b:, n_b:])
-            return FlexModel(attachment="floating", structure_axes="point", floating=floating,
-                             **common)
-        load = structure.gravity_load
-        if load is None:  # support acceleration: the boundary alone holds the structure
-            load = structure.mass @ cb.transformation[:, :n_b] @ _translation_columns(comps)
-        return FlexModel(attachment="grounded", structure_axes="inertial",
-                         gravity_load=_readonly(cb.transformation.T @ load), **common)
+        return _matrices_model(structure, attachment, cb, damping, comps, common)
+
+
+def _beam_floating_inertia(beam: BeamFE, beam_args: dict, cb, damping: np.ndarray,
+                           stiffening_density: float) -> FloatingInertia:
+    """A floating beam's inertia data (a planar beam's modes inside its 3D mass)."""
+    beam3 = beam if not beam.planar else euler_bernoulli_beam(**beam_args, planar=False)
+    n_b = cb.boundary_dofs.size
+    return floating_inertia(
+        NodalLayout(beam3.nodes - beam3.nodes[0], beam3.dof_map), beam3.mass, beam.dof_map,
+        cb.transformation[:, n_b:], cb.stiffness[n_b:, n_b:], damping[n_b:, n_b:],
+        stiffening_density)
+
+
+def _matrices_model(structure: StructureMatrices, attachment: str, cb, damping: np.ndarray,
+                    comps, common: dict) -> FlexModel:
+    """The FlexModel of imported matrices after the reduction: floating (inertia from the
+    physical mass) or grounded (gravity through the file's load or the support)."""
+    n_b = common["n_boundary"]
+    if attachment == "floating":
+        layout = structure.layout
+        floating = floating_inertia(layout, structure.mass, layout.dof_map,
+                                    cb.transformation[:, n_b:], cb.stiffness[n_b:, n_b:],
+                                    damping[n_b:, n_b:])
+        return FlexModel(attachment="floating", structure_axes="point", floating=floating,
+                         **common)
+    load = structure.gravity_load
+    if load is None:  # support acceleration: the boundary alone holds the structure
+        load = structure.mass @ cb.transformation[:, :n_b] @ _translation_columns(comps)
+    return FlexModel(attachment="grounded", structure_axes="inertial",
+                     gravity_load=_readonly(cb.transformation.T @ load), **common)
 
 
 def _floating_multi_beam(beam: BeamFE, nodes, interfaces, n_modes, damping_args, outputs,
