@@ -44,7 +44,8 @@ import numpy as np
 from rbcosim.flex.craig_bampton import craig_bampton
 from rbcosim.flex.geometric import axial_field_matrices
 from rbcosim.flex.interfaces import Interface, InterfaceError, boundary_of
-from rbcosim.flex.nodal import NodalLayout
+from rbcosim.flex.kinematics import skew
+from rbcosim.flex.nodal import NodalLayout, field_nodal
 
 #: The coupled DOFs that define the frame: (interface, component), components 0..5 = x..rz.
 FRAME_DOFS = ((0, 0), (0, 1), (0, 2), (0, 3), (1, 1), (1, 2))
@@ -84,6 +85,9 @@ class FloatingMultiModel:
             x²/2 − L²/6; stiffening: (EA, rho A) or (0, 0) without it.
         output_names, output_rows (n_out, 3, n_q), output_positions (n_out, 3).
         frequencies_hz: fixed-interface frequencies (k,).
+        kinetic: Z (6 + 4 n_q, 6 + 4 n_q): the kinetic energy ``½ cᵀ Z c`` of the
+            field-consistent nodal velocity ``P(v_0, [w]x) + T_e q' + D([w]x) T_e q`` with
+            ``c = [v_0, w, q', kron(w, q)]`` (frame components; :func:`kinetic_invariants`).
     """
 
     axis_rotation: np.ndarray
@@ -108,6 +112,7 @@ class FloatingMultiModel:
     output_rows: np.ndarray
     output_positions: np.ndarray
     frequencies_hz: np.ndarray
+    kinetic: np.ndarray
     attachment: str = "floating"
 
     @property
@@ -194,7 +199,25 @@ def build_floating_multi(layout: NodalLayout, mass: np.ndarray, stiffness: np.nd
         geometric=_ro(geometric), stiffening=(float(stiffening[0]), float(stiffening[1])),
         output_names=tuple(names), output_rows=_ro(rows @ t_e if len(names) else
                                                   np.zeros((0, 3, t_e.shape[1]))),
-        output_positions=_ro(positions), frequencies_hz=_ro(cb.frequencies_hz))
+        output_positions=_ro(positions), frequencies_hz=_ro(cb.frequencies_hz),
+        kinetic=_ro(kinetic_invariants(layout, mass, t_e)))
+
+
+def kinetic_invariants(layout: NodalLayout, mass: np.ndarray, t_e: np.ndarray) -> np.ndarray:
+    """Z = Vᵀ M V with V's columns the nodal velocities per unit v_0 (3), w (3), q' (n_q)
+    and kron(w, q) (3 n_q), the nodal maps of the floating equations
+    (:func:`rbcosim.flex.nodal.field_nodal`, ``D`` of :mod:`rbcosim.flex.body`)."""
+    from rbcosim.flex.model import _nodal_apply
+
+    nodes, index = layout.positions, layout.full_index
+    full = np.zeros((6 * nodes.shape[0], t_e.shape[1]))
+    full[index] = t_e
+    eye, zero = np.eye(3), np.zeros((3, 3))
+    cols = [field_nodal(nodes, e, zero)[index, None] for e in eye]
+    cols += [field_nodal(nodes, np.zeros(3), skew(e))[index, None] for e in eye]
+    cols += [t_e] + [_nodal_apply(skew(e), full)[index] for e in eye]
+    v = np.hstack(cols)
+    return v.T @ (mass @ v)
 
 
 def multi_stretch_spring(cfg: dict, couplings, base_dir, where: str,

@@ -291,6 +291,18 @@ class FloatingMultiBody:
         """(n_i, 6): each point's [a m/s², alpha rad/s²] the body currently assumes."""
         return self._motions[:, 13:19].copy()
 
+    def energy(self) -> float:
+        """The body's kinetic and strain energy, J, less the stretch's spring (on the rigid
+        side): ``½ cᵀ Z c + ½ qᵀ K q − ½ k_s s²`` (:class:`.FloatingMultiModel`)."""
+        model, k = self.model, self._k
+        st = self._state_now(self._motions)
+        q = np.concatenate([st.ub, self._y[:k]])
+        qd = np.concatenate([st.ubd, self._y[k:]])
+        c = np.concatenate([st.rot.T @ self._motions[0, 7:10], st.w, qd, np.outer(st.w, q).ravel()])
+        s = st.ub[model.stretch]
+        return float(0.5 * c @ model.kinetic @ c + 0.5 * q @ model.stiffness @ q
+                     - 0.5 * model.stretch_stiffness * s * s)
+
     def output_displacements(self) -> dict[str, np.ndarray]:
         """Named output nodes -> elastic displacement (3,) m in the frame (from the line
         between interface nodes 0 and 1, the frame's x axis)."""
