@@ -346,3 +346,25 @@ def test_cosim_runs_the_3d_rod_in_its_own_process(tmp_path):
     assert len(run.processes) == 2 and len(set(run.processes.values())) == 1
     assert run.results.columns == reference.columns
     assert run.results.data.tobytes() == reference.data.tobytes()
+
+
+def test_animation_places_the_3d_rod_where_the_run_put_its_output_node(tmp_path):
+    """`rbcosim animate`'s shape of the 3D rod (rebuilt from the results' point poses and
+    modal coordinates) puts its middle FE node where the run's output node `mid` was (to the
+    joints' position gap, 1e-7 m), the rod's ends at the pins."""
+    from rbcosim.animate.flex_shapes import beam_shapes
+    from rbcosim.results import Results
+    from rbcosim.cli.main import main
+
+    out = tmp_path / "crank.csv"
+    assert main(["run", str(SCENARIO), "--out", str(out), "--quiet", "--set",
+                 'solver.t_end="6*pi/Omega/8"']) == 0
+    results = Results.read_csv(out)
+    shape = beam_shapes(load_scenario(SCENARIO), results, 1.0)["rod"]
+    mid = np.column_stack([results[f"rod.mid.{c}"] for c in "xyz"])
+    pins = [np.column_stack([results[f"{p}.{c}"] for c in "xyz"]) for p in ("crank_pin", "wrist")]
+    for i in range(0, len(results.t), 20):
+        nodes, _ = shape.nodes(i)
+        assert np.abs(nodes[4] - mid[i]).max() < 1e-7
+        assert np.abs(nodes[0] - pins[0][i]).max() < 1e-12
+        assert np.abs(nodes[-1] - pins[1][i]).max() < 1e-12
