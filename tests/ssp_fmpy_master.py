@@ -37,9 +37,7 @@ def read_package(package):
     for c in root.iterfind(".//ssd:Component", NS):
         components[c.get("name")] = c.get("source")
         for p in c.iterfind(".//ssv:Parameter", NS):
-            value = p[0].get("value")
-            starts[(c.get("name"), p.get("name"))] = (
-                float(value) if p[0].tag.endswith("Real") else value)
+            starts[(c.get("name"), p.get("name"))] = float(p[0].get("value"))  # Real only
     links = [(w.get("startElement"), w.get("startConnector"), w.get("endElement"),
               w.get("endConnector")) for w in root.iterfind(".//ssd:Connection", NS)]
     step = float(root.find(".//oms:FixedStepMaster", NS).get("stepSize"))
@@ -73,9 +71,6 @@ class Fmu:
         else:
             self.slave.setReal(refs, list(values))
 
-    def set_string(self, name, value):
-        self.slave.setString([self.vr[name]], [value])
-
 
 def hand_written(package, steps, names, order):
     components, links, starts, h = read_package(package)
@@ -91,9 +86,7 @@ def hand_written(package, steps, names, order):
         else:
             fmu.slave.enterInitializationMode(startTime=t)
         for (owner, connector), value in starts.items():
-            if owner == name and isinstance(value, str):
-                fmu.set_string(connector, value)
-            elif owner == name:
+            if owner == name:
                 fmu.set([connector], [value])
     for fmu in fmus.values():
         fmu.slave.exitInitializationMode()

@@ -15,7 +15,7 @@ import pytest
 
 from rbcosim.cli.main import main
 from rbcosim.cosim import codec
-from rbcosim.cosim.flex_groups import build_groups
+from rbcosim.cosim.flex_bodies import build_endpoints
 from rbcosim.cosim.model_digest import model_digest
 from rbcosim.scenario import load_scenario
 from rbcosim.service import Service
@@ -36,7 +36,7 @@ def rigid_digest(path: Path, *sets: str) -> str:
 
 def flex_digest(*sets: str) -> str:
     scenario = load_scenario(PENDULUM, list(sets))
-    body = next(iter(build_groups(scenario, scenario.cosim.macro_step).values())).endpoint.body
+    body = next(iter(build_endpoints(scenario, scenario.cosim.macro_step).values())).body
     return model_digest(body.model, body.gravity)
 
 

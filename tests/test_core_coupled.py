@@ -150,7 +150,7 @@ def test_gaps_and_energy_against_independent_sums(name):
     m = CosimMaster(_scenario(name))
     rigid = m.rigid
     (joint, group), = m.endpoints.items()
-    ep, H = group.endpoint, m.H
+    ep, H = group, m.H
     point = rigid.points.index(ep.coupling.point)
 
     def flex_power():

@@ -15,6 +15,7 @@ from rbcosim.flex import (
     load_npz,
     save_npz,
 )
+from rbcosim.flex.matrices_io import validate_structure
 
 pytestmark = pytest.mark.unit
 
@@ -198,3 +199,44 @@ def test_config_matrices_errors(tmp_path):
     cfg = {"kind": "matrices", "file": "two_mass_flex.npz", "n_boundary": 2}
     with pytest.raises(ScenarioError, match=rf"^{WHERE}\.n_boundary: 2 disagrees"):
         flex_model_from_config(cfg, SCENARIOS, WHERE)
+
+
+def _spectrum_matrix(smallest: float, n: int = 40) -> np.ndarray:
+    """Q diag(smallest, 1..10) Q^T, Q a fixed random orthogonal matrix."""
+    q, _ = np.linalg.qr(np.random.default_rng(3).standard_normal((n, n)))
+    d = np.linspace(1.0, 10.0, n)
+    d[0] = smallest
+    return (q * d) @ q.T
+
+
+def test_semi_definiteness_limit_is_the_smallest_eigenvalue():
+    """A matrix of known spectrum: smallest eigenvalue -0.5 tol passes (round-off of a singular
+    matrix), -2 tol is refused naming it, tol = 1e-9 max|A| n."""
+    tol = 1e-9 * float(np.abs(_spectrum_matrix(0.0)).max()) * 40
+    ok = _spectrum_matrix(-0.5 * tol)
+    s = validate_structure("k.npz", np.eye(40), ok, None, 1, None, None, None, None)
+    assert s.stiffness.shape == (40, 40)
+    with pytest.raises(ScenarioError) as info:
+        validate_structure("k.npz", np.eye(40), _spectrum_matrix(-2 * tol), None, 1, None,
+                           None, None, None)
+    message = str(info.value)
+    assert message.startswith("k.npz: K: expected a positive semi-definite matrix, smallest "
+                              "eigenvalue ")
+    assert float(message.rsplit(" ", 1)[1]) == pytest.approx(-2 * tol, rel=1e-5)
+
+
+def test_semi_definiteness_of_a_valid_matrix_computes_no_eigenvalues(monkeypatch):
+    """A large PSD structure (singular, as a free one) is checked without an eigenvalue
+    decomposition (a dense one of a 600-node solid's matrices took minutes)."""
+    import scipy.linalg
+
+    def refused(*args, **kwargs):
+        raise AssertionError("eigenvalue decomposition")
+
+    for module in (np.linalg, scipy.linalg):
+        for name in ("eigvalsh", "eigh", "eigvals", "eig"):
+            monkeypatch.setattr(module, name, refused)
+    b = np.random.default_rng(4).standard_normal((300, 250))
+    k = b @ b.T  # PSD, rank 250
+    s = validate_structure("big.npz", np.eye(300), k, k, 6, None, None, None, None)
+    assert s.damping.shape == (300, 300)

@@ -244,13 +244,13 @@ def test_bad_couplings_name_file_and_key(couplings, kwargs, message):
     assert message in str(err.value)
 
 
-def test_the_fmu_export_refuses_a_multi_node_body_by_name():
-    """The FMU export (build_endpoints) takes one-coupling bodies; the separate-process drivers
-    take multi-node bodies whole (tests/test_distributed_multi.py)."""
+def test_one_endpoint_serves_every_node_of_a_multi_node_body():
+    """The in-process master, the flexible solver and the FMU build the same endpoints: one
+    per body, its couplings in order (the FMU export and the distributed run take multi-node
+    bodies: tests/test_fmu_multinode.py, tests/test_distributed_multi.py)."""
     sc = _scenario(TWO_CLAMPS)
-    expected = r"multi.toml: flex_bodies.beam: coupled by 2 couplings \(left, right\)"
-    with pytest.raises(ScenarioError, match=expected):
-        build_endpoints(sc, sc.cosim.macro_step)
+    endpoints = build_endpoints(sc, sc.cosim.macro_step)
+    assert list(endpoints) == ["beam"] and endpoints["beam"].joints == ("left", "right")
     check_distributed(sc)  # accepted: one client drives both joints
 
 

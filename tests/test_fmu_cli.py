@@ -47,4 +47,5 @@ def test_derivatives_flag_declares_them_and_refuses_remote_mode(scenario, tmp_pa
     assert fmpy.read_model_description(str(out)).coSimulation.providesDirectionalDerivative
     assert _main(["export-fmu", str(scenario), "-o", str(out), "--derivatives",
                   "--mode", "remote"]) == 2
-    assert "--derivatives re-runs the rigid side's step" in capsys.readouterr().err
+    assert "--derivatives re-runs the step inside the FMU: embedded mode only" in (
+        capsys.readouterr().err)

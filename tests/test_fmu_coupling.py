@@ -61,7 +61,7 @@ class FmiMaster:
         self.handovers = {}
         motions = self.motions(self.t)
         for joint, ep in self.endpoints.items():
-            handover = ep.initialize(self.t, motions[joint])
+            handover = ep.initialize(self.t, motions[joint])[joint]
             self.handovers[joint] = handover
             if handover is not None:
                 point = ep.coupling.point
@@ -88,7 +88,7 @@ class FmiMaster:
 
     def exchange_reports(self):
         for joint, ep in self.endpoints.items():
-            kinematics, energy = ep.report()
+            kinematics, energy = ep.report()[joint]
             self.fmu.set(
                 [f"{joint}.flex.{c}" for c in KINEMATICS] + [f"{joint}.flex_energy"],
                 [*kinematics, energy],

@@ -27,6 +27,7 @@ from rbcosim.cosim.master import CosimMaster, build_endpoints, run_cosimulation
 from rbcosim.flex.layout import PREF
 from rbcosim.fmu_export import ExportOptions, export_fmu, native
 from rbcosim.fmu_export.native import export_native_fmu
+from rbcosim.joint_coordinates import coordinate_columns
 from rbcosim.results import Results, body_columns
 from rbcosim.scenario import load_scenario
 
@@ -187,22 +188,25 @@ def test_c_host_in_either_transfer_order_gives_the_same_bits(backend, fmu_path, 
 
 def test_server_fmu_body_outputs_equal_rbcosim_run(server, work):
     """The server-client FMU's body outputs (its own points at the bodies' centres of mass,
-    angular velocity turned into the body frame) equal `rbcosim run`'s columns to 1e-12: the
-    double pendulum, whose only outputs they are."""
+    angular velocity turned into the body frame) and joint coordinates (computed from them,
+    fmu_joints.c) equal `rbcosim run --joint-coordinates`'s columns to 1e-12: the double
+    pendulum, whose only outputs they are."""
     scenario = REPO / "scenarios" / "double_pendulum.toml"
     path = export_native_fmu(scenario, work / "dp_server.fmu", address=server)
-    columns = body_columns(load_scenario(scenario).model)
+    model = load_scenario(scenario).model
+    columns = body_columns(model) + coordinate_columns(model)
     md = fmpy.read_model_description(str(path))
     outputs = [v.name for v in md.modelVariables if v.causality == "output"]
-    assert sorted(outputs) == sorted(columns)  # 26, no variable of the FMU's own points
+    assert sorted(outputs) == sorted(columns)  # 26 + 4, no variable of the FMU's own points
     got = fmpy.simulate_fmu(str(path), stop_time=0.5, output_interval=0.01, output=columns)
     out = work / "dp_run.csv"
-    assert main(["run", str(scenario), "--t-end", "0.5", "--out", str(out), "--quiet"]) == 0
+    assert main(["run", str(scenario), "--t-end", "0.5", "--joint-coordinates", "--out",
+                 str(out), "--quiet"]) == 0
     ref = Results.read_csv(out)
     assert bits(got["time"]) == bits(ref.t)
     worst = max(np.abs(got[c] - ref[c]).max() for c in columns)
     assert worst <= 1e-12, worst
-    assert np.ptp(got["rod2.x"]) > 0.1  # it swings
+    assert np.ptp(got["rod2.x"]) > 0.1 and np.ptp(got["elbow.angle"]) > 0.1  # it swings
 
 
 def test_validates_and_rebuilds_from_its_own_sources(fmu_path, unzipped, work):
@@ -233,7 +237,8 @@ def test_fmpy_run_equals_the_python_remote_fmu(fmu_path, server, work):
     python = {v.name: (v.valueReference, v.causality) for v in remote_md.modelVariables}
     # The same names and value references, plus after them the exchange variables the session
     # carries: accelerations, wrench derivatives (1st, 2nd) and the added mass; then the
-    # bodies' states (from the FMU's own points at their centres of mass).
+    # bodies' states (from the FMU's own points at their centres of mass) and the joints'
+    # coordinates.
     assert {n: native[n] for n in python} == python
     wrench = ("fx", "fy", "fz", "mx", "my", "mz")
     extra = [f"interface.{c}" for c in ("ax", "ay", "az", "alx", "aly", "alz")]
@@ -242,7 +247,7 @@ def test_fmpy_run_equals_the_python_remote_fmu(fmu_path, server, work):
     bodies = [f"mass1.{c}" for c in ("x", "y", "z", "q0", "q1", "q2", "q3", "vx", "vy", "vz",
                                       "wx", "wy", "wz")]
     assert sorted(set(native) - set(python)) == sorted(
-        [*extra, "interface.added_mass_frame", *bodies])
+        [*extra, "interface.added_mass_frame", *bodies, "slider.disp", "slider.speed"])
     assert min(native[n][0] for n in extra) == len(python) + 1
     assert min(native[n][0] for n in bodies) == len(python) + len(extra) + 2
     outputs = [n for n, (_, causality) in python.items() if causality == "output"]
@@ -467,12 +472,12 @@ def test_pendulum_with_added_mass_and_polynomials_matches_rbcosim_run(server, wo
 
     def report():
         for j, ep in endpoints.items():
-            fmu.set([f"{j}.flex.{c}" for c in KIN], list(ep.report()[0]))
+            fmu.set([f"{j}.flex.{c}" for c in KIN], list(ep.report()[j][0]))
 
     t = 0.0
     handed = 0
     for j, m in motions(t).items():  # initialization mode: the scenario's initial motion
-        handover = endpoints[j].initialize(t, m)
+        handover = endpoints[j].initialize(t, m)[j]
         if handover is not None:
             p = endpoints[j].coupling.point
             fmu.set([f"{p}.added_mass[{i},{k}]" for i in range(1, 7) for k in range(1, 7)],

@@ -140,10 +140,41 @@ def test_the_ssd_has_the_experiment_the_step_and_a_start_value_for_every_connect
     mass = np.array([[float(starts["rigid", f"tip.added_mass[{i},{k}]"]) for k in range(1, 7)]
                      for i in range(1, 7)])
     m, length = 7850.0 * 0.01 * 0.01 * 1.0, 1.0
-    assert starts["rigid", "tip.added_mass_frame"] == "point"
     np.testing.assert_allclose([mass[0, 0], mass[1, 1], mass[1, 5], mass[5, 5]],
                                [m, m, m * length / 2, m * length**2 / 3], rtol=1e-9)
     np.testing.assert_allclose(mass, mass.T, atol=1e-15)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_the_ssd_binds_only_reals_and_the_frame_is_the_rigid_fmus_own_start(packages, name):
+    """OMSimulator imports Real, Integer and Boolean connectors and parameter bindings, no
+    String ("[NewConnector] Failed to import connector "tip.added_mass_frame" with type
+    "String"", then "[importStartValuesHelper] Failed to import ssv:Parameter:Unknown
+    ParameterBinding-type"): the .ssd has Real ones only, and the added mass's frame (a String
+    parameter) reaches the rigid FMU as its own start value, the frame its flexible body hands
+    the added mass over in (a floating body: 'point', a grounded one: 'inertial'; the main
+    job's beam floats)."""
+    package = packages(name, 2)
+    root = _ssd(package)
+    ns = {"ssd": SSD, "ssv": "http://ssp-standard.org/SSP1/SystemStructureParameterValues"}
+    kinds = {child.tag.rsplit("}", 1)[1] for c in root.iterfind(".//ssd:Connector", ns)
+             for child in c}
+    values = {p[0].tag.rsplit("}", 1)[1] for p in root.iterfind(".//ssv:Parameter", ns)}
+    assert kinds == values == {"Real"}
+    scenario = load_scenario(REPO / "scenarios" / f"{name}.toml")
+    with zipfile.ZipFile(package) as z:
+        z.extract("resources/rigid.fmu", package.parent)
+    import fmpy
+
+    starts = {v.name: v.start for v in fmpy.read_model_description(
+        str(package.parent / "resources" / "rigid.fmu")).modelVariables}
+    for coupling in scenario.couplings:
+        mass = [float(starts[f"{coupling.point}.added_mass[{i},{i}]"]) for i in range(1, 7)]
+        if not any(mass):  # no added mass handed over (the two-mass structure): no frame
+            continue
+        floating = scenario.flex_bodies[coupling.flex_body]["attachment"] == "floating"
+        assert starts[f"{coupling.point}.added_mass_frame"] == (
+            "point" if floating else "inertial"), name
 
 
 def test_the_beam_fmu_exports_and_outputs_the_added_mass_its_parameters_give(tmp_path):

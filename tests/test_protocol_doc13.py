@@ -184,10 +184,11 @@ def test_mixing_report_and_step_at_one_barrier_is_invalid_argument_and_changes_n
 def test_7b_energy_uses_the_physical_wrench_even_with_added_mass():
     text = _text()
     assert "W is the structure's **physical** wrench on the rigid body" in text
-    from rbcosim.cosim.flex_endpoint import FlexEndpoint
+    from rbcosim.cosim.nodes import CompiledNode, NodeSet
 
-    power = inspect.getsource(FlexEndpoint._power)
-    assert "self.body.wrench()" in power and "rigid_input" not in power
+    for powers in (CompiledNode.powers, NodeSet.powers):  # the endpoint's power, per body kind
+        power = inspect.getsource(powers)
+        assert "self.body.wrench" in power and "rigid_input" not in power
 
 
 # 8. replies whose parent_id is nil

@@ -313,6 +313,7 @@ int rbf_added_mass_parameters(const rbf_instance *inst, double *mass, const char
 void rbf_publish_values(rbf_instance *inst, long step, double time, const double *kinematics,
                         int stride, const double *motions, const double *bodies) {
     const rbf_model *m = inst->m;
+    double previous_time = inst->reals[0];
     inst->step = step;
     inst->reals[0] = time;
     if (motions != NULL) {
@@ -331,6 +332,10 @@ void rbf_publish_values(rbf_instance *inst, long step, double time, const double
             inst->reals[vr] = inst->bodies[13 * v->owner + v->index];
         }
     }
+    if (bodies != NULL) {
+        rbf_joint_outputs(inst, previous_time, inst->angles_fresh);
+        inst->angles_fresh = 0;
+    }
 }
 
 /* -- life cycle ------------------------------------------------------------------------- */
@@ -343,6 +348,7 @@ rbf_result rbf_enter_initialization(rbf_instance *inst, const char *call) {
 
 rbf_result rbf_exit_initialization(rbf_instance *inst, const char *call) {
     if (inst->state != RBF_INITIALIZATION) return refuse_in_state(inst, call);
+    inst->angles_fresh = 1;
     if (rbf_open_session(inst, call) != RBF_OK) return RBF_REFUSED;
     /* Wrench inputs set during initialization take effect at the start time: the outputs
      * after this call are under them. Non-finite ones are left to the first doStep, which

@@ -36,8 +36,10 @@ typedef enum rbf_kind {
     RBF_SERVER,        /* String/Real parameter: key is address, session or timeout */
     RBF_BODY,          /* output (self-contained): body owner, component 0..12 of
                           [x y z q0 q1 q2 q3 vx vy vz wx wy wz], wx..wz in the body frame */
-    RBF_ACTUATOR       /* input (self-contained): a joint's actuator torque (N m) or force
+    RBF_ACTUATOR,      /* input (self-contained): a joint's actuator torque (N m) or force
                           (N), applied through rbf_model.actuations */
+    RBF_JOINT          /* output: rbf_model.coordinate_joints owner, field index of its
+                          kind's coordinates (fmu_joints.c) */
 } rbf_kind;
 
 /* A variable's FMI type. Integer and Boolean values are held as doubles (exact: an Integer
@@ -68,6 +70,20 @@ typedef struct rbf_actuation {
     double unit_wrench[6];
 } rbf_actuation;
 
+/* A joint with relative coordinates (RBF_JOINT outputs, fmu_joints.c): its kind, its bodies
+ * (0 ground, b + 1 the body of row b of rbf_instance.bodies) and markers (position from the
+ * body's origin, m, and axes as the columns of a row-major 3x3, body frame). */
+typedef enum rbf_joint_kind {
+    RBF_REVOLUTE, RBF_PRISMATIC, RBF_CYLINDRICAL, RBF_UNIVERSAL, RBF_SPHERICAL
+} rbf_joint_kind;
+
+typedef struct rbf_joint {
+    rbf_joint_kind kind;
+    int body1, body2;
+    double position1[3], axes1[9], position2[3], axes2[9];
+    int vr[6];  /* value reference of each field's output, in its kind's field order */
+} rbf_joint;
+
 /* What the export writes into the generated table (model_table.c). */
 typedef struct rbf_model {
     const char *identifier, *guid, *scenario_file;
@@ -81,6 +97,8 @@ typedef struct rbf_model {
     /* server-client: index in points of the first of the FMU's own points at the bodies'
      * centres of mass (one per body, in body order; RBF_BODY outputs), or -1 */
     int first_body_point;
+    int n_coordinate_joints;
+    const rbf_joint *coordinate_joints; /* the owners of RBF_JOINT outputs */
 } rbf_model;
 
 extern const rbf_model RBF_MODEL;
@@ -112,7 +130,8 @@ typedef struct rbf_instance {
     double *motions;       /* [n_points][19] at the current time */
     struct rbc_client *client; /* server-client backend */
     void *local;           /* self-contained backend (fmu_local.c) */
-    double *bodies;        /* [n_bodies][13] body outputs (self-contained backend) */
+    double *bodies;        /* [n_bodies][13] body outputs */
+    int angles_fresh;      /* the next joint outputs are the first after initialization */
     int owns_session, attached;
     long step;             /* session step index */
     double macro_step;     /* s, the session's (a cosim.macro_step parameter changes it) */
@@ -159,6 +178,10 @@ void rbf_store_real(rbf_instance *inst, unsigned vr, double value);
  * inst->bodies itself; NULL: unchanged). */
 void rbf_publish_values(rbf_instance *inst, long step, double time, const double *kinematics,
                         int stride, const double *motions, const double *bodies);
+
+/* The RBF_JOINT outputs from inst->bodies at the time in reals[0]; the angles continued from
+ * their values at `previous_time` (s) unless `first` (fmu_joints.c). */
+void rbf_joint_outputs(rbf_instance *inst, double previous_time, int first);
 
 /* The added-mass parameters as set: mass[36 i + 6 r + c] (n_points x 36, zeroed by the
  * caller; kg, kg m, kg m^2) and frames[i] ("point" or "inertial"; left as it is where the

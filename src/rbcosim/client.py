@@ -30,12 +30,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
 
-import msgpack
 import numpy as np
 import zmq
 
 from rbcosim import PROTOCOL_VERSION
 from rbcosim.errors import RbcosimError
+from rbcosim.service.wire import decode_reply, encode
 
 _F8 = np.dtype("<f8")
 
@@ -73,21 +73,9 @@ class StepResult:
     ``motions=True``."""
 
 
-def _descriptor(array: np.ndarray) -> dict:
-    a = np.ascontiguousarray(array, dtype=_F8)
-    return {"dtype": "<f8", "shape": list(a.shape), "data": a.tobytes()}
-
-
-def _from_wire(value: Any, buffers: Sequence[bytes]) -> Any:
-    if isinstance(value, dict):
-        if "dtype" in value and "shape" in value and ("data" in value or "frame" in value):
-            data = value["data"] if "data" in value else buffers[value["frame"]]
-            return np.frombuffer(data, dtype=_F8).reshape(value["shape"])
-        return {k: _from_wire(v, buffers) if isinstance(v, (dict, list)) else v
-                for k, v in value.items()}
-    if isinstance(value, list):
-        return [_from_wire(v, buffers) if isinstance(v, (dict, list)) else v for v in value]
-    return value
+def _f8(array) -> np.ndarray:
+    """A request's array: float64, C order (sent as a buffer frame, no copy before ZeroMQ's)."""
+    return np.ascontiguousarray(array, dtype=_F8)
 
 
 def _rows(values, names: tuple[str, ...], width: int, what: str) -> np.ndarray:
@@ -223,8 +211,7 @@ class Client:
         }
         direct = self.direct is not None and session == self._direct_session \
             and msg_type != "create_session"
-        (self.direct if direct else self.socket).send_multipart(
-            [b"", msgpack.packb(header, use_bin_type=True)])
+        (self.direct if direct else self.socket).send_multipart([b"", *encode(header, True)])
         return msg_id
 
     def receive(self, msg_id: str, timeout: float | None = ...) -> dict:
@@ -242,7 +229,7 @@ class Client:
             frames = sock.recv_multipart()
             if frames and not frames[0]:
                 frames = frames[1:]
-            reply = msgpack.unpackb(frames[0], raw=False, strict_map_key=True, max_ext_len=0)
+            reply = decode_reply(frames)
             if reply.get("parent_id") != msg_id:
                 if reply.get("parent_id") is None and reply.get("msg_type") == "session_ended" \
                         and reply.get("session") == self._direct_session is not None:
@@ -255,7 +242,6 @@ class Client:
             if reply.get("status") != "ok":
                 error = reply.get("error") or {}
                 raise ServiceError(error.get("code", "unknown"), error.get("message", ""), reply)
-            reply["content"] = _from_wire(reply.get("content", {}), frames[1:])
             return reply
 
     def request(
@@ -394,12 +380,12 @@ class Client:
             poly = np.asarray(wrench_polynomial, dtype=_F8)
             if poly.ndim == 2 and len(self.points) == 1:
                 poly = poly.reshape(1, *poly.shape)
-            content["wrench_polynomial"] = _descriptor(poly)
+            content["wrench_polynomial"] = _f8(poly)
         elif self.points:
-            content["wrench"] = _descriptor(_rows(wrench, self.points, 6, "wrench"))
+            content["wrench"] = _f8(_rows(wrench, self.points, 6, "wrench"))
         if interface_jacobian is not None:
             jac = np.asarray(interface_jacobian, dtype=_F8).reshape(len(self.points), 2, 6, 6)
-            content["interface_jacobian"] = _descriptor(jac)
+            content["interface_jacobian"] = _f8(jac)
         if flex_kinematics_at is not None:
             content["flex_kinematics_at"] = flex_kinematics_at
         return self.send("step", content)
@@ -424,9 +410,9 @@ class Client:
         content = self._report_content(flex_kinematics, flex_energy, step)
         if wrench_polynomial is not None:
             poly = np.asarray(wrench_polynomial, dtype=_F8)
-            content["wrench_polynomial"] = _descriptor(poly.reshape(len(self.points), -1, 6))
+            content["wrench_polynomial"] = _f8(poly.reshape(len(self.points), -1, 6))
         elif wrench is not None:
-            content["wrench"] = _descriptor(_rows(wrench, self.points, 6, "wrench"))
+            content["wrench"] = _f8(_rows(wrench, self.points, 6, "wrench"))
         return self._step_result(self.request("report", content))
 
     def _report_content(self, flex_kinematics, flex_energy, step: int | None) -> dict[str, Any]:
@@ -435,12 +421,12 @@ class Client:
             "step": self.step_index if step is None else step,
         }
         if self.joints and flex_kinematics is not None:
-            content["flex_kinematics"] = _descriptor(
+            content["flex_kinematics"] = _f8(
                 _rows(flex_kinematics, self.joints, 13, "flex_kinematics")
             )
         if self.joints and flex_energy is not None:
             energy = np.asarray(flex_energy, dtype=_F8).reshape(len(self.joints))
-            content["flex_energy"] = _descriptor(energy)
+            content["flex_energy"] = _f8(energy)
         return content
 
     def _step_result(self, c: dict) -> StepResult:
@@ -452,7 +438,7 @@ class Client:
         that it treats it implicitly (the wrenches sent then exclude −M_a·a). frames: per point
         "point" (point-frame axes, the default) or "inertial"."""
         mass = np.asarray(added_mass, dtype=_F8).reshape(len(self.points), 6, 6)
-        content: dict[str, Any] = {"client": self.client_id, "added_mass": _descriptor(mass)}
+        content: dict[str, Any] = {"client": self.client_id, "added_mass": _f8(mass)}
         if frames is not None:
             content["frames"] = list(frames)
         return self.request("set_added_mass", content)

@@ -21,7 +21,6 @@ import numpy as np
 
 from rbcosim import quaternion as quat
 from rbcosim.kernels.contact_rows import CONTACT_HEIGHT, CONTACT_SLIP, KNIFE
-from rbcosim.kernels.frames import Frames
 from rbcosim.kernels.rows import (
     DIST,
     DOT1,
@@ -42,11 +41,6 @@ from rbcosim.planar import in_plane_rows, plane_basis
 from rbcosim.state import State
 
 
-def _rowdot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.einsum("ki,ki->k", a, b)
-
-
-
 @dataclass
 class ConstraintValues:
     """Per row: Φ, Φ_t, γ (m,), bodies a, b (m,) and Jacobian blocks Ja, Jb (m, 6)."""
@@ -58,10 +52,6 @@ class ConstraintValues:
     b: np.ndarray
     ja: np.ndarray
     jb: np.ndarray
-
-    def velocity_error(self, nu_ext: np.ndarray) -> np.ndarray:
-        """Φ̇ = J ν + Φ_t for extended velocities nu_ext (n+1, 6), ground row zero."""
-        return _rowdot(self.ja, nu_ext[self.a]) + _rowdot(self.jb, nu_ext[self.b]) + self.phi_t
 
 
 class _Group:
@@ -247,8 +237,7 @@ class Constraints:
         the row count while the table is being built)."""
         n_rows = self.n_rows if n_rows is None else n_rows
         values, jac = np.zeros((4, n_rows)), np.zeros((2, n_rows, 6))
-        frames = Frames(kin.q, kin.R, kin.r, kin.v, kin.w_inertial, kin.w_body)
-        evaluate_rows(self.table, kin.t, frames, values, jac, np.zeros((2, 2, 6)))
+        evaluate_rows(self.table, kin.t, kin, values, jac, np.zeros((2, 2, 6)))
         return ConstraintValues(values[PHI], values[PHI_T], values[GAMMA],
                                 self.table.row_bodies[:, 0], self.table.row_bodies[:, 1],
                                 jac[0], jac[1])

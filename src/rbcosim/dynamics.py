@@ -22,7 +22,6 @@ from rbcosim.errors import DivergedError, SimulationError, SingularJacobianError
 from rbcosim.kernels import equations as eq
 from rbcosim.kernels import handle as kernel
 from rbcosim.kernels.forces import force_table
-from rbcosim.kernels.frames import Frames
 from rbcosim.kernels.interface import add_point_loads, point_inputs, point_wrenches
 from rbcosim.kernels.multipliers import schur_pattern
 from rbcosim.kinematics import Kinematics
@@ -66,11 +65,6 @@ def _closes_a_loop(model: Model) -> bool:
             return True
         parent[a] = b
     return False
-
-
-def frames_of(kin: Kinematics) -> Frames:
-    """The C core's view of a Kinematics (same arrays, ground at row 0)."""
-    return Frames(kin.q, kin.R, kin.r, kin.v, kin.w_inertial, kin.w_body)
 
 
 class MaximalSystem:
@@ -141,18 +135,34 @@ class MaximalSystem:
                              torque)
         if self.model.points:
             loads = np.hstack([force, torque])
-            add_point_loads(self.points, frames_of(kin), self.point_wrenches(t, kin), loads)
+            add_point_loads(self.points, kin, self.point_wrenches(t, kin), loads)
             force, torque = loads[:, :3], loads[:, 3:]
         return force, torque
 
     def point_wrenches(self, t: float, kin: Kinematics) -> np.ndarray:
         """(k, 6) wrench inputs at the interface points at time t, inertial."""
         out = np.zeros((len(self.model.points), 6))
-        point_wrenches(self.points, t, frames_of(kin), out)
+        point_wrenches(self.points, t, kin, out)
         return out
 
+    def point_outputs(self, state: State, out: np.ndarray) -> None:
+        """The interface points' outputs (k, 13) at `state` into out: position m, attitude
+        (q0..q3), velocity m/s, angular velocity rad/s, inertial."""
+        kernel.point_outputs_of(self.handle, state.vector, out)
+
+    def point_state(self, state: State) -> tuple[np.ndarray, np.ndarray]:
+        """(k, 19) outputs and total wrench (input − M_a [a_p; α_p], N and N·m) of the points
+        at `state` under the current inputs, and their accelerations (k, 6) m/s², rad/s²;
+        inertial."""
+        k = len(self.model.points)
+        out, acc = np.empty((k, 19)), np.empty((k, 6))
+        self.check_status(kernel.points_now(self.handle, state.t, state.vector, out, acc),
+                          state.t)
+        return out, acc
+
     # --- equations of motion ----------------------------------------------------------------
-    def _raise(self, status: int, t: float) -> None:
+    def check_status(self, status: int, t: float) -> None:
+        """Raise the error a C core status at time t (s) stands for (none for success)."""
         if status == eq.SINGULAR:
             raise SingularJacobianError(
                 f"the joints' Jacobian lost rank at t = {t:.6g} s (a kinematic singularity, "
@@ -163,7 +173,7 @@ class MaximalSystem:
     def accelerations(self, state: State) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(v̇ (n,3) m/s² inertial, ω̇^b (n,3) rad/s², λ (m,) of the kept rows) at `state`."""
         acc = np.empty((self.model.n_bodies, 6))
-        self._raise(kernel.accelerations(self.handle, state.t, state.vector, acc), state.t)
+        self.check_status(kernel.accelerations(self.handle, state.t, state.vector, acc), state.t)
         lam = np.empty(self.rows.size)
         lam[np.searchsorted(self.rows, self.tables.pattern.rows[:, 0])] = self.work.solve[1]
         return acc[:, :3], acc[:, 3:], lam
@@ -171,14 +181,14 @@ class MaximalSystem:
     def derivative(self, t: float, y: np.ndarray) -> np.ndarray:
         """ẏ for y = [r, q, v, ω^b] (State.to_vector layout)."""
         out = np.empty(y.size)
-        self._raise(kernel.derivative(self.handle, t, np.ascontiguousarray(y, dtype=float), out), t)
+        self.check_status(kernel.derivative(self.handle, t, np.ascontiguousarray(y, dtype=float), out), t)
         return out
 
     def derivative_and_power(self, t: float, y: np.ndarray) -> np.ndarray:
         """ẏ for y = [r, q, v, ω^b, W]: the state's derivative and dW/dt, the power of
         `power` (an adaptive integrator's quadrature state for the work)."""
         out = np.empty(y.size)
-        self._raise(kernel.derivative_and_power(
+        self.check_status(kernel.derivative_and_power(
             self.handle, t, np.ascontiguousarray(y, dtype=float), out), t)
         return out
 
@@ -188,7 +198,7 @@ class MaximalSystem:
         rows), then velocities onto Φ̇ = 0; returns the final ‖Φ‖∞."""
         y = state.to_vector()
         status, worst = kernel.project(self.handle, state.t, y, tol, max_iter)
-        self._raise(status, state.t)
+        self.check_status(status, state.t)
         state.vector[:] = y
         return float(worst)
 
@@ -206,7 +216,7 @@ class MaximalSystem:
         """dE/dt (W) of the energy of `energy` at y (State.to_vector layout): the power of
         loads, dampers and drivers (`librbcosim/rigid/equations.c`, `forces.c`)."""
         status, p = kernel.power(self.handle, t, np.ascontiguousarray(y, dtype=float))
-        self._raise(status, t)
+        self.check_status(status, t)
         return float(p)
 
     def kinetic_energy(self, state: State) -> float:

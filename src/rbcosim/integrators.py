@@ -103,7 +103,7 @@ class FixedStepIntegrator:
             self.system.check_finite(State.from_vector(float(times[done + 1]), failed))
             raise DivergedError(f"diverged: non-finite state at t = {times[done + 1]:.6g} s")
         if status:
-            self.system._raise(status, float(times[done + 1]))
+            self.system.check_status(status, float(times[done + 1]))
 
 
 class RK4(FixedStepIntegrator):

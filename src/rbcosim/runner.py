@@ -24,11 +24,11 @@ def run_scenario(scenario: Scenario, *, progress: bool = True, checkpoint=None,
             scenario, progress=progress, checkpoint=checkpoint,
             checkpoint_every=checkpoint_every, resume=resume))
     formulation = scenario.solver.formulation
-    if formulation in ("minimal", "auto") and (checkpoint or resume):
-        raise ScenarioError("--checkpoint/--resume work with the maximal formulation and "
-                            "co-simulations")
     if formulation in ("minimal", "auto"):
-        from rbcosim.minimal.route import simulate_minimal, suits_minimal
+        from rbcosim.minimal.route import NO_CHECKPOINTS, simulate_minimal, suits_minimal
+
+        if checkpoint or resume:
+            raise ScenarioError(NO_CHECKPOINTS)
 
         if formulation == "minimal" or suits_minimal(scenario.model):
             results = simulate_minimal(scenario.model, scenario.solver, progress=progress)

@@ -1,16 +1,15 @@
-"""Run a rigid scenario in process: fixed-step or adaptive integration, diagnostics, results."""
+"""The maximal formulation as a `rbcosim.run_loop.System`: `RigidSimulation` (a model, its state
+and a fixed-step integrator) and `simulate`, a rigid scenario run in process."""
 
 from __future__ import annotations
 
 import functools
-import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
 from rbcosim import quaternion as quat
-from rbcosim.accuracy import ADAPTIVE_ACCURACY, richardson_probe
 from rbcosim.cosim.codec import (
     StateFormatError,
     array,
@@ -20,99 +19,31 @@ from rbcosim.cosim.codec import (
     write_atomically,
 )
 from rbcosim.cosim.model_digest import check_digest, model_digest
+from rbcosim.diagnostics import Diagnostics, checked_diagnostics, state_row
 from rbcosim.divergence import Bounds, explain
 from rbcosim.dynamics import MaximalSystem
 from rbcosim.errors import DivergedError, RunFailedError, SimulationError, SingularJacobianError
 from rbcosim.integrators import ADAPTIVE, FIXED_STEP
+from rbcosim.kernels import handle as kernel
+from rbcosim.kernels.interface import PointInputs
 from rbcosim.model import Model
-from rbcosim.progress import Progress
 from rbcosim.results import Results, body_columns, failure
-from rbcosim.settings import SolverSettings, whole_steps
+from rbcosim.run_loop import run_adaptive, run_fixed
+from rbcosim.settings import SolverSettings
 from rbcosim.state import State
 
+#: where a C macro step stopped (librbcosim/rigid/macro.h)
+MACRO_START, MACRO_STEPS, MACRO_END = 0, 1, 2
 #: Largest ‖Φ‖∞ accepted at the start of a run.
 INITIAL_CONSISTENCY = 1e-6
 
 
-def state_row(state: State) -> np.ndarray:
-    """Body columns of one state: per body x y z q0..q3 vx vy vz wx wy wz."""
-    return np.hstack([state.r, state.q, state.v, state.w]).ravel()
-
-
-@dataclass
-class Diagnostics:
-    """Running maxima over a run: constraint drift, energy balance, quaternion norm error.
-
-    The energy balance is E − E0 − W, W the work of loads, dampers, drivers and interface
-    wrenches since t = 0 (`librbcosim/rigid/equations.c`, `forces.c`), as of the last observed state; `balanced`:
-    W is integrated (False on the minimal route's closed loops, where only a conservative
-    model's E − E0 is meaningful)."""
-
-    energy0: float = np.nan
-    conservative: bool = False
-    balanced: bool = True
-    work: float = 0.0
-    max_phi: float = 0.0
-    max_phidot: float = 0.0
-    max_energy_error: float = 0.0
-    energy_scale: float = 0.0
-    quaternion_error: float = 0.0
-    steps: int = 0
-    wall_time: float = 0.0
-
-    def update(self, energy: float, phi: float, phidot: float, kinetic_scale: float,
-               work: float = 0.0) -> None:
-        """Take one observed state: its energy E, drifts, kinetic energy (J) and the work W
-        (J) done on the model since t = 0."""
-        if np.isnan(self.energy0):
-            self.energy0 = energy
-        self.work = work
-        self.max_phi = max(self.max_phi, phi)
-        self.max_phidot = max(self.max_phidot, phidot)
-        self.max_energy_error = max(self.max_energy_error, abs(energy - self.energy0 - work))
-        self.energy_scale = max(self.energy_scale, abs(self.energy0), kinetic_scale, abs(work))
-
-    @property
-    def reported(self) -> bool:
-        """True when the balance means something: W integrated, or a conservative model."""
-        return self.balanced or self.conservative
-
-    @property
-    def energy_drift(self) -> float:
-        """max |E − E0 − W| / scale, the scale being the largest of |E0|, the kinetic energy
-        and |W| over the run."""
-        return self.max_energy_error / self.energy_scale if self.energy_scale else 0.0
-
-    def checkpoint(self) -> dict:
-        """The running figures a resumed run needs (energy0 None: not observed yet)."""
-        return {"energy0": None if np.isnan(self.energy0) else self.energy0,
-                "max_phi": self.max_phi, "max_phidot": self.max_phidot,
-                "max_energy_error": self.max_energy_error, "energy_scale": self.energy_scale,
-                "quaternion_error": self.quaternion_error, "steps": self.steps}
-
-    def restore(self, d: dict) -> None:
-        """Take back the figures of `checkpoint` (checked by checked_diagnostics)."""
-        for key, value in d.items():
-            setattr(self, key, np.nan if value is None else value)
-
-    def as_dict(self) -> dict:
-        """Summary figures."""
-        d = {
-            "steps": self.steps,
-            "wall_time_s": self.wall_time,
-            "max_constraint_violation": self.max_phi,
-            "max_constraint_velocity_violation": self.max_phidot,
-            "energy_initial_J": self.energy0,
-            "energy_conservative": self.conservative,
-            "work_J": self.work if self.balanced else None,
-            "energy_max_relative_drift": self.energy_drift if self.reported else None,
-            "max_quaternion_norm_error": self.quaternion_error,
-        }
-        return d
-
-
 class RigidSimulation:
-    """A model, its state, and a fixed-step integrator; `row()` gives one results row."""
+    """A model in maximal coordinates, its state and a fixed-step integrator: the maximal
+    formulation's `rbcosim.run_loop.System`."""
+
+    label = "run"
+    formulation = "maximal"
 
     def __init__(self, model: Model, solver: SolverSettings):
         if solver.integrator not in FIXED_STEP:
@@ -134,6 +65,7 @@ class RigidSimulation:
         self.diagnostics = Diagnostics(conservative=model.is_conservative and not model.points)
         self.bounds = Bounds.of(model, self.state, solver.t_end, self.system.energy(self.state),
                                 self.system.kinetic_energy(self.state))
+        self._macro_scratch: dict = {}
 
     @property
     def columns(self) -> list[str]:
@@ -177,7 +109,7 @@ class RigidSimulation:
         """The diagnostics, the run's settings and `figures` (adaptive runs: rtol, atol, ...)."""
         d = self.diagnostics.as_dict()
         d.update(integrator=self.solver.integrator, dt=self.solver.dt, t_end=self.solver.t_end,
-                 formulation="maximal", redundant_constraints=self.system.redundant_rows)
+                 formulation=self.formulation, redundant_constraints=self.system.redundant_rows)
         d.update(figures)
         return d
 
@@ -192,6 +124,10 @@ class RigidSimulation:
 
     def step(self, h: float) -> None:
         self._guarded(self.integrator.step, h, self.state, h)
+
+    def steps(self, k0: int, k1: int, h: float) -> None:
+        """Steps k0 + 1 .. k1 of h s from t = k0 h, one call into the C core."""
+        self.advance(h * np.arange(k0, k1 + 1), h)
 
     def advance(self, times: np.ndarray, h: float) -> None:
         """Steps of h s through every entry of `times` (times[0] = now), one call into the C core."""
@@ -216,65 +152,112 @@ class RigidSimulation:
         self.diagnostics.steps += round((self.state.t - t0) / h)
         self.diagnostics.quaternion_error = self.integrator.quaternion_error
 
+    def body_state(self) -> State:
+        return self.state
 
-def simulate(model: Model, solver: SolverSettings, *, progress: bool = True,
-             checkpoint: Path | None = None, checkpoint_every: int = 0,
-             resume: Path | None = None) -> Results:
-    """Integrate `model` from t = 0 (or a checkpoint) to solver.t_end; returns the results.
+    def energy(self, state: State) -> float:
+        return self.system.energy(state)
 
-    With `checkpoint`, the state, the rows so far and the running diagnostics are saved every
-    `checkpoint_every` steps and at the end; `resume` continues such a file (fixed-step only)."""
-    if solver.integrator in ADAPTIVE:
-        if checkpoint or resume:
-            raise SimulationError("checkpoints need a fixed-step integrator (rk4, sdirk2)")
-        return _simulate_adaptive(model, solver, progress=progress)
-    sim = RigidSimulation(model, solver)
-    n_steps = whole_steps(solver.t_end, solver.dt)
-    rows, first = [sim.observe()], 1
-    if resume is not None:
-        rows, first = _load_checkpoint(sim, Path(resume))
-    start = time.perf_counter()
-    stops = _stops(first - 1, n_steps, solver.output_every,
-                   checkpoint_every if checkpoint is not None else 0)
-    with Progress(n_steps, enabled=progress, label="run") as bar:
-        k = first - 1
-        for stop in stops:
+    def project(self) -> None:
+        self.system.project(self.state)
+
+    # --- adaptive runs: y = [r, q, v, w, W] -------------------------------------------------
+    def derivative(self, t: float, y: np.ndarray) -> np.ndarray:
+        return self.system.derivative_and_power(t, y)
+
+    def initial_vector(self) -> np.ndarray:
+        return self.state.to_vector()
+
+    def observe_vector(self, t: float, y: np.ndarray, work: float) -> np.ndarray:
+        state = State.from_vector(t, y)
+        d = self.diagnostics
+        d.quaternion_error = max(d.quaternion_error,
+                                 float(np.max(np.abs(np.linalg.norm(state.q, axis=1) - 1))))
+        state.q = quat.normalize(state.q)
+        return self.observe(state, work=work)
+
+    # --- interface points of a co-simulation (rbcosim.cosim.rigid_side) ----------------------
+    @property
+    def time(self) -> float:
+        return self.state.t
+
+    @property
+    def point_inputs(self) -> PointInputs:
+        """The inputs at the interface points the C core reads at every stage."""
+        return self.system.points
+
+    def point_outputs(self, out: np.ndarray) -> None:
+        """(k, 13) outputs of the points now into out (MaximalSystem.point_outputs)."""
+        self.system.point_outputs(self.state, out)
+
+    def point_state(self) -> tuple[np.ndarray, np.ndarray]:
+        """(k, 19) outputs and total wrenches, (k, 6) accelerations of the points now."""
+        return self.system.point_state(self.state)
+
+    def macro_scratch(self, n: int) -> tuple:
+        """Arrays of a C macro step of n micro steps: times (n+1,), the points' state at its
+        start and end (k, 19), accelerations (k, 6), interface work (k,), a failed state."""
+        k = len(self.model.points)
+        scratch = self._macro_scratch.get(n)
+        if scratch is None:
+            scratch = self._macro_scratch[n] = (
+                np.empty(n + 1), np.empty((k, 19)), np.empty((k, 19)), np.empty((k, 6)),
+                np.empty(k), np.empty_like(self.state.vector))
+        return scratch
+
+    def macro_step(self, H: float, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """One macro step of H s in n micro steps, in one call of the C core
+        (kernels.handle.macro_step): the points' outputs at its start become the feedback
+        reference, the feedback gains are reset at its end. Returns the points' (k, 19) state
+        at the start and at the end and the interface work H/2 (W·V start + W·V end) (k,), J."""
+        times, start, end, acc, energy, failed = self.macro_scratch(n)
+        state, integrator = self.state, self.integrator
+        t = state.t
+        status, phase, done = kernel.macro_step(
+            self.system.handle, state.vector, t, float(H), n, integrator.stepper(), times,
+            start, end, acc, energy, integrator._stats, failed)
+        if phase == MACRO_START:
+            self.system.check_status(status, t)
+        elif phase == MACRO_STEPS:
             try:
-                sim.advance(solver.dt * np.arange(k, stop + 1), solver.dt)
-                k = stop
-                if k % solver.output_every == 0 or k == n_steps:
-                    rows.append(sim.observe())
-            except SimulationError as exc:
-                sim.diagnostics.wall_time = time.perf_counter() - start
-                raise sim.partial(rows, exc) from None
-            if checkpoint is not None and checkpoint_every and k % checkpoint_every == 0:
-                _save_checkpoint(sim, rows, k, Path(checkpoint))
-            bar.update(k)
-    if checkpoint is not None:
-        _save_checkpoint(sim, rows, n_steps, Path(checkpoint))
-    sim.diagnostics.wall_time = time.perf_counter() - start
-    accuracy = richardson_probe(model, solver.integrator, solver.dt, solver.t_end,
-                                _probe_run(model, solver)).as_dict()
-    return Results(sim.columns, np.array(rows), sim.summary(accuracy=accuracy))
+                integrator.finish_advance(state, times, status, done, failed)
+            finally:
+                self._count(times[0], H / n)
+        else:
+            state.t = float(times[n])
+            self._count(times[0], H / n)
+            if phase == MACRO_END:
+                self.system.check_status(status, state.t)
+        return start, end, energy
 
+    def state_fields(self) -> dict:
+        """What determines the next steps besides the point inputs: t, r, q, v, w, the
+        integrator's quaternion error and work."""
+        s = self.state
+        return {"t": s.t, "r": s.r, "q": s.q, "v": s.v, "w": s.w,
+                "quaternion_error": self.integrator.quaternion_error,
+                "work": self.integrator.work}
 
-def _probe_run(model: Model, solver: SolverSettings):
-    """run(h, n) for the accuracy probe: a fresh simulation, n steps of h s from t = 0."""
-    def run(h: float, n: int) -> State:
-        sim = RigidSimulation(model, replace(solver, dt=h))
-        sim.advance(h * np.arange(n + 1), h)
-        return sim.state
-    return run
+    def check_state_fields(self, d: dict) -> None:
+        """StateFormatError unless `d` holds state_fields of this model."""
+        n = self.state.r.shape[0]
+        for key, width in (("r", 3), ("q", 4), ("v", 3), ("w", 3)):
+            array(d, key, (n, width))
+        for key in ("t", "quaternion_error", "work"):
+            field(d, key)
 
+    def set_state_fields(self, d: dict) -> None:
+        """Take back checked state_fields (after the diagnostics are restored)."""
+        self.state = State(d["t"], d["r"], d["q"], d["v"], d["w"])
+        self.integrator.work = self.diagnostics.work = float(d["work"])
+        self.integrator.quaternion_error = float(d["quaternion_error"])
 
-def _stops(done: int, n_steps: int, output_every: int, checkpoint_every: int) -> list[int]:
-    """Step indices after `done` at which a run writes a row or a checkpoint (and the last),
-    at least every 1000 steps so that the progress bar moves."""
-    marks = {n_steps}
-    for every in (output_every, checkpoint_every, 1000):
-        if every:
-            marks.update(range(every * (done // every + 1), n_steps, every))
-    return sorted(m for m in marks if m > done)
+    # --- checkpoints --------------------------------------------------------------------------
+    def save_checkpoint(self, rows: list, k: int, path: Path) -> None:
+        _save_checkpoint(self, rows, k, path)
+
+    def load_checkpoint(self, path: Path) -> tuple[list, int]:
+        return _load_checkpoint(self, path)
 
 
 def _save_checkpoint(sim: RigidSimulation, rows: list, k: int, path: Path) -> None:
@@ -319,74 +302,17 @@ def _load_checkpoint(sim: RigidSimulation, path: Path) -> tuple[list, int]:
 _MAX_STEP = 2**53
 
 
-def checked_diagnostics(d: dict, *, observed: bool = True) -> dict:
-    """`d` if it holds the figures of Diagnostics.checkpoint, each a finite number (steps a
-    whole one, energy0 None only when not `observed`); StateFormatError otherwise."""
-    expected = Diagnostics().checkpoint()
-    if set(d) != set(expected):
-        raise StateFormatError(f"state.diagnostics: keys {sorted(d)}, expected {sorted(expected)}")
-    for key in expected:
-        kind = int if key == "steps" else (int, float)
-        if not (key == "energy0" and d[key] is None and not observed):
-            field(d, key, kind, "state.diagnostics")
-    return d
-
-
-class ProgressGuard:
-    """The right-hand side for solve_ivp, stopping a run that no longer advances: fewer than
-    `min_advance` s (1e-6 of the output interval) in `window` evaluations, or no such advance
-    for `seconds` s of wall time. scipy itself would shrink the step for ever at a kinematic
-    singularity without a message."""
-
-    def __init__(self, derivative, solver: SolverSettings, *, window: int = 20000,
-                 seconds: float = 60.0):
-        self.derivative, self.name = derivative, solver.integrator
-        self.min_advance = 1e-6 * solver.dt * solver.output_every
-        self.window, self.seconds = window, seconds
-        self._mark, self._calls, self._since = -np.inf, 0, time.perf_counter()
-
-    def __call__(self, t: float, y: np.ndarray) -> np.ndarray:
-        if t >= self._mark + self.min_advance:
-            self._mark, self._calls, self._since = t, 0, time.perf_counter()
-        self._calls += 1
-        if self._calls > self.window or time.perf_counter() - self._since > self.seconds:
-            raise SimulationError(
-                f"{self.name}: no progress at t = {t:.6g} s ({self._calls} evaluations without "
-                f"advancing {self.min_advance:.3g} s); the model may be at a kinematic "
-                "singularity: use a fixed-step integrator (--integrator rk4 or sdirk2, with "
-                "projection) or a looser rtol/atol")
-        return self.derivative(t, y)
-
-
-def _simulate_adaptive(model: Model, solver: SolverSettings, *, progress: bool) -> Results:
-    """Reference run with scipy.integrate.solve_ivp (no projection; Baumgarte only); the work
-    W is one more state of the ODE, dW/dt = P."""
-    sim = RigidSimulation(model, replace(solver, integrator="rk4"))
-    n_out = int(round(solver.t_end / (solver.dt * solver.output_every)))
-    t_eval = np.linspace(0.0, solver.t_end, n_out + 1)
-    start = time.perf_counter()
-    with Progress(1, enabled=progress, label=solver.integrator):
-        from scipy.integrate import solve_ivp  # adaptive reference runs only
-
-        guard = ProgressGuard(sim.system.derivative_and_power, solver)
-        sol = solve_ivp(guard, (0.0, solver.t_end), np.append(sim.state.to_vector(), 0.0),
-                        method=solver.integrator, t_eval=t_eval, rtol=solver.rtol,
-                        atol=solver.atol)
-    sim.diagnostics.steps = int(sol.nfev)
-    sim.diagnostics.wall_time = time.perf_counter() - start
-    figures = {"integrator": solver.integrator, "rtol": solver.rtol, "atol": solver.atol,
-               "function_evaluations": int(sol.nfev), "accuracy": ADAPTIVE_ACCURACY}
-    rows = []
-    for k, t in enumerate(sol.t):
-        state = State.from_vector(t, sol.y[:-1, k])
-        sim.diagnostics.quaternion_error = max(
-            sim.diagnostics.quaternion_error, float(np.max(np.abs(np.linalg.norm(state.q, axis=1) - 1))))
-        state.q = quat.normalize(state.q)
-        try:
-            rows.append(sim.observe(state, work=float(sol.y[-1, k])))
-        except SimulationError as exc:
-            raise sim.partial(rows, exc, **figures) from None
-    if not sol.success:
-        error = SimulationError(f"{solver.integrator}: {sol.message}")
-        raise sim.partial(rows, error, **figures)
-    return Results(sim.columns, np.array(rows), sim.summary(**figures))
+def simulate(model: Model, solver: SolverSettings, *, progress: bool = True,
+             checkpoint: Path | None = None, checkpoint_every: int = 0,
+             resume: Path | None = None) -> Results:
+    """Integrate `model` in maximal coordinates from t = 0 (or a checkpoint) to solver.t_end
+    (`rbcosim.run_loop`); returns the results. Adaptive integrators: a reference run without
+    projection (Baumgarte only) and without checkpoints."""
+    if solver.integrator in ADAPTIVE:
+        if checkpoint or resume:
+            raise SimulationError("checkpoints need a fixed-step integrator (rk4, sdirk2)")
+        sim = RigidSimulation(model, replace(solver, integrator="rk4"))
+        sim.solver = solver
+        return run_adaptive(sim, progress=progress)
+    return run_fixed(RigidSimulation, model, solver, progress=progress, checkpoint=checkpoint,
+                     checkpoint_every=checkpoint_every, resume=resume)

@@ -90,10 +90,5 @@ class State:
         """Generalized velocities ν = [v_1, ω^b_1, v_2, ω^b_2, ...], shape (6n,)."""
         return np.hstack([self.v, self.w]).ravel()
 
-    def set_velocities(self, nu: np.ndarray) -> None:
-        nv = nu.reshape(-1, 6)
-        self.v = nv[:, :3]
-        self.w = nv[:, 3:]
-
     def is_finite(self) -> bool:
         return bool(np.isfinite(self.vector).all())

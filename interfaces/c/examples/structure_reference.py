@@ -42,12 +42,12 @@ def record(scenario_path, motions_path, *, overrides=(), steps=200):
     times = [k * H for k in range(steps + 1)]
     motions = [prescribed_motion(t) for t in times]
     ref = ep.coupling.grounded_reference
-    handover = ep.initialize(times[0], motion_of(motions[0], times[0]))
+    handover = ep.initialize(times[0], motion_of(motions[0], times[0]))[joint]
     rows = []
     for k in range(steps):
         t = times[k]
         motion = motion_of(motions[k], t)
-        kin, energy = ep.report()
+        kin, energy = ep.report()[joint]
         poly, _ = ep.inputs_for_rigid(t, motion)
         if ep.needs_end_motion:
             ep.finish(t, motion, motion_of(motions[k + 1], times[k + 1]))

@@ -37,18 +37,23 @@ def record(scenario) -> tuple[np.ndarray, list[np.ndarray]]:
     init, steps = [], []
     originals = FlexEndpoint.initialize, FlexEndpoint.inputs_for_rigid, FlexEndpoint.finish
 
-    def initialize(self, t, motion):
-        init.append(np.concatenate([[t], motion.as_array()]))
-        return originals[0](self, t, motion)
+    def only(motions):  # the scenario's one joint: the master passes {joint: motion}
+        (motion,) = motions.values()
+        return motion
 
-    def inputs_for_rigid(self, t, motion):
-        steps.append([t, motion.as_array().copy(), 0.0, np.zeros(19)])
-        return originals[1](self, t, motion)
+    def initialize(self, t, motions):
+        init.append(np.concatenate([[t], only(motions).as_array()]))
+        return originals[0](self, t, motions)
 
-    def finish(self, t, motion, end_motion=None):
-        if end_motion is not None:
-            steps[-1][2], steps[-1][3] = end_motion.time, end_motion.as_array().copy()
-        return originals[2](self, t, motion, end_motion)
+    def inputs_for_rigid(self, t, motions):
+        steps.append([t, only(motions).as_array().copy(), 0.0, np.zeros(19)])
+        return originals[1](self, t, motions)
+
+    def finish(self, t, motions, end_motions=None):
+        if end_motions is not None:
+            end = only(end_motions)
+            steps[-1][2], steps[-1][3] = end.time, end.as_array().copy()
+        return originals[2](self, t, motions, end_motions)
 
     FlexEndpoint.initialize, FlexEndpoint.inputs_for_rigid, FlexEndpoint.finish = (
         initialize,
@@ -76,15 +81,16 @@ def replay(scenario, init, steps) -> list[list[float]]:
         padded[: poly.shape[0]] = poly
         return [*kin, energy, poly.shape[0], *padded.ravel()]
 
-    kin, energy = ep.report()
+    joint = scenario.couplings[0].name
+    kin, energy = ep.report()[joint]
     rows.append(row(kin, energy, ep.polynomial(t0)))
     for t, m, t_end, end in steps:
         motion = motion_of(m, t)
-        kin, energy = ep.report()
+        kin, energy = ep.report()[joint]
         poly, _ = ep.inputs_for_rigid(t, motion)
         rows.append(row(kin, energy, poly))
         ep.finish(t, motion, motion_of(end, t_end) if ep.needs_end_motion else None)
-    kin, energy = ep.report()
+    kin, energy = ep.report()[joint]
     rows.append([*kin, energy])
     return rows
 

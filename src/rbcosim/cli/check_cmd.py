@@ -39,6 +39,38 @@ def run(args: argparse.Namespace) -> int:
     scenario = load_with_options(args)
     model = scenario.model
     report = check_model(model)
+    _print_model(scenario, report)
+    _print_bodies(model)
+    limits = RunLimits.from_items(args.limits)
+    groups = _print_couplings(scenario, limits)
+    if args.assemble:
+        _print_assembled(model, report.assembled)
+    report.problems.extend(_print_size(scenario, limits))
+    if report.usable:
+        _print_time_scale(scenario, groups)
+    inconsistent = max(report.phi_initial, report.phidot_initial) > CONSISTENCY_TOL
+    if inconsistent and report.usable and not args.assemble:
+        report.problems.append(
+            f"the initial state violates the joints (‖Φ‖∞ = {report.phi_initial:.3g}, "
+            f"‖Φ_q v + Φ_t‖∞ = {report.phidot_initial:.3g}, tolerance {CONSISTENCY_TOL:g}): "
+            "`rbcosim check --assemble` prints a consistent one (a run with "
+            "solver.projection starts from its projection instead)")
+    for problem in report.problems:
+        print(f"PROBLEM: {problem}")
+    if not report.usable:
+        print("verdict: not usable as written")
+    elif inconsistent:
+        print("verdict: usable from the consistent initial state printed above")
+    else:
+        print("verdict: consistent and within the limits")
+    return 0 if report.usable else 1
+
+
+def _print_model(scenario, report) -> None:
+    """Print the scenario, formulation, topology, counts, degrees of freedom, redundant rows,
+    initial consistency and (minimal formulation) the generalized coordinates; a minimal
+    formulation that cannot take the model is added to report.problems."""
+    model = scenario.model
     print(f"scenario: {scenario.source}" + (f" ({scenario.title})" if scenario.title else ""))
     formulation = scenario.solver.formulation
     drivers = sum(j.kind == "driver" for j in model.joints)
@@ -76,6 +108,10 @@ def run(args: argparse.Namespace) -> int:
                   f"of freedom): {', '.join(names)}")
         except SimulationError as exc:
             report.problems.append(f"minimal formulation: {exc}")
+
+
+def _print_bodies(model) -> None:
+    """One line per body: mass (kg) and principal moments of inertia (kg·m²)."""
     for k, (name, body) in enumerate(zip(model.body_names, model.bodies), start=1):
         if k in model.point_masses:
             print(f"body {name}: point mass {body.mass:g} kg")
@@ -83,52 +119,41 @@ def run(args: argparse.Namespace) -> int:
         eig = np.linalg.eigvalsh(body.inertia)
         print(f"body {name}: mass {body.mass:g} kg, principal moments "
               f"{', '.join(f'{e:.6g}' for e in eig)} kg·m² (valid)")
-    limits = RunLimits.from_items(args.limits)
-    groups = []
-    if (scenario.couplings or scenario.flex_bodies) and not _fits(scenario, limits):
-        print("flexible bodies: not built (over the run limits, see below)")
-    elif scenario.couplings or scenario.flex_bodies:
-        from rbcosim.cosim.flex_groups import build_groups
 
-        groups = list(build_groups(scenario, scenario.cosim.macro_step).values())
-        for group in groups:
-            fm = group.body.model
-            freqs = ", ".join(f"{f:.6g}" for f in fm.frequencies_hz)
-            for c in group.couplings:
-                print(f"coupling {c.name}: point {c.point} <-> flexible body {c.flex_body} "
-                      f"({fm.attachment}, {c.type}, {fm.n_boundary} boundary DOFs over "
-                      f"{fm.n_interfaces} interface nodes, {fm.n_modes} modes; "
-                      f"fixed-interface frequencies {freqs} Hz)")
-    if args.assemble:
-        s = report.assembled
-        print("\n# consistent initial state (centre of mass position, quaternion, velocities)")
-        for i, name in enumerate(model.body_names):
-            print(f"[bodies.{name}]  # replace center_of_mass/orientation keys accordingly")
-            print(f"position = {s.r[i].tolist()}")
-            if i + 1 not in model.point_masses:
-                print(f"orientation = {{ quaternion = {s.q[i].tolist()} }}")
-            print(f"velocity = {s.v[i].tolist()}")
-            if i + 1 not in model.point_masses:
-                print(f"angular_velocity = {s.w[i].tolist()}")
-    report.problems.extend(_print_size(scenario, limits))
-    if report.usable:
-        _print_time_scale(scenario, groups)
-    inconsistent = max(report.phi_initial, report.phidot_initial) > CONSISTENCY_TOL
-    if inconsistent and report.usable and not args.assemble:
-        report.problems.append(
-            f"the initial state violates the joints (‖Φ‖∞ = {report.phi_initial:.3g}, "
-            f"‖Φ_q v + Φ_t‖∞ = {report.phidot_initial:.3g}, tolerance {CONSISTENCY_TOL:g}): "
-            "`rbcosim check --assemble` prints a consistent one (a run with "
-            "solver.projection starts from its projection instead)")
-    for problem in report.problems:
-        print(f"PROBLEM: {problem}")
-    if not report.usable:
-        print("verdict: not usable as written")
-    elif inconsistent:
-        print("verdict: usable from the consistent initial state printed above")
-    else:
-        print("verdict: consistent and within the limits")
-    return 0 if report.usable else 1
+
+def _print_couplings(scenario, limits: RunLimits) -> list:
+    """Print every coupling with its flexible body's modes; returns the built flexible groups
+    (none when the scenario has none or is over `limits`)."""
+    if not (scenario.couplings or scenario.flex_bodies):
+        return []
+    if not _fits(scenario, limits):
+        print("flexible bodies: not built (over the run limits, see below)")
+        return []
+    from rbcosim.cosim.flex_bodies import build_endpoints
+
+    groups = list(build_endpoints(scenario, scenario.cosim.macro_step).values())
+    for group in groups:
+        fm = group.body.model
+        freqs = ", ".join(f"{f:.6g}" for f in fm.frequencies_hz)
+        for c in group.couplings:
+            print(f"coupling {c.name}: point {c.point} <-> flexible body {c.flex_body} "
+                  f"({fm.attachment}, {c.type}, {fm.n_boundary} boundary DOFs over "
+                  f"{fm.n_interfaces} interface nodes, {fm.n_modes} modes; "
+                  f"fixed-interface frequencies {freqs} Hz)")
+    return groups
+
+
+def _print_assembled(model, s) -> None:
+    """The consistent (projected) initial state `s` as TOML to paste back."""
+    print("\n# consistent initial state (centre of mass position, quaternion, velocities)")
+    for i, name in enumerate(model.body_names):
+        print(f"[bodies.{name}]  # replace center_of_mass/orientation keys accordingly")
+        print(f"position = {s.r[i].tolist()}")
+        if i + 1 not in model.point_masses:
+            print(f"orientation = {{ quaternion = {s.q[i].tolist()} }}")
+        print(f"velocity = {s.v[i].tolist()}")
+        if i + 1 not in model.point_masses:
+            print(f"angular_velocity = {s.w[i].tolist()}")
 
 
 def _fits(scenario, limits: RunLimits) -> bool:

@@ -10,27 +10,33 @@ from pathlib import Path
 from rbcosim.fmu_export.build import DEFAULT_ADDRESS, ExportOptions, export_fmu, model_identifier
 from rbcosim.fmu_export.output_selection import parse_patterns
 
+DESCRIPTION = (
+    "Export a scenario's rigid side as a co-simulation FMU (pythonfmu for "
+    "FMI 2.0, pythonfmu3 for FMI 3.0). Inputs: each interface point's force and moment and "
+    "each joint's flexible-node kinematics; outputs: the points' kinematics and the "
+    "joints' continuity gaps, and in embedded and --native mode every rigid body's pose and "
+    "velocities "
+    "named as the results file's columns (rod1.x .. rod1.q0..q3 .. rod1.wz) and every "
+    "joint's coordinates as `rbcosim run --joint-coordinates` writes them (shoulder.angle, "
+    "shoulder.rate, angles continued over the run); the "
+    "scenario's numeric settings as FMU parameters, except those of the flexible bodies, "
+    "which are not in the FMU. The modelIdentifier is the scenario file's name made a C "
+    "identifier (double_pendulum), or --name. Embedded FMUs also "
+    "carry what a master needs to reproduce `rbcosim run`'s co-simulation: the points' "
+    "accelerations, wrench derivatives (extrapolation), added-mass parameters, the "
+    "flexible side's energy and the energy residual. The FMU runs in the "
+    "importer's Python, which must have rbcosim installed (see fmu/README.md), except "
+    "with --native: a C binary with the core and the model inside (or, with --address, a "
+    "C client of `rbcosim serve`)."
+)
+
 
 def add_parser(sub) -> argparse.ArgumentParser:
+    """The `export-fmu` subcommand: what to export, how, and which variables."""
     p = sub.add_parser(
         "export-fmu",
         help="export a scenario as an FMI 2.0 / 3.0 co-simulation FMU",
-        description="Export a scenario's rigid side as a co-simulation FMU (pythonfmu for "
-        "FMI 2.0, pythonfmu3 for FMI 3.0). Inputs: each interface point's force and moment and "
-        "each joint's flexible-node kinematics; outputs: the points' kinematics and the "
-        "joints' continuity gaps, and in embedded mode every rigid body's pose and velocities "
-        "named as the results file's columns (rod1.x .. rod1.q0..q3 .. rod1.wz) and every "
-        "joint's coordinates as `rbcosim run --joint-coordinates` writes them (shoulder.angle, "
-        "shoulder.rate, angles continued over the run); the "
-        "scenario's numeric settings as FMU parameters, except those of the flexible bodies, "
-        "which are not in the FMU. The modelIdentifier is the scenario file's name made a C "
-        "identifier (double_pendulum), or --name. Embedded FMUs also "
-        "carry what a master needs to reproduce `rbcosim run`'s co-simulation: the points' "
-        "accelerations, wrench derivatives (extrapolation), added-mass parameters, the "
-        "flexible side's energy and the energy residual. The FMU runs in the "
-        "importer's Python, which must have rbcosim installed (see fmu/README.md), except "
-        "with --native: a C binary with the core and the model inside (or, with --address, a "
-        "C client of `rbcosim serve`).",
+        description=DESCRIPTION,
     )
     p.add_argument("scenario", metavar="SCENARIO", help="scenario file (TOML)")
     p.add_argument(
@@ -40,6 +46,14 @@ def add_parser(sub) -> argparse.ArgumentParser:
         help="FMU to write (default: <scenario name>_fmi<version>.fmu)",
     )
     p.add_argument("--fmi", type=int, choices=(2, 3), default=2, help="FMI version (default 2)")
+    _add_kind_options(p)
+    _add_variable_options(p)
+    p.set_defaults(handler=run)
+    return p
+
+
+def _add_kind_options(p: argparse.ArgumentParser) -> None:
+    """Which FMU: embedded or remote, native, a flexible body, its name."""
     p.add_argument(
         "--mode",
         choices=("embedded", "remote"),
@@ -76,13 +90,19 @@ def add_parser(sub) -> argparse.ArgumentParser:
         help="the FMU's modelName and modelIdentifier, a C identifier (default: the scenario "
         "file's stem with other characters replaced by _)",
     )
+
+
+def _add_variable_options(p: argparse.ArgumentParser) -> None:
+    """What the FMU offers beyond the default variables: derivatives, output selection,
+    actuator inputs."""
     p.add_argument(
         "--derivatives",
         action="store_true",
         help="provide directional derivatives (FMI 2 fmi2GetDirectionalDerivative, FMI 3 "
         "directional and adjoint): the outputs after the last doStep with respect to the wrench "
-        "inputs held over it, for interface-Jacobian masters; embedded rigid side only, needs "
-        "a C compiler, and the FMU then runs on Linux x86-64 only (see fmu/README.md)",
+        "inputs held over it (with --flex: to the motion inputs), for interface-Jacobian "
+        "masters; embedded mode only, the FMU then runs on Linux x86-64 only (see "
+        "fmu/README.md)",
     )
     p.add_argument(
         "--outputs",
@@ -101,8 +121,6 @@ def add_parser(sub) -> argparse.ArgumentParser:
         "matching no joint or another joint type is an error; embedded rigid side (joint "
         "actuators also --native without --address)",
     )
-    p.set_defaults(handler=run)
-    return p
 
 
 def refused_export(command: str, scenario: Path, output: Path, fmi: int) -> int | None:
@@ -142,10 +160,9 @@ def run(args: argparse.Namespace) -> int:
         print("rbcosim export-fmu: error: --flex FMUs run their body inside: embedded mode only",
               file=sys.stderr)
         return 2
-    if args.derivatives and (args.flex is not None or mode != "embedded"):
-        print("rbcosim export-fmu: error: --derivatives re-runs the rigid side's step inside "
-              "the FMU: embedded mode and the rigid side only (not with --mode remote or --flex)",
-              file=sys.stderr)
+    if args.derivatives and mode != "embedded":
+        print("rbcosim export-fmu: error: --derivatives re-runs the step inside the FMU: "
+              "embedded mode only (not with --mode remote)", file=sys.stderr)
         return 2
     if args.outputs is not None and (args.flex is not None or mode != "embedded"):
         print("rbcosim export-fmu: error: --outputs selects body and joint outputs, which "

@@ -79,11 +79,11 @@ def run(args: argparse.Namespace) -> int:
         raise RbcosimError("--checkpoint-every: expected 0 (off) or a positive integer")
     if (args.connect == "-") != (args.session == "-"):
         raise RbcosimError("--connect - and --session - go together (both read from stdin)")
-    address, session, groups = args.connect, args.session, None
+    address, session, endpoints = args.connect, args.session, None
     if address == "-":
-        from rbcosim.distributed.flex_solver import groups_for
+        from rbcosim.distributed.flex_solver import endpoints_for
 
-        groups = groups_for(scenario, joints)  # while the server starts
+        endpoints = endpoints_for(scenario, joints)  # while the server starts
         words = sys.stdin.readline().split()
         if len(words) != 2:
             raise RbcosimError("--connect -: expected 'ADDRESS SESSION' on stdin, got "
@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
         results = run_flex_solver(scenario, joints, client, session,
                                   checkpoint_dir=args.checkpoint_dir,
                                   checkpoint_every=args.checkpoint_every, resume=args.resume,
-                                  groups=groups)
+                                  endpoints=endpoints)
     if args.out:
         write_results(Path(args.out), results)
     steps = next(iter(results.values())).steps

@@ -121,8 +121,8 @@ def unused_overrides(scenario: Scenario, keys: list[str]) -> list[str]:
                    f"{scenario.solver.integrator})")
         elif key == "solver.dt" and cosim:
             why = "a co-simulation steps by cosim.macro_step / cosim.micro_steps"
-        elif key == "solver.formulation" and cosim:
-            why = "the rigid side of a co-simulation uses the maximal formulation"
+        elif key == "solver.formulation" and cosim and scenario.solver.formulation == "auto":
+            why = "a co-simulation's rigid side runs \"auto\" in the maximal formulation"
         if why:
             reasons.append(f"warning: --set {key}: no effect on this run: {why}")
     return reasons

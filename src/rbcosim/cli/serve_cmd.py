@@ -44,6 +44,27 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         metavar="ADDR",
         help="ZeroMQ endpoint (default %(default)s); port 0 picks a free port; ipc://PATH works too",
     )
+    _add_security_options(parser)
+    parser.add_argument(
+        "--root",
+        metavar="DIR",
+        help="the only folder the server reads and writes: scenario paths, the structure files "
+        "they name and state files must lie under DIR, and relative paths start there "
+        f"(default: ./{DEFAULT_ROOT}, created)",
+    )
+    _add_limit_options(parser)
+    add_limit_option(parser)
+    parser.add_argument(
+        "--rigid-factory",
+        metavar="MODULE:NAME",
+        help=argparse.SUPPRESS,  # e.g. rbcosim.service.toy:ToySide.from_scenario for tests and benchmarks
+    )
+    parser.set_defaults(handler=run)
+    return parser
+
+
+def _add_security_options(parser: argparse.ArgumentParser) -> None:
+    """--allow-remote, CURVE keys and --insecure."""
     parser.add_argument(
         "--allow-remote",
         action="store_true",
@@ -65,13 +86,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         metavar="DIR",
         help="write CURVE key pairs server.key[_secret] and client.key[_secret] into DIR and exit",
     )
-    parser.add_argument(
-        "--root",
-        metavar="DIR",
-        help="the only folder the server reads and writes: scenario paths, the structure files "
-        "they name and state files must lie under DIR, and relative paths start there "
-        f"(default: ./{DEFAULT_ROOT}, created)",
-    )
+
+
+def _add_limit_options(parser: argparse.ArgumentParser) -> None:
+    """Barrier timeout and the bounds of messages, sessions, queues and requests."""
     parser.add_argument(
         "--barrier-timeout",
         type=float,
@@ -111,14 +129,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "--session-idle", type=float, default=DEFAULT_SESSION_IDLE, metavar="S",
         help="seconds a session may go without any request (heartbeats count) before it is "
         "closed and its process ends (default %(default)s)")
-    add_limit_option(parser)
-    parser.add_argument(
-        "--rigid-factory",
-        metavar="MODULE:NAME",
-        help=argparse.SUPPRESS,  # e.g. rbcosim.service.toy:ToySide.from_scenario for tests and benchmarks
-    )
-    parser.set_defaults(handler=run)
-    return parser
 
 
 def _load_factory(spec: str):

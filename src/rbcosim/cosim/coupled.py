@@ -2,8 +2,8 @@
 
 For the master's common case — every flexible body coupled at one point (a
 :class:`~rbcosim.cosim.flex_endpoint.FlexEndpoint` over a :class:`~rbcosim.flex.body.FlexBody`,
-grounded or floating) and the scheme ``jacobi``, ``gauss_seidel_rigid_first`` or
-``gauss_seidel_flex_first`` — :meth:`CoupledSteps.run` advances a batch of macro steps in one
+grounded or floating) and a scheme with a batch code (rbcosim.cosim.scheme: ``jacobi``,
+``gauss_seidel_rigid_first``, ``gauss_seidel_flex_first``) — :meth:`CoupledSteps.run` advances a batch of macro steps in one
 call of ``_core.coupled_steps`` (``librbcosim/cosim/coupled.h``): the rigid macro step, each
 body's exchange step, the wrench polynomials between them, the reports, the continuity gaps and
 both sides of the energy ledger, in the order of :meth:`CosimMaster.step
@@ -25,12 +25,10 @@ import numpy as np
 
 from rbcosim import _core
 from rbcosim.cosim.flex_endpoint import FlexEndpoint, motion_of
-from rbcosim.cosim.flex_groups import SingleJoint
 from rbcosim.flex.body import FlexBody
 from rbcosim.flex.deformation_range import ROTATION_LIMIT
+from rbcosim.simulate import RigidSimulation
 
-#: scheme codes of librbcosim/cosim/coupled.h
-SCHEMES = {"jacobi": 0, "gauss_seidel_rigid_first": 1, "gauss_seidel_flex_first": 2}
 #: ledger layout (coupled.h): energies, flexible kinematics (13), last gaps (4), largest gaps (4)
 _E_RIGID, _E_FLEX, _KIN, _GAPS, _GAP_MAX, _LEDGER = 0, 1, 2, 15, 19, 23
 _MAX_JOINTS = 32
@@ -60,28 +58,27 @@ class CoupledSteps:
         self.master = master
         self.rigid = master.rigid
         self.joints = joints
-        self.scheme = SCHEMES[master.settings.scheme]
+        self.scheme = master.scheme.batch_code
         self.order = int(master.settings.extrapolation)
         self.micro_steps = int(master.settings.micro_steps)
 
     @classmethod
     def for_master(cls, master) -> CoupledSteps | None:
-        if master.settings.scheme not in SCHEMES or not 0 <= master.settings.extrapolation <= 2:
+        if master.scheme.batch_code is None or not 0 <= master.settings.extrapolation <= 2:
             return None
-        groups = list(master.endpoints.values())
-        if not groups or len(groups) > _MAX_JOINTS:
+        if not isinstance(master.rigid.sim, RigidSimulation):  # the minimal formulation
+            return None
+        endpoints = list(master.endpoints.values())
+        if not endpoints or len(endpoints) > _MAX_JOINTS:
             return None
         joints = []
-        for group in groups:
-            if type(group) is not SingleJoint:
-                return None
-            ep = group.endpoint
+        for ep in endpoints:
             if type(ep) is not FlexEndpoint or type(ep.body) is not FlexBody:
                 return None
-            if ep.H != master.H or ep.settings.scheme != master.settings.scheme:
+            if ep.H != master.H or ep.scheme is not master.scheme:
                 return None
             point = master.rigid.points.index(ep.coupling.point)
-            joints.append(_Joint(ep.joint, ep, point))
+            joints.append(_Joint(ep.coupling.name, ep, point))
         if [j.name for j in joints] != list(master.rigid.couplings):
             return None
         return cls(master, joints)
@@ -97,15 +94,17 @@ class CoupledSteps:
         out = []
         for j in self.joints:
             ep, body = j.endpoint, j.body
-            motions = ep._motions
+            motions = [ms[0] for ms in ep._motions]
             if len(motions) > 2 or any(m.time is None for m in motions):
                 return None
             for i, m in enumerate(motions):
                 j.motions[i, :19] = m.as_array()
                 j.motions[i, 19] = m.time
             j.ints[2] = len(motions)
-            j.floats[4] = math.inf if ep._spin_limit is None else ep._spin_limit._floor
-            j.floats[5] = 0.0 if ep._deformation is None else ep._deformation._rotation_gain
+            checks = ep.checks
+            j.floats[4] = math.inf if checks._spin_limit is None else checks._spin_limit._floor
+            j.floats[5] = (0.0 if checks._deformation is None
+                           else checks._deformation._rotation_gain)
             j.floats[6] = ROTATION_LIMIT
             flex = rigid._flex[j.name]
             led = j.ledger
@@ -117,7 +116,7 @@ class CoupledSteps:
             if not body._wrench_ok:  # the power at the first step's start
                 body.wrench()
             p = body._propagator(H) if body._grounded else _NO_P
-            rotations = _NO_P if ep._deformation is None else ep._deformation._rotations
+            rotations = _NO_P if checks._deformation is None else checks._deformation._rotations
             out.append((body._handle, ep._exchange, p, j.ints, j.floats, j.motions, j.ledger,
                         rotations))
         return tuple(out)
@@ -138,7 +137,7 @@ class CoupledSteps:
             rigid._flex[j.name] = led[_KIN:_GAPS].copy()
             rigid.last_gaps[j.name] = led[_GAPS:_GAP_MAX].copy()
             rigid.gap_max[j.name][:] = led[_GAP_MAX:]
-            ep._motions = [motion_of(j.motions[i, :19], float(j.motions[i, 19]))
+            ep._motions = [[motion_of(j.motions[i, :19], float(j.motions[i, 19]))]
                            for i in range(int(j.ints[2]))]
             body._changed()
             body._wrench_ok = True  # the core left the wrench at the new state
@@ -155,13 +154,8 @@ class CoupledSteps:
             return 0
         rigid = self.rigid
         sim, state = rigid.sim, rigid.sim.state
-        n, k = self.micro_steps, len(rigid.points.names)
-        scratch = rigid._macro_scratch.get((n, k))
-        if scratch is None:
-            scratch = rigid._macro_scratch[(n, k)] = (
-                np.empty(n + 1), np.empty((k, 19)), np.empty((k, 19)), np.empty((k, 6)),
-                np.empty(k), np.empty_like(state.vector))
-        times, start, end, acc, energy, failed = scratch
+        n = self.micro_steps
+        times, start, end, acc, energy, failed = sim.macro_scratch(n)
         integrator = sim.integrator
         method, do_project, tol, max_newton, matrix, valid = integrator.stepper()
         _code, done, t, micro = _core.coupled_steps(

@@ -1,17 +1,9 @@
 """In-process co-simulation master: the rigid side and flexible bodies at fixed macro steps.
 
 Each macro step [t_n, t_n + H] exchanges, per rigid–flexible joint, the rigid interface
-point's motion (pose, velocities, accelerations) for the flexible side's wrench, by one of:
-  jacobi                    both sides step from the values at t_n (inputs extrapolated);
-  gauss_seidel_rigid_first  the rigid side steps, the flexible side then follows its motion
-                            interpolated between t_n and t_n + H;
-  gauss_seidel_flex_first   the flexible side steps, the rigid side then uses its wrench
-                            interpolated between t_n and t_n + H;
-  iterative                 both step in two halves, exchange the mid-step and end values,
-                            restore and repeat until the wrenches converge (cubic wrench,
-                            quadratic accelerations: fourth order, like the inner RK4);
-  interface_jacobian        Jacobi, plus the flexible side's ∂W/∂x, ∂W/∂v so the rigid side
-                            updates the wrench from its own motion inside the step.
+point's motion (pose, velocities, accelerations) for the flexible side's wrench, in the order
+of the scenario's coupling scheme (rbcosim.cosim.scheme: jacobi, gauss_seidel_rigid_first,
+gauss_seidel_flex_first, iterative, interface_jacobian).
 Inputs are held over a step (extrapolation 0) or extrapolated through 1–2 past macro values.
 After each step the flexible side reports its node kinematics and delivered energy; the rigid
 side computes the continuity gaps and the energy residual from them.
@@ -33,9 +25,10 @@ from rbcosim.cosim.codec import (
     write_atomically,
 )
 from rbcosim.cosim.coupled import CoupledSteps
+from rbcosim.cosim.flex_bodies import build_endpoints
 from rbcosim.cosim.flex_endpoint import FlexEndpoint, motion_of
-from rbcosim.cosim.flex_groups import build_groups, refuse_multi_node
 from rbcosim.cosim.rigid_side import RigidSide
+from rbcosim.cosim.scheme import scheme_named
 from rbcosim.cosim.signals import evaluate
 from rbcosim.divergence import as_divergence, explain_cosim
 from rbcosim.errors import DivergedError, SimulationError
@@ -46,24 +39,18 @@ from rbcosim.scenario import Scenario
 from rbcosim.settings import whole_steps
 
 
-def build_endpoints(scenario: Scenario, H: float) -> dict[str, FlexEndpoint]:
-    """One FlexEndpoint per coupling, each with its [flex_bodies.NAME] body: the one-node
-    bodies the distributed and FMU drivers run (ScenarioError naming a body with several)."""
-    refuse_multi_node(scenario)
-    return {g.joint: g.endpoint for g in build_groups(scenario, H).values()}
-
-
 class CosimMaster:
     """Couples a RigidSide with the scenario's flexible bodies; step() advances one macro step."""
 
     def __init__(self, scenario: Scenario, *, macro_step: float | None = None):
         self.scenario = scenario
         self.settings = scenario.cosim
+        self.scheme = scheme_named(scenario.cosim.scheme)
         self.H = macro_step or scenario.cosim.macro_step
         self.rigid = RigidSide(scenario)
-        # Groups: one per flexible body with its couplings, keyed by joint (one coupling) or
-        # by body (several); see rbcosim.cosim.flex_groups.
-        self.endpoints = build_groups(scenario, self.H)
+        # One per flexible body with its couplings, keyed by joint (one coupling) or by body
+        # (several); see rbcosim.cosim.flex_bodies.
+        self.endpoints: dict[str, FlexEndpoint] = build_endpoints(scenario, self.H)
         self._points = {c.name: c.point for g in self.endpoints.values() for c in g.couplings}
         self.iterations: list[int] = []
         self.step_index = 0
@@ -94,16 +81,22 @@ class CosimMaster:
             for joint, report in group.report().items():
                 self.rigid.set_flex_report(joint, *report)
         self.rigid.gaps()
-        for group in self.endpoints.values():
-            endpoint = getattr(group, "endpoint", None)
-            if (endpoint is not None and endpoint.continuity_lost_at is None
-                    and self.rigid.violation_counts[group.joint]):
-                endpoint.continuity_lost_at = self.rigid.time
+        for endpoint in self.endpoints.values():
+            for joint in endpoint.joints:
+                if self.rigid.violation_counts[joint]:
+                    endpoint.note_continuity_lost(joint, self.rigid.time)
 
     def _set_polynomials(self, t: float) -> None:
-        for group in self.endpoints.values():
-            for joint, c in group.polynomials(t).items():
-                self.rigid.set_wrench_polynomial(self._points[joint], c)
+        for endpoint in self.endpoints.values():
+            self._apply(endpoint, endpoint.polynomial(t))
+
+    def _apply(self, endpoint: FlexEndpoint, polynomial: np.ndarray, jacobian=None) -> None:
+        """An endpoint's stacked wrench polynomial (and Jacobian) as its points' inputs."""
+        for joint, c in endpoint.per_joint(polynomial).items():
+            point = self._points[joint]
+            self.rigid.set_wrench_polynomial(point, c)
+            if jacobian is not None:
+                self.rigid.set_interface_jacobian(point, *jacobian)
 
     # --- macro steps ---------------------------------------------------------------------------
     def advance(self, count: int) -> None:
@@ -124,24 +117,19 @@ class CosimMaster:
     def step(self) -> None:
         """Advance both sides by one macro step H with the configured scheme."""
         t = self.rigid.time
-        scheme = self.settings.scheme
         motions = self.motions()
         iterations = 1
-        if scheme == "iterative":
+        if self.scheme.iterative:
             iterations = self._iterate(t, motions)
-            for group in self.endpoints.values():
-                group.commit(motions)
+            for endpoint in self.endpoints.values():
+                endpoint.commit(motions)
         else:
-            for group in self.endpoints.values():
-                for joint, (polynomial, jacobian) in group.inputs_for_rigid(t, motions).items():
-                    point = self._points[joint]
-                    self.rigid.set_wrench_polynomial(point, polynomial)
-                    if jacobian is not None:
-                        self.rigid.set_interface_jacobian(point, *jacobian)
+            for endpoint in self.endpoints.values():
+                self._apply(endpoint, *endpoint.inputs_for_rigid(t, motions))
             self.rigid.step(self.H)
-            ends = self.motions() if any(g.needs_end_motion for g in self.endpoints.values()) else {}
-            for group in self.endpoints.values():
-                group.finish(t, motions, ends)
+            ends = self.motions() if self.scheme.rigid_first else None
+            for endpoint in self.endpoints.values():
+                endpoint.finish(t, motions, ends)
         self.iterations.append(iterations)
         self.step_index += 1
         self.exchange_reports()
@@ -156,29 +144,27 @@ class CosimMaster:
         saved_rigid = self.rigid.get_state()
         saved_flex = {key: g.get_state() for key, g in self.endpoints.items()}
         half = 0.5 * self.H
-        guess = {}
-        for group in self.endpoints.values():
-            for j, c in group.polynomials(t).items():
-                guess[j] = (evaluate(c, half), evaluate(c, self.H))
+        guess = {}  # per endpoint: (stacked wrench at mid-step, at the end)
+        for key, endpoint in self.endpoints.items():
+            c = endpoint.polynomial(t)
+            guess[key] = (evaluate(c, half), evaluate(c, self.H))
         change = np.inf
         for iteration in range(1, self.settings.max_iterations + 1):
-            for group in self.endpoints.values():
-                for j, c in group.iteration_polynomials(t, guess).items():
-                    self.rigid.set_wrench_polynomial(self._points[j], c)
+            for key, endpoint in self.endpoints.items():
+                self._apply(endpoint, endpoint.iteration_polynomial(t, *guess[key]))
             self.rigid.step(half, max(1, self.settings.micro_steps // 2))
             mids = self.motions()
             self.rigid.step(half, max(1, self.settings.micro_steps - self.settings.micro_steps // 2))
             ends = self.motions()
             change = 0.0
-            for group in self.endpoints.values():
-                mid_wrenches = group.advance_in_halves(t, motions, mids, ends)
-                end_wrenches = group.rigid_inputs()
-                for i, j in enumerate(group.joints):
-                    new = (mid_wrenches[j], end_wrenches[i])
-                    for old_w, new_w in zip(guess[j], new):
+            for key, endpoint in self.endpoints.items():
+                new = (endpoint.advance_in_halves(t, motions, mids, ends), endpoint.rigid_input())
+                for old, now in zip(guess[key], new):  # per joint: the wrench's relative change
+                    for old_w, new_w in zip(endpoint.per_joint(old).values(),
+                                            endpoint.per_joint(now).values()):
                         change = max(change, np.linalg.norm(new_w - old_w)
                                      / (1.0 + np.linalg.norm(new_w)))
-                    guess[j] = new
+                guess[key] = new
             if change <= self.settings.tolerance:
                 return iteration
             if iteration < self.settings.max_iterations:
@@ -201,7 +187,7 @@ class CosimMaster:
 
     def diagnostics(self) -> dict:
         d = self.rigid.sim.diagnostics.as_dict()
-        d.update(formulation="maximal (rigid side)", scheme=self.settings.scheme,
+        d.update(formulation=f"{self.rigid.sim.formulation} (rigid side)", scheme=self.settings.scheme,
                  macro_step=self.H, micro_steps=self.settings.micro_steps,
                  extrapolation=self.settings.extrapolation, macro_steps=self.step_index,
                  iterations_total=int(sum(self.iterations)),

@@ -29,18 +29,24 @@ from rbcosim.cosim.interface import (
     InterfacePoints,
 )
 from rbcosim.cosim.model_digest import check_digest
+from rbcosim.diagnostics import checked_diagnostics, state_row
 from rbcosim.errors import ScenarioError, SimulationError
-from rbcosim.kernels import handle as kernel
 from rbcosim.kernels.interface import MAX_POLY_ORDER
 from rbcosim.limits import RunLimits
 from rbcosim.limits import enforce as enforce_limits
-from rbcosim.results import body_columns
 from rbcosim.scenario import Scenario, load_scenario, load_scenario_text, scalar_parameters
-from rbcosim.simulate import RigidSimulation, checked_diagnostics, state_row
-from rbcosim.state import State
+from rbcosim.simulate import RigidSimulation
 
-#: where a C macro step stopped (librbcosim/rigid/macro.h)
-MACRO_START, MACRO_STEPS, MACRO_END = 0, 1, 2
+
+def rigid_simulation(scenario: Scenario):
+    """The rigid side's formulation (a `rbcosim.run_loop.System` with interface points):
+    solver.formulation = "minimal" steps it in joint coordinates (trees; Python macro steps),
+    "maximal" and "auto" in maximal coordinates (macro steps in the C core)."""
+    if scenario.solver.formulation == "minimal":
+        from rbcosim.minimal.route import MinimalSimulation  # the minimal route's rigid sides
+
+        return MinimalSimulation(scenario.model, scenario.solver).attach_points()
+    return RigidSimulation(scenario.model, scenario.solver)
 
 
 class RigidSide:
@@ -48,15 +54,15 @@ class RigidSide:
 
     def __init__(self, scenario: Scenario):
         self.scenario = scenario
-        self.sim = RigidSimulation(scenario.model, scenario.solver)
+        self.sim = rigid_simulation(scenario)
         self.points = InterfacePoints(scenario.model)
         self.couplings = {c.name: c for c in scenario.couplings}
         #: the C core's interface inputs: wrench polynomials, gains, added masses
-        self.inputs = self.sim.system.points
+        self.inputs = self.sim.point_inputs
         self.inputs.flags[:, 0] = [
             any(c.point == n and c.wrench_frame == "body" for c in scenario.couplings)
             for n in self.points.names]
-        self.inputs.t0[0] = self.sim.state.t
+        self.inputs.t0[0] = self.sim.time
         self._flex = {name: None for name in self.couplings}
         self.energy_rigid = {name: 0.0 for name in self.couplings}
         self.energy_flex = {name: 0.0 for name in self.couplings}
@@ -64,8 +70,6 @@ class RigidSide:
         self.gap_max = {name: np.zeros(4) for name in self.couplings}
         self.violations: list[str] = []
         self.violation_counts = {name: 0 for name in self.couplings}
-        #: scratch of the C macro step per (micro steps, points)
-        self._macro_scratch: dict = {}
 
     # --- construction ---------------------------------------------------------------------
     @classmethod
@@ -88,7 +92,7 @@ class RigidSide:
     # --- names and settings ---------------------------------------------------------------
     @property
     def time(self) -> float:
-        return self.sim.state.t
+        return self.sim.time
 
     @property
     def point_names(self) -> tuple[str, ...]:
@@ -132,11 +136,10 @@ class RigidSide:
         return self.couplings[joint]
 
     # --- outputs --------------------------------------------------------------------------
-    def point_outputs_array(self, state: State | None = None) -> np.ndarray:
-        """(k, 13) outputs of all points, in point_names order."""
-        state = self.sim.state if state is None else state
+    def point_outputs_array(self) -> np.ndarray:
+        """(k, 13) outputs of all points now, in point_names order."""
         out = np.empty((len(self.points.names), 13))
-        kernel.point_outputs_of(self.sim.system.handle, state.vector, out)
+        self.sim.point_outputs(out)
         return out
 
     def point_outputs(self) -> dict[str, np.ndarray]:
@@ -145,11 +148,7 @@ class RigidSide:
 
     def _points_now(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(outputs (k, 13), accelerations (k, 6), total wrenches (k, 6)) now, inertial."""
-        k = len(self.points.names)
-        out, acc = np.empty((k, 19)), np.empty((k, 6))
-        state = self.sim.state
-        status = kernel.points_now(self.sim.system.handle, state.t, state.vector, out, acc)
-        self.sim.system._raise(status, state.t)
+        out, acc = self.sim.point_state()
         return out[:, :13], acc, out[:, 13:]
 
     def motions_array(self) -> np.ndarray:
@@ -240,32 +239,7 @@ class RigidSide:
         if not (isinstance(H, (int, float)) and np.isfinite(H) and H > 0):
             raise ValueError(f"macro step H must be a positive finite number, got {H!r}")
         n = micro_steps or self.scenario.cosim.micro_steps
-        k = len(self.points.names)
-        scratch = self._macro_scratch.get((n, k))
-        if scratch is None:
-            scratch = self._macro_scratch[(n, k)] = (
-                np.empty(n + 1), np.empty((k, 19)), np.empty((k, 19)), np.empty((k, 6)),
-                np.empty(k), np.empty_like(self.sim.state.vector))
-        times, start, end, acc, energy, failed = scratch
-        sim, state = self.sim, self.sim.state
-        t, integrator = state.t, sim.integrator
-        status, phase, done = kernel.macro_step(
-            sim.system.handle, state.vector, t, float(H), n, integrator.stepper(), times,
-            start, end, acc, energy, integrator._stats, failed)
-        if phase == MACRO_START:
-            sim.system._raise(status, t)
-        elif phase == MACRO_STEPS:
-            try:
-                integrator.finish_advance(state, times, status, done, failed)
-            finally:
-                sim.diagnostics.steps += round((state.t - times[0]) / (H / n))
-                sim.diagnostics.quaternion_error = integrator.quaternion_error
-        else:
-            state.t = float(times[n])
-            sim.diagnostics.steps += round((state.t - times[0]) / (H / n))
-            sim.diagnostics.quaternion_error = integrator.quaternion_error
-            if phase == MACRO_END:
-                sim.system._raise(status, state.t)
+        start, end, energy = self.sim.macro_step(float(H), n)
         self.start_wrenches, self.end_wrenches = start[:, 13:].copy(), end[:, 13:].copy()
         for name, c in self.couplings.items():
             self.energy_rigid[name] += energy[self.points.index(c.point)]
@@ -289,8 +263,9 @@ class RigidSide:
 
     # --- results --------------------------------------------------------------------------
     def results_columns(self) -> list[str]:
-        """Rigid-side result columns: t, bodies, energy, drift, points, joints."""
-        cols = ["t", *body_columns(self.scenario.model), "energy", "constraint_drift"]
+        """Rigid-side result columns: the formulation's (t, bodies, energy, drift, ...), points,
+        joints."""
+        cols = list(self.sim.columns)
         for p in self.point_names:
             cols += [f"{p}.{f}" for f in OUTPUT_FIELDS + WRENCH_FIELDS]
         for j in self.joint_names:
@@ -321,7 +296,7 @@ class RigidSide:
 
     def body_row(self) -> np.ndarray:
         """Body columns of the current state (see results.body_columns)."""
-        return state_row(self.sim.state)
+        return state_row(self.sim.body_state())
 
     def body_outputs(self) -> dict[str, np.ndarray]:
         """body -> (13,) [x y z q0 q1 q2 q3 vx vy vz wx wy wz], the results file's columns."""
@@ -335,20 +310,16 @@ class RigidSide:
 
     def get_state(self) -> bytes:
         """Everything that determines the next steps, as bytes (exact round trip)."""
-        s = self.sim.state
         flex = {k: v for k, v in self._flex.items() if v is not None}
         p = self.inputs
         return pack_state({
-            "model": self.digest,
-            "t": s.t, "r": s.r, "q": s.q, "v": s.v, "w": s.w, "poly": p.poly, "t0": p.t0[0],
+            "model": self.digest, **self.sim.state_fields(), "poly": p.poly, "t0": p.t0[0],
             "kx": p.gains[:, 0], "kv": p.gains[:, 1], "feedback": bool(p.switches[0]),
             "flex": flex, "added": p.added, "added_point_frame": p.flags[:, 1].astype(float),
             "joints": {name: np.concatenate([[self.energy_rigid[name], self.energy_flex[name]],
                                              self.last_gaps[name], self.gap_max[name]])
                        for name in self.couplings},
             "diagnostics": self.sim.diagnostics.checkpoint(),
-            "quaternion_error": self.sim.integrator.quaternion_error,
-            "work": self.sim.integrator.work,
         })
 
     def set_state(self, blob: bytes) -> None:
@@ -358,7 +329,6 @@ class RigidSide:
             d = self._checked_state(unpack_state(blob))
         except ValueError as exc:
             raise SimulationError(f"not a saved rigid-side state of this scenario: {exc}") from None
-        self.sim.state = State(d["t"], d["r"], d["q"], d["v"], d["w"])
         p = self.inputs
         p.poly[:], p.t0[0] = d["poly"], float(d["t0"])
         p.gains[:, 0], p.gains[:, 1], p.switches[0] = d["kx"], d["kv"], int(bool(d["feedback"]))
@@ -368,23 +338,20 @@ class RigidSide:
             self.energy_rigid[name], self.energy_flex[name] = float(j[0]), float(j[1])
             self.last_gaps[name], self.gap_max[name] = j[2:6].copy(), j[6:10].copy()
         self.sim.diagnostics.restore(d["diagnostics"])
-        self.sim.integrator.work = self.sim.diagnostics.work = float(d["work"])
+        self.sim.set_state_fields(d)
         p.added[:] = d["added"]
         p.flags[:, 1] = d["added_point_frame"].astype(bool)
         p.switches[1] = int(p.added.any())
-        self.sim.integrator.quaternion_error = float(d["quaternion_error"])
 
     def _checked_state(self, d: dict) -> dict:
         """`d` if every field has this scenario's type and shape (StateFormatError otherwise)."""
         check_digest(d, self.digest)
-        n, p = self.sim.state.r.shape[0], self.inputs
-        for key, width in (("r", 3), ("q", 4), ("v", 3), ("w", 3)):
-            array(d, key, (n, width))
+        p = self.inputs
+        self.sim.check_state_fields(d)
         for key, like in (("poly", p.poly), ("kx", p.gains[:, 0]), ("kv", p.gains[:, 1]),
                           ("added", p.added), ("added_point_frame", p.flags[:, 1])):
             array(d, key, like.shape)
-        for key in ("t", "t0", "quaternion_error", "work"):
-            field(d, key)
+        field(d, "t0")
         field(d, "feedback", bool)
         flex, joints = field(d, "flex", dict), field(d, "joints", dict)
         for name in self.couplings:

@@ -385,11 +385,11 @@ def _diagnosed(error: CosimError, scenario: Scenario) -> CosimError:
     at = next((i for i, line in enumerate(lines) if "diverged" in line), None)
     if at is None:
         return error
-    from rbcosim.cosim.flex_groups import build_groups
+    from rbcosim.cosim.flex_bodies import build_endpoints
     from rbcosim.divergence import cosim_cause
 
     H = scenario.cosim.macro_step
-    lines[at] += f"; {cosim_cause(scenario, build_groups(scenario, H).values(), H)}"
+    lines[at] += f"; {cosim_cause(scenario, build_endpoints(scenario, H).values(), H)}"
     return CosimError("\n".join(lines))
 
 

@@ -2,8 +2,8 @@
 
 `run_flex_solver` drives one or several rigid–flexible joints of a server session as ONE client
 (one attach; per macro step one message with all their wrenches, one reply with all their
-motions) with the same flexible-body groups the in-process master uses (one per body with its
-couplings, rbcosim.cosim.flex_groups), in the master's order, so that the multi-process run
+motions) with the same flexible-body endpoints the in-process master uses (one per body with
+its couplings, rbcosim.cosim.flex_bodies), in the master's order, so that the multi-process run
 gives the in-process run's bits:
 
     attach (motions at t_0) → initialize → set_added_mass → report (t_0, initial wrench held)
@@ -11,8 +11,9 @@ gives the in-process run's bits:
             → motions at t_{k+1} → commit
     report (t_end)
 
-Jacobi and interface-Jacobian coupling overlap the two solvers' macro steps; the Gauss–Seidel
-schemes run them in turn. Iterative coupling (restore and repeat each step) runs in process only.
+The scheme (rbcosim.cosim.scheme) sets the order: Jacobi and interface-Jacobian coupling
+overlap the two solvers' macro steps; the Gauss–Seidel schemes run them in turn. Iterative
+coupling (restore and repeat each step) runs in process only.
 """
 
 from __future__ import annotations
@@ -33,19 +34,13 @@ from rbcosim.cosim.codec import (
     unpack_state,
     write_atomically,
 )
-from rbcosim.cosim.flex_endpoint import motion_of
-from rbcosim.cosim.flex_groups import build_groups
+from rbcosim.cosim.flex_bodies import body_couplings, build_endpoints
+from rbcosim.cosim.flex_endpoint import FlexEndpoint, motion_of
+from rbcosim.cosim.scheme import DISTRIBUTED_SCHEMES, scheme_named
 from rbcosim.errors import RbcosimError, ScenarioError
 from rbcosim.scenario import Scenario
 from rbcosim.settings import whole_steps
 
-#: Coupling schemes a flexible solver in its own process can run.
-DISTRIBUTED_SCHEMES = (
-    "jacobi",
-    "interface_jacobian",
-    "gauss_seidel_rigid_first",
-    "gauss_seidel_flex_first",
-)
 FLEX_RESULTS_FORMAT = "rbcosim-flex-results"
 
 
@@ -64,7 +59,7 @@ def check_distributed(scenario: Scenario) -> None:
         raise ScenarioError(
             f"{scenario.source}: no [couplings]: nothing to co-simulate; use `rbcosim run`"
         )
-    if scenario.cosim.scheme not in DISTRIBUTED_SCHEMES:
+    if not scheme_named(scenario.cosim.scheme).distributed:
         raise ScenarioError(
             f"{scenario.source}: cosim.scheme = {scenario.cosim.scheme!r} restores and repeats "
             "each macro step and runs in process only (`rbcosim run`); the multi-process run "
@@ -76,10 +71,7 @@ def body_joints(scenario: Scenario) -> dict[str, list[str]]:
     """Flexible body -> its joints ([couplings.NAME] with flex_body = BODY), bodies in the order
     of their first coupling, as the in-process master orders its groups: what one flexible
     solver drives at least (a body is never split between solvers)."""
-    groups: dict[str, list[str]] = {}
-    for c in scenario.couplings:
-        groups.setdefault(c.flex_body, []).append(c.name)
-    return groups
+    return {b: [c.name for c in cs] for b, cs in body_couplings(scenario).items()}
 
 
 def select_joints(scenario: Scenario, joints: Sequence[str] = (),
@@ -117,13 +109,13 @@ def select_joints(scenario: Scenario, joints: Sequence[str] = (),
     return [j for js in of_body.values() for j in js if j in wanted]
 
 
-def groups_for(scenario: Scenario, joints: Sequence[str]) -> list:
+def endpoints_for(scenario: Scenario, joints: Sequence[str]) -> list[FlexEndpoint]:
     """The flexible bodies of `joints` (whole bodies, `select_joints`) as the in-process
-    master's groups (rbcosim.cosim.flex_groups: one per body, values keyed by joint), built
-    exactly as it builds them."""
+    master's endpoints (rbcosim.cosim.flex_bodies: one per body), built exactly as it builds
+    them."""
     wanted = set(select_joints(scenario, joints))
-    groups = build_groups(scenario, scenario.cosim.macro_step).values()
-    return [g for g in groups if wanted & set(g.joints)]
+    endpoints = build_endpoints(scenario, scenario.cosim.macro_step).values()
+    return [ep for ep in endpoints if wanted & set(ep.joints)]
 
 
 @dataclass
@@ -204,15 +196,16 @@ def solver_tag(joints: Sequence[str]) -> str:
     return "+".join(joints)
 
 
-def _tag(groups: list) -> str:
-    return solver_tag([j for g in groups for j in g.joints])
+def _tag(endpoints: list) -> str:
+    return solver_tag([j for ep in endpoints for j in ep.joints])
 
 
-def _save_checkpoint(directory: Path, groups: list, results: SolverResults, step: int) -> None:
+def _save_checkpoint(directory: Path, endpoints: list, results: SolverResults,
+                     step: int) -> None:
     directory.mkdir(parents=True, exist_ok=True)
-    tag = _tag(groups)
+    tag = _tag(endpoints)
     write_atomically(checkpoint_path(directory, tag, step), pack_state({
-        "step": step, "bodies": {g.flex_body: g.get_state() for g in groups},
+        "step": step, "bodies": {ep.flex_body: ep.get_state() for ep in endpoints},
         "results": pack_results(results)}))
     # Keep the two newest: the server's snapshot of step k is taken only once every client's
     # step-k inputs are in, so a crash may leave the server one checkpoint behind this one.
@@ -225,8 +218,8 @@ def _save_checkpoint(directory: Path, groups: list, results: SolverResults, step
         p.unlink(missing_ok=True)
 
 
-def _load_checkpoint(directory: Path, groups: list, step: int) -> SolverResults:
-    tag = _tag(groups)
+def _load_checkpoint(directory: Path, endpoints: list, step: int) -> SolverResults:
+    tag = _tag(endpoints)
     path = checkpoint_path(directory, tag, step)
     if not path.is_file():
         have = sorted(p.name for p in directory.glob(f"{tag}.*.ckpt"))
@@ -240,11 +233,11 @@ def _load_checkpoint(directory: Path, groups: list, step: int) -> SolverResults:
             raise StateFormatError(f"state.step: it holds step {d['step']}")
         results = unpack_results(codec.field(d, "results", bytes), str(path))
         states = codec.field(d, "bodies", dict)
-        bodies = sorted(g.flex_body for g in groups)
+        bodies = sorted(ep.flex_body for ep in endpoints)
         if sorted(states) != bodies or sorted(results) != bodies:
             raise StateFormatError(f"state.bodies: {sorted(states)}, expected {bodies}")
-        for g in groups:
-            g.set_state(codec.field(states, g.flex_body, bytes, "state.bodies"))
+        for ep in endpoints:
+            ep.set_state(codec.field(states, ep.flex_body, bytes, "state.bodies"))
     except OSError as exc:
         raise FlexSolverError(f"{path}: cannot read the checkpoint: {exc}") from None
     except ValueError as exc:
@@ -252,46 +245,73 @@ def _load_checkpoint(directory: Path, groups: list, step: int) -> SolverResults:
     return results
 
 
-def _add_rows(groups: list, results: SolverResults, step: int) -> None:
-    for g in groups:
-        results[g.flex_body].add(step, g.row())
+class _Side:
+    """The endpoints one flexible solver drives, and their values as the protocol's arrays in
+    the solver's joint order (endpoint by endpoint, node by node)."""
 
+    def __init__(self, endpoints: list[FlexEndpoint]):
+        self.endpoints = endpoints
+        self.joints = [j for ep in endpoints for j in ep.joints]
+        self.scheme = endpoints[0].scheme  # one scheme for every body
 
-def _polynomials(polynomials: list[np.ndarray]) -> np.ndarray:
-    """The joints' wrench polynomials as one (n_points, m, 6) array; a lower order is padded
-    with zero coefficients (the same W(τ))."""
-    m = max(len(p) for p in polynomials)
-    out = np.zeros((len(polynomials), m, 6))
-    for row, p in zip(out, polynomials):
-        row[:len(p)] = p
-    return out
+    def motions(self, rows: np.ndarray, t: float) -> dict:
+        return {j: motion_of(row, t) for j, row in zip(self.joints, rows)}
 
+    def reports(self) -> tuple[np.ndarray, np.ndarray]:
+        """(node kinematics (n_joints, 13), delivered energies (n_joints,) J)."""
+        reports = {j: r for ep in self.endpoints for j, r in ep.report().items()}
+        return (np.array([reports[j][0] for j in self.joints]),
+                np.array([reports[j][1] for j in self.joints], dtype=np.float64))
 
-def _merged(groups: list, method: str, *args) -> dict:
-    """{joint: value} of every group's `method` (each gives its own joints' values)."""
-    out: dict = {}
-    for g in groups:
-        out.update(getattr(g, method)(*args))
-    return out
+    @staticmethod
+    def polynomials(stacked: list[np.ndarray]) -> np.ndarray:
+        """The endpoints' stacked wrench polynomials as one (n_points, m, 6) array; a lower
+        order is padded with zero coefficients (the same W(τ))."""
+        m = max(len(p) for p in stacked)
+        per_joint = [p[:, 6 * i:6 * i + 6] for p in stacked for i in range(p.shape[1] // 6)]
+        out = np.zeros((len(per_joint), m, 6))
+        for row, p in zip(out, per_joint):
+            row[:len(p)] = p
+        return out
 
+    @staticmethod
+    def jacobians(jacobians: list) -> list | None:
+        """Each point's (∂W/∂x, ∂W/∂v) (one node per endpoint), or None without them."""
+        return None if jacobians[0] is None else list(jacobians)
 
-def _reports(groups: list, joints: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """(node kinematics (n_joints, 13), delivered energies (n_joints,) J) in `joints` order."""
-    reports = _merged(groups, "report")
-    return (np.array([reports[j][0] for j in joints]),
-            np.array([reports[j][1] for j in joints], dtype=np.float64))
+    def hand_over_added_mass(self, client: Client, t: float, motions: dict) -> None:
+        """Initialize each body from its points' motions and hand the added masses over in one
+        message (a zero matrix where a body hands none: the rigid side then adds nothing)."""
+        handovers = {j: h for ep in self.endpoints for j, h in ep.initialize(t, motions).items()}
+        if all(handovers[j] is None for j in self.joints):
+            return
+        masses = [np.zeros((6, 6)) if handovers[j] is None else handovers[j][0]
+                  for j in self.joints]
+        frames = ["point" if handovers[j] is None else handovers[j][1] for j in self.joints]
+        client.set_added_mass(masses, frames)
 
+    def add_rows(self, results: SolverResults, step: int) -> None:
+        for ep in self.endpoints:
+            results[ep.flex_body].add(step, ep.row())
 
-def _hand_over_added_mass(client: Client, groups: list, joints: list[str], t: float,
-                          motions: dict) -> None:
-    """Initialize each body from its points' motions and hand the added masses over in one
-    message (a zero matrix where a body hands none: the rigid side then adds nothing there)."""
-    handovers = _merged(groups, "initialize", t, motions)
-    if all(handovers[j] is None for j in joints):
-        return
-    masses = [np.zeros((6, 6)) if handovers[j] is None else handovers[j][0] for j in joints]
-    frames = ["point" if handovers[j] is None else handovers[j][1] for j in joints]
-    client.set_added_mass(masses, frames)
+    def step(self, client: Client, t: float, rows: np.ndarray):
+        """One macro step from the motions `rows` at t, in the scheme's order; the reply."""
+        motions = self.motions(rows, t)
+        kinematics, energies = self.reports()
+        inputs = [ep.inputs_for_rigid(t, motions) for ep in self.endpoints]
+        msg_id = client.start_step(
+            wrench_polynomial=self.polynomials([p for p, _ in inputs]),
+            flex_kinematics=kinematics, flex_energy=energies,
+            interface_jacobian=self.jacobians([jac for _, jac in inputs]))
+        if self.scheme.overlaps:
+            for ep in self.endpoints:  # while the rigid side takes the same step
+                ep.finish(t, motions)
+            return client.finish_step(msg_id)
+        r = client.finish_step(msg_id)
+        ends = self.motions(r.motions, r.time) if self.scheme.rigid_first else None
+        for ep in self.endpoints:
+            ep.finish(t, motions, ends)
+        return r
 
 
 def run_flex_solver(
@@ -304,81 +324,61 @@ def run_flex_solver(
     checkpoint_every: int = 0,
     resume: bool = False,
     name: str | None = None,
-    groups: list | None = None,
+    endpoints: list | None = None,
 ) -> SolverResults:
     """Drive `joints` (whole flexible bodies, `select_joints`) of `session` to solver.t_end as
     ONE client: one attach, and per macro step one message with all their wrenches and node
     reports, one reply with all their motions. Returns this side's result rows per body.
 
-    groups: `groups_for(scenario, joints)` built ahead (e.g. while the server starts).
+    endpoints: `endpoints_for(scenario, joints)` built ahead (e.g. while the server starts).
     checkpoint_dir/checkpoint_every: write this side's state every N macro steps (use the same
     N as the session's snapshot_every). resume: take over the joints (force attach) from a
     session restored to a snapshot, and continue from this side's checkpoint of that step.
     """
     check_distributed(scenario)
-    if groups is None:  # else: built by the caller from the same scenario and joints
-        groups = groups_for(scenario, joints)
-    joints = [j for g in groups for j in g.joints]
+    side = _Side(endpoints if endpoints is not None else endpoints_for(scenario, joints))
     point_of = {c.name: c.point for c in scenario.couplings}
-    points = [point_of[j] for j in joints]
-    n_steps = macro_steps(scenario)
-    every = scenario.solver.output_every
     ckpt = Path(checkpoint_dir) if checkpoint_dir is not None else None
     if resume and ckpt is None:
         raise FlexSolverError("resuming needs the checkpoint folder of the interrupted run")
     if ckpt is not None and ckpt.is_dir():
         remove_stale_temporaries(ckpt, "*.ckpt")  # of a solver killed while writing one
-
-    def motions_of(rows: np.ndarray, t: float) -> dict:
-        return {j: motion_of(row, t) for j, row in zip(joints, rows)}
-
-    info = client.attach(points, joints, session=session, motions=True, force=resume,
-                         name=name or f"rbcosim flex {solver_tag(joints)} (pid {os.getpid()})")
+    info = client.attach([point_of[j] for j in side.joints], side.joints, session=session,
+                         motions=True, force=resume,
+                         name=name or f"rbcosim flex {solver_tag(side.joints)} "
+                                      f"(pid {os.getpid()})")
     k, t, m = info["step"], info["time"], info["motions"]
     if resume:
-        results = _load_checkpoint(ckpt, groups, k)
+        results = _load_checkpoint(ckpt, side.endpoints, k)
     else:
-        if k != 0:
-            raise FlexSolverError(
-                f"session {session} is at step {k}, not 0: a fresh flexible solver starts a run; "
-                "to continue one, restore the session and pass --resume with the checkpoints"
-            )
-        _hand_over_added_mass(client, groups, joints, t, motions_of(m, t))
-        results = {g.flex_body: FlexResults(g.flex_body, g.columns()) for g in groups}
-        _add_rows(groups, results, 0)
-        # Hold the initial wrenches from t_0 on, as the in-process master does, so the motions
-        # the first step starts from include them.
-        polynomials = _merged(groups, "polynomials", t)
-        r = client.report(*_reports(groups, joints),
-                          wrench_polynomial=_polynomials([polynomials[j] for j in joints]))
-        m = r.motions
-
-    # The step loop: per macro step, one exchange in each direction for all the joints, the
-    # bodies stepped one after the other (they are independent within a macro step).
+        results, m = _start(side, client, session, k, t, m)
+    n_steps, every = macro_steps(scenario), scenario.solver.output_every
     saving = ckpt is not None and checkpoint_every
-    end_motion = groups[0].needs_end_motion  # one scheme for every body
-    while k < n_steps:
+    while k < n_steps:  # per macro step one exchange each way for all the joints
         if saving and k % checkpoint_every == 0:
-            _save_checkpoint(ckpt, groups, results, k)
-        motions = motions_of(m, t)
-        kins, energies = _reports(groups, joints)
-        inputs = _merged(groups, "inputs_for_rigid", t, motions)
-        jacobians = inputs[joints[0]][1]
-        msg_id = client.start_step(
-            wrench_polynomial=_polynomials([inputs[j][0] for j in joints]), flex_kinematics=kins,
-            flex_energy=energies,
-            interface_jacobian=None if jacobians is None else [inputs[j][1] for j in joints])
-        if end_motion:
-            r = client.finish_step(msg_id)
-            ends = motions_of(r.motions, r.time)
-            for g in groups:
-                g.finish(t, motions, ends)
-        else:
-            for g in groups:  # while the rigid side takes the same step
-                g.finish(t, motions)
-            r = client.finish_step(msg_id)
+            _save_checkpoint(ckpt, side.endpoints, results, k)
+        r = side.step(client, t, m)
         k, t, m = r.step, r.time, r.motions
         if k % every == 0 or k == n_steps:
-            _add_rows(groups, results, k)
-    client.report(*_reports(groups, joints))
+            side.add_rows(results, k)
+    client.report(*side.reports())
     return results
+
+
+def _start(side: _Side, client: Client, session: str, k: int, t: float,
+           m: np.ndarray) -> tuple[SolverResults, np.ndarray]:
+    """A fresh run at step 0: the bodies placed, the added masses handed over, the first
+    rows and the initial wrenches held from t_0 on, as the in-process master does (so the
+    motions the first step starts from include them); the results and the motions at t_0."""
+    if k != 0:
+        raise FlexSolverError(
+            f"session {session} is at step {k}, not 0: a fresh flexible solver starts a run; "
+            "to continue one, restore the session and pass --resume with the checkpoints"
+        )
+    side.hand_over_added_mass(client, t, side.motions(m, t))
+    results = {ep.flex_body: FlexResults(ep.flex_body, ep.columns()) for ep in side.endpoints}
+    side.add_rows(results, 0)
+    r = client.report(*side.reports(),
+                      wrench_polynomial=side.polynomials([ep.polynomial(t)
+                                                          for ep in side.endpoints]))
+    return results, r.motions

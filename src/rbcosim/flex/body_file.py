@@ -69,13 +69,16 @@ def export_body(scenario, name: str, path: str | Path) -> Path:
 
     H = scenario.cosim.macro_step
     endpoints = build_endpoints(scenario, H)
-    chosen = [e for joint, e in endpoints.items()
-              if name in (joint, e.coupling.flex_body)]
+    chosen = [e for key, e in endpoints.items() if name in (key, e.flex_body)]
     if len(chosen) != 1:
-        names = sorted({*endpoints, *(e.coupling.flex_body for e in endpoints.values())})
+        names = sorted({*endpoints, *(e.flex_body for e in endpoints.values())})
         raise ScenarioError(f"export-body: {name!r} names no single coupled flexible body "
                             f"(joints and bodies: {', '.join(names)})")
     endpoint = chosen[0]
+    if len(endpoint.couplings) != 1:
+        raise ScenarioError(f"export-body: flexible body {endpoint.flex_body!r} has "
+                            f"{len(endpoint.couplings)} couplings; a body file holds a body "
+                            "coupled at one node")
     path = Path(path)
     path.write_bytes(body_file_bytes(endpoint.body, H, endpoint.coupling.grounded_reference))
     return path

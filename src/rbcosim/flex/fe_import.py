@@ -45,7 +45,8 @@ def parse_interface(spec, where: str) -> dict:
     """An interface spec from a scenario table or a ``--interface`` value: ``{node = N}`` (an FE
     node with its own DOFs), or ``{tie = "rigid"|"average", set = "NAME"}`` / ``nodes = [..]``,
     optional ``at = [x, y, z]`` (model units). Strings: ``N`` or ``rigid=SET``,
-    ``average=1,2,3``."""
+    ``average=1,2,3``; one name after ``=`` is a node set, even a number (Nastran's SET1 ids),
+    two or more comma-separated numbers are FE node numbers."""
     if isinstance(spec, str):
         kind, eq, what = spec.partition("=")
         if not eq:
@@ -54,7 +55,7 @@ def parse_interface(spec, where: str) -> dict:
                                     f"comma-separated node list), got {spec!r}")
             return {"node": int(kind)}
         numbers = [w.strip() for w in what.split(",")]
-        if all(w.isdigit() for w in numbers):
+        if len(numbers) > 1 and all(w.isdigit() for w in numbers):
             return {"tie": kind, "nodes": [int(w) for w in numbers]}
         return {"tie": kind, "set": what}
     allowed = {"node", "tie", "set", "nodes", "at"}

@@ -280,21 +280,8 @@ def validate_structure(
 
     ``layout``: (node_positions, dof_nodes, dof_components) arrays (:func:`read_layout`), or
     None; ``output_nodes``: node indices of the named outputs (instead of ``output_rows``)."""
-    m = np.asarray(mass)
-    _check_square(label, "M", m, None)
+    m, k, c = _checked_matrices(label, mass, stiffness, damping)
     n = m.shape[0]
-    k = np.asarray(stiffness)
-    _check_square(label, "K", k, n)
-    c = None if damping is None else np.asarray(damping)
-    if c is not None:
-        _check_square(label, "C", c, n)
-    m = m.astype(float)
-    k = k.astype(float)
-    _check_psd(label, "M", m)
-    _check_psd(label, "K", k)
-    if c is not None:
-        c = c.astype(float)
-        _check_psd(label, "C", c)
     if isinstance(n_boundary, bool) or not isinstance(n_boundary, (int, np.integer)):
         raise ScenarioError(f"{label}: n_boundary: expected an integer, got {n_boundary!r}")
     nodes, node_positions = _interface_nodes(label, n_boundary, boundary_nodes,
@@ -304,24 +291,7 @@ def validate_structure(
         raise ScenarioError(
             f"{label}: n_boundary: expected 1..{most} for {n} coordinates, got {n_boundary}"
         )
-    if boundary_dofs is None:
-        if node_positions.shape[0] > 1:
-            raise ScenarioError(f"{label}: boundary_dofs: required with several interface "
-                                "nodes (boundary_nodes)")
-        names = COMPONENT_NAMES[:n_boundary]
-    else:
-        names = tuple(boundary_dofs)
-        if len(names) != n_boundary:
-            raise ScenarioError(
-                f"{label}: boundary_dofs: expected {n_boundary} names (n_boundary), "
-                f"got {len(names)}: {list(names)}"
-            )
-        bad = [s for s in names if s not in COMPONENT_NAMES]
-        if bad or len(set(zip(nodes, names))) != len(names):
-            raise ScenarioError(
-                f"{label}: boundary_dofs: expected distinct names out of "
-                f"{list(COMPONENT_NAMES)} (per interface node), got {list(names)}"
-            )
+    names = _boundary_names(label, n_boundary, boundary_dofs, nodes, node_positions.shape[0])
     nodal = (None if layout is None
              else read_layout(label, *layout, n, int(n_boundary), nodes))
     if nodal is not None:
@@ -337,41 +307,7 @@ def validate_structure(
                                 f"and replaces output_rows / output_positions")
         output_rows, output_positions = node_outputs(label, nodal, output_nodes,
                                                      len(output_names))
-    out_names: tuple[str, ...] = ()
-    rows = np.zeros((0, 3, n))
-    positions = np.zeros((0, 3))
-    if output_names is not None:
-        out_names = tuple(output_names)
-        if len(set(out_names)) != len(out_names):
-            raise ScenarioError(f"{label}: output_names: duplicate names {list(out_names)}")
-        if output_rows is None:
-            raise ScenarioError(f"{label}: output_rows: missing (required with output_names)")
-        rows = np.asarray(output_rows, dtype=float)
-        if rows.shape != (len(out_names), 3, n) or not np.all(np.isfinite(rows)):
-            raise ScenarioError(
-                f"{label}: output_rows: expected finite shape ({len(out_names)}, 3, {n}), "
-                f"got shape {rows.shape}"
-            )
-        if output_positions is not None:
-            positions = np.asarray(output_positions, dtype=float)
-            if positions.shape != (len(out_names), 3) or not np.all(np.isfinite(positions)):
-                raise ScenarioError(
-                    f"{label}: output_positions: expected finite shape ({len(out_names)}, 3), "
-                    f"got shape {positions.shape}"
-                )
-        else:
-            positions = np.zeros((len(out_names), 3))
-    elif output_rows is not None or output_positions is not None:
-        raise ScenarioError(f"{label}: output_names: missing (required with output_rows)")
-    load = None
-    if gravity_load is not None:
-        load = np.asarray(gravity_load)
-        if load.dtype.kind not in "iuf" or load.shape != (n, 3) or not np.all(np.isfinite(load)):
-            raise ScenarioError(
-                f"{label}: gravity_load: expected finite numbers of shape ({n}, 3), got "
-                f"{load.dtype} shape {load.shape}"
-            )
-        load = load.astype(float)
+    out_names, rows, positions = _outputs(label, n, output_names, output_rows, output_positions)
     return StructureMatrices(
         mass=m,
         stiffness=k,
@@ -381,11 +317,95 @@ def validate_structure(
         output_names=out_names,
         output_rows=rows,
         output_positions=positions,
-        gravity_load=load,
+        gravity_load=_gravity_load(label, gravity_load, n),
         boundary_nodes=nodes,
         interface_positions=node_positions,
         layout=nodal,
     )
+
+
+def _checked_matrices(label: str, mass, stiffness, damping):
+    """(M, K, C or None) as float arrays: square, of one size, finite, symmetric PSD."""
+    m = np.asarray(mass)
+    _check_square(label, "M", m, None)
+    n = m.shape[0]
+    k = np.asarray(stiffness)
+    _check_square(label, "K", k, n)
+    c = None if damping is None else np.asarray(damping)
+    if c is not None:
+        _check_square(label, "C", c, n)
+    m = m.astype(float)
+    k = k.astype(float)
+    _check_psd(label, "M", m)
+    _check_psd(label, "K", k)
+    if c is not None:
+        c = c.astype(float)
+        _check_psd(label, "C", c)
+    return m, k, c
+
+
+def _boundary_names(label: str, n_boundary: int, boundary_dofs, nodes: np.ndarray,
+                    n_nodes: int) -> tuple[str, ...]:
+    """The interface component name of each boundary coordinate (default x y z rx ry rz)."""
+    if boundary_dofs is None:
+        if n_nodes > 1:
+            raise ScenarioError(f"{label}: boundary_dofs: required with several interface "
+                                "nodes (boundary_nodes)")
+        return COMPONENT_NAMES[:n_boundary]
+    names = tuple(boundary_dofs)
+    if len(names) != n_boundary:
+        raise ScenarioError(
+            f"{label}: boundary_dofs: expected {n_boundary} names (n_boundary), "
+            f"got {len(names)}: {list(names)}"
+        )
+    bad = [s for s in names if s not in COMPONENT_NAMES]
+    if bad or len(set(zip(nodes, names))) != len(names):
+        raise ScenarioError(
+            f"{label}: boundary_dofs: expected distinct names out of "
+            f"{list(COMPONENT_NAMES)} (per interface node), got {list(names)}"
+        )
+    return names
+
+
+def _outputs(label: str, n: int, output_names, output_rows, output_positions):
+    """(names, rows (n_out, 3, n), positions (n_out, 3)) of the named output nodes."""
+    if output_names is None:
+        if output_rows is not None or output_positions is not None:
+            raise ScenarioError(f"{label}: output_names: missing (required with output_rows)")
+        return (), np.zeros((0, 3, n)), np.zeros((0, 3))
+    out_names = tuple(output_names)
+    if len(set(out_names)) != len(out_names):
+        raise ScenarioError(f"{label}: output_names: duplicate names {list(out_names)}")
+    if output_rows is None:
+        raise ScenarioError(f"{label}: output_rows: missing (required with output_names)")
+    rows = np.asarray(output_rows, dtype=float)
+    if rows.shape != (len(out_names), 3, n) or not np.all(np.isfinite(rows)):
+        raise ScenarioError(
+            f"{label}: output_rows: expected finite shape ({len(out_names)}, 3, {n}), "
+            f"got shape {rows.shape}"
+        )
+    if output_positions is None:
+        return out_names, rows, np.zeros((len(out_names), 3))
+    positions = np.asarray(output_positions, dtype=float)
+    if positions.shape != (len(out_names), 3) or not np.all(np.isfinite(positions)):
+        raise ScenarioError(
+            f"{label}: output_positions: expected finite shape ({len(out_names)}, 3), "
+            f"got shape {positions.shape}"
+        )
+    return out_names, rows, positions
+
+
+def _gravity_load(label: str, gravity_load, n: int) -> np.ndarray | None:
+    """The (n, 3) load per unit gravity as floats, or None."""
+    if gravity_load is None:
+        return None
+    load = np.asarray(gravity_load)
+    if load.dtype.kind not in "iuf" or load.shape != (n, 3) or not np.all(np.isfinite(load)):
+        raise ScenarioError(
+            f"{label}: gravity_load: expected finite numbers of shape ({n}, 3), got "
+            f"{load.dtype} shape {load.shape}"
+        )
+    return load.astype(float)
 
 
 def check_floating(label: str, structure: StructureMatrices,
@@ -451,6 +471,10 @@ def _check_square(label: str, key: str, a: np.ndarray, n: int | None) -> None:
 
 
 def _check_psd(label: str, key: str, a: np.ndarray) -> None:
+    """ScenarioError unless ``a`` is symmetric and positive semi-definite: smallest eigenvalue
+    at least ``-1e-9 max|A| n``. Tested by a Cholesky factorization of ``A + 1e-9 max|A| n I``
+    (n³/3 operations, no eigenvalues); only a failed one computes the smallest eigenvalue (for
+    the message, and to let round-off at the limit pass)."""
     scale = float(np.max(np.abs(a))) if a.size else 0.0
     if scale == 0.0:
         return
@@ -460,8 +484,20 @@ def _check_psd(label: str, key: str, a: np.ndarray) -> None:
             f"{label}: {key}: expected a symmetric matrix, max |A - A^T| = {asym:.3g} "
             f"(max |A| = {scale:.3g})"
         )
-    lam_min = float(np.linalg.eigvalsh(0.5 * (a + a.T))[0])
-    if lam_min < -1e-9 * scale * a.shape[0]:
+    shift = 1e-9 * scale * a.shape[0]
+    shifted = a + a.T
+    shifted *= 0.5
+    shifted.flat[:: a.shape[0] + 1] += shift
+    try:
+        np.linalg.cholesky(shifted)
+        return
+    except np.linalg.LinAlgError:
+        pass
+    import scipy.linalg
+
+    shifted.flat[:: a.shape[0] + 1] -= shift
+    lam_min = float(scipy.linalg.eigvalsh(shifted, subset_by_index=[0, 0])[0])
+    if lam_min < -shift:
         raise ScenarioError(
             f"{label}: {key}: expected a positive semi-definite matrix, smallest eigenvalue "
             f"{lam_min:.6g}"

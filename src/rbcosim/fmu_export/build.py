@@ -25,7 +25,18 @@ from rbcosim.fmu_export.flex_table import build_flex_table
 from rbcosim.fmu_export.joint_outputs import JointCoordinates, coordinate_info
 from rbcosim.fmu_export.parameter_info import describe_parameter, fmu_parameters, initial_states
 from rbcosim.fmu_export.shim import install_shim
-from rbcosim.fmu_export.table import VariableTable, build_table
+from rbcosim.fmu_export.table import VariableTable, numbered_table
+from rbcosim.fmu_export.table_rows import (
+    actuator_rows,
+    body_rows,
+    coordinate_rows,
+    joint_rows,
+    parameter_rows,
+    point_rows,
+    selected,
+    server_rows,
+    vector_parameter_rows,
+)
 
 #: Identity pose, zero velocity: the flexible node's kinematics when nothing better is known.
 _REST_KINEMATICS = np.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
@@ -51,7 +62,7 @@ class ExportOptions:
     mode the defaults of the FMU parameters ``server.address`` and ``server.timeout`` (s),
     the FMU's modelIdentifier (default: the scenario file's stem, see model_identifier),
     ``flex``: export that flexible body of the scenario instead of the rigid side, and
-    ``derivatives``: provide directional derivatives (embedded rigid side only; needs a C
+    ``derivatives``: provide directional derivatives (embedded mode, also --flex; needs a C
     compiler, and the FMU then runs on Linux x86-64 only, see shim.py), ``outputs``: fnmatch
     patterns of the body and joint outputs to keep (embedded rigid side; default all),
     ``inputs``: fnmatch patterns of the joints that get actuator inputs (``J.torque``,
@@ -77,9 +88,9 @@ class ExportOptions:
             raise ValueError(f"mode must be 'embedded' or 'remote', got {self.mode!r}")
         if self.flex is not None and self.mode != "embedded":
             raise ValueError("a flexible-body FMU runs its body inside: embedded mode only")
-        if self.derivatives and (self.flex is not None or self.mode != "embedded"):
-            raise ValueError("directional derivatives re-run the rigid side's step inside the "
-                             "FMU: embedded mode and the rigid side only (not remote, not --flex)")
+        if self.derivatives and self.mode != "embedded":
+            raise ValueError("directional derivatives re-run the step inside the FMU: "
+                             "embedded mode only (not remote)")
         if self.outputs is not None and (self.flex is not None or self.mode != "embedded"):
             raise ValueError("--outputs selects body and joint outputs, which embedded rigid-side "
                              "FMUs have only (not remote, not --flex)")
@@ -103,9 +114,9 @@ def export_fmu(
     identifier = model_identifier(scenario, options.name)
     if options.flex is None:
         table, config = describe(scenario, options)
-        config["derivatives"] = options.derivatives
     else:
         table, config = describe_flex(scenario, options.flex)
+    config["derivatives"] = options.derivatives
     table = with_starts(table, dict(options.starts))
     data_files = referenced_files(scenario)
     config["data_files"] = [p.as_posix() for p in data_files]
@@ -198,39 +209,10 @@ def describe(scenario: Path, options: ExportOptions, side=None) -> tuple[Variabl
         for key, value in fmu_parameters(side.scenario).items()
         if not key.startswith(_OUTSIDE_KEYS)
     }
-    outputs = side.point_outputs()
     try:
         specs = actuator_specs(side.scenario, options.inputs, float(side.time))
-    except ValueError as exc:
-        raise ScenarioError(f"{scenario}: cannot export as FMU: {exc}") from exc
-    # The exchange variables need the solver in the FMU: embedded mode only.
-    accelerations = (
-        dict(zip(side.point_names, side.point_accelerations()))
-        if options.mode == "embedded"
-        else None
-    )
-    try:
-        table = build_table(
-            point_names=side.point_names,
-            joint_names=side.joint_names,
-            parameters=parameters,
-            parameter_info={key: describe_parameter(key, side.scenario.raw) for key in parameters},
-            initial_states=initial_states(side.scenario.raw),
-            point_outputs=outputs,
-            gaps=side.gaps(),
-            flex_start={joint: _REST_KINEMATICS for joint in side.joint_names},
-            point_accelerations=accelerations,
-            server=(
-                {"address": options.address, "session": "", "timeout": options.timeout}
-                if options.mode == "remote"
-                else None
-            ),
-            # The body states need the solver in the FMU too.
-            bodies=side.body_outputs() if options.mode == "embedded" else None,
-            joint_coordinates=_joint_coordinates(side) if options.mode == "embedded" else None,
-            outputs=options.outputs,
-            actuators=specs,
-        )
+        table = numbered_table(_rows(side, options, parameters, specs), side.point_names,
+                               side.joint_names)
     except ValueError as exc:
         raise ScenarioError(f"{scenario}: cannot export as FMU: {exc}") from exc
     config = {
@@ -246,6 +228,31 @@ def describe(scenario: Path, options: ExportOptions, side=None) -> tuple[Variabl
         "rbcosim_version": __version__,
     }
     return table, config
+
+
+def _rows(side, options: ExportOptions, parameters: dict, specs: list) -> list[dict]:
+    """The table rows of the rigid side ``side`` (table_rows) for ``options``: the exchange
+    variables, bodies and joint coordinates need the solver in the FMU (embedded mode), the
+    server settings are remote mode's."""
+    embedded = options.mode == "embedded"
+    outputs = side.point_outputs()
+    accelerations = dict(zip(side.point_names, side.point_accelerations())) if embedded else {}
+    gaps = side.gaps()
+    rows = [row for point in side.point_names
+            for row in point_rows(point, outputs[point], accelerations.get(point))]
+    rows += [row for joint in side.joint_names
+             for row in joint_rows(joint, _REST_KINEMATICS, gaps[joint], embedded)]
+    rows += actuator_rows(specs)
+    if embedded:
+        rows += body_rows(side.body_outputs()) + coordinate_rows(_joint_coordinates(side))
+    rows = selected(rows, options.outputs)
+    rows += parameter_rows(parameters, {key: describe_parameter(key, side.scenario.raw)
+                                        for key in parameters})
+    rows += vector_parameter_rows(initial_states(side.scenario.raw))
+    if not embedded:
+        rows += server_rows({"address": options.address, "session": "",
+                             "timeout": options.timeout})
+    return rows
 
 
 def _joint_coordinates(side) -> dict[str, tuple[float, str, str]]:
@@ -267,20 +274,24 @@ def describe_flex(scenario: Path, body: str) -> tuple[VariableTable, dict]:
     side = RigidSide.from_scenario(scenario)
     motions = dict(zip(side.point_names, side.motions_array()))
     starts, nodes, masses, frames, outputs = {}, {}, {}, {}, []
-    for joint, endpoint in endpoints.items():
-        point = endpoint.coupling.point
-        handover = endpoint.initialize(side.time, motion_of(motions[point], side.time))
-        masses[joint] = np.zeros((6, 6)) if handover is None else handover[0]
-        frames[point] = "point" if handover is None else handover[1]
-        starts[joint] = wrench_derivatives(endpoint, side.time)
-        nodes[joint] = endpoint.report()[0]
-        for name, value in zip(endpoint.columns(body), endpoint.row().tolist()):
+    for endpoint in endpoints.values():  # (one: the body's, with one or several couplings)
+        handovers = endpoint.initialize(side.time, {
+            c.name: motion_of(motions[c.point], side.time) for c in endpoint.couplings})
+        starts.update(wrench_derivatives(endpoint, side.time))
+        reports = endpoint.report()
+        for c in endpoint.couplings:
+            handover = handovers[c.name]
+            masses[c.name] = np.zeros((6, 6)) if handover is None else handover[0]
+            frames[c.point] = "point" if handover is None else handover[1]
+            nodes[c.name] = reports[c.name][0]
+        for name, value in zip(endpoint.columns(), endpoint.row().tolist()):
             outputs.append((name, None if ".eta" in name else "m", value))
+    couplings = [(c.name, c.point) for ep in endpoints.values() for c in ep.couplings]
     parameters = fmu_parameters(side.scenario, f"flex_bodies.{body}.")
     try:
         table = build_flex_table(
-            couplings=[(j, ep.coupling.point) for j, ep in endpoints.items()],
-            motions={j: motions[ep.coupling.point] for j, ep in endpoints.items()},
+            couplings=couplings,
+            motions={j: motions[point] for j, point in couplings},
             wrenches=starts,
             nodes=nodes,
             added_mass=masses,

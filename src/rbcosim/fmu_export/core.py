@@ -42,7 +42,7 @@ import numpy as np
 
 from rbcosim.cosim.continuity import MAX_WARNINGS
 from rbcosim.fmu_export import actuators
-from rbcosim.fmu_export.derivatives import RESULT_VR0, StepRecord, jacobian, parse_request
+from rbcosim.fmu_export.derivatives import DerivativeRequests, jacobian
 from rbcosim.fmu_export.fmustate import check_state
 from rbcosim.fmu_export.joint_outputs import JointCoordinates, Memory
 from rbcosim.fmu_export.table import ADDED_MASS_FRAMES
@@ -107,7 +107,7 @@ def build_remote(
                               float(config["macro_step"]))
 
 
-class FmuCore(TableValues):
+class FmuCore(DerivativeRequests, TableValues):
     """The numbers behind one rigid-side FMU instance."""
 
     def __init__(self, resources: str | Path, log: LogFunction) -> None:
@@ -169,7 +169,7 @@ class FmuCore(TableValues):
         # Directional derivatives (exported with them, embedded mode): the last doStep, the
         # rigid side's state once its inputs were handed over, and the last Jacobian asked for.
         self.derivatives = bool(self.config.get("derivatives", False))
-        self._step_record: StepRecord | None = None
+        self._step_record = None
         self._step_start: bytes | None = None
         self._jacobian: list[float] = []
 
@@ -333,37 +333,10 @@ class FmuCore(TableValues):
 
     # -- directional derivatives -------------------------------------------------------------
 
-    def request_jacobian(self, text: str) -> None:
-        """Compute ∂unknowns/∂knowns of the last doStep for the request ``text`` (see
-        rbcosim.fmu_export.derivatives); ValueError if there is none or a reference is wrong."""
-        if not self.derivatives:
-            raise ValueError("this FMU was exported without directional derivatives")
-        unknowns, knowns = parse_request(text, self.table)
-        if self._step_record is None:
-            raise ValueError("no doStep to differentiate: the derivatives are those of the "
-                             "last doStep (a restored FMU state or a refused step clears it)")
-        self._jacobian = jacobian(self.side, self._step_record, unknowns, knowns).ravel().tolist()
-
-    def jacobian_entries(self, vrs: list[int]) -> list[float]:
-        """Entries of the last Jacobian, row-major, as references RESULT_VR0 + m."""
-        entries = self._jacobian
-        bad = [vr for vr in vrs if not 0 <= vr - RESULT_VR0 < len(entries)]
-        if bad:
-            raise ValueError(f"derivative entries {bad[:10]} were not computed "
-                             f"({len(entries)} entries)")
-        return [entries[vr - RESULT_VR0] for vr in vrs]
+    def _jacobian_of(self, unknowns: list, knowns: list) -> np.ndarray:
+        return jacobian(self.side, self._step_record, unknowns, knowns)
 
     # -- stepping ----------------------------------------------------------------------------
-
-    def do_step(
-        self, current_time: float, step_size: float, count: int = 1
-    ) -> tuple[StepOutcome, str]:
-        """TableValues.do_step, keeping what the derivatives re-run (when exported with them)."""
-        self._step_record = self._step_start = None
-        outcome, message = super().do_step(current_time, step_size, count)
-        if outcome is StepOutcome.OK and self._step_start is not None:
-            self._step_record = StepRecord(self._step_start, step_size, count)
-        return outcome, message
 
     def _step(self, step_size: float) -> None:
         side, values = self.side, self.values

@@ -46,14 +46,13 @@ from rbcosim.fmu_export.native_files import (
     model_table_c,
 )
 from rbcosim.fmu_export.table import (
-    ACCELERATION_COMPONENTS,
-    ADDED_MASS_UNITS,
     WRENCH_COMPONENTS,
     WRENCH_DERIVATIVES,
     Variable,
     VariableTable,
     variable_row,
 )
+from rbcosim.fmu_export.table_rows import acceleration_rows, added_mass_rows
 from rbcosim.model_file import array_records
 
 _CHECKOUT = Path(__file__).resolve().parents[3]
@@ -129,7 +128,8 @@ def export_native_fmu(
         (documentation / EXTERNAL_DEPENDENCIES).write_text(native_server_dependencies(), "utf-8")
         (sources / "model_table.c").write_text(
             model_table_c(table, config, identifier, guid, body_names=bodies,
-                          body_points=tuple(point_name(b) for b in bodies)), "utf-8"
+                          body_points=tuple(point_name(b) for b in bodies),
+                          model=side.scenario.model), "utf-8"
         )
         c_files = sorted(p.name for p in sources.glob("*.c"))
         (sources / "buildDescription.xml").write_bytes(build_description(identifier, c_files))
@@ -221,7 +221,8 @@ def export_self_contained_fmu(scenario: str | Path, output: str | Path, *, fmi_v
             shutil.copy2(path, core / "rigid" / path.name)
         (sources / "model_table.c").write_text(
             model_table_c(table, config, identifier, guid,
-                          body_names=side.scenario.model.body_names, actuations=actuations),
+                          body_names=side.scenario.model.body_names, actuations=actuations,
+                          model=side.scenario.model),
             "utf-8")
         c_files = sorted(p.relative_to(sources).as_posix() for p in sources.rglob("*.c"))
         (sources / "buildDescription.xml").write_bytes(
@@ -265,7 +266,7 @@ def local_table(table: VariableTable, scenario: Path, identifier: str, side,
     embedded, _ = describe(scenario, ExportOptions(mode="embedded", name=identifier,
                                                    inputs=tuple(s["joint"] for s in specs)),
                            side=side)
-    kept += [v for v in embedded.variables if v.kind in ("body", "actuator")]
+    kept += [v for v in embedded.variables if v.kind in ("body", "joint_coordinate", "actuator")]
     variables = tuple(replace(v, vr=vr) for vr, v in enumerate(kept))
     return replace(table, variables=variables)
 
@@ -316,39 +317,25 @@ def with_exchange(table: VariableTable, side) -> VariableTable:
     (parameters)."""
     rows = []
     for point, values in zip(side.point_names, side.point_accelerations()):
-        for index, (comp, unit, text) in enumerate(ACCELERATION_COMPONENTS):
-            rows.append(variable_row(f"{point}.{comp}", "acceleration", "output",
-                                     float(values[index]), unit,
-                                     f"{point}: {text}, at the session's current time", point,
-                                     index))
+        rows += acceleration_rows(point, values, "at the session's current time")
         for index, (comp, unit, text) in enumerate(WRENCH_COMPONENTS):
             for kind, prefix, suffix, what in WRENCH_DERIVATIVES[:2]:
                 rows.append(variable_row(f"{point}.{prefix}{comp}", kind, "input", 0.0,
                                          unit + suffix, f"{point}: {what} {text}", point, index))
-        for i in range(6):
-            for j in range(6):
-                rows.append(variable_row(
-                    f"{point}.added_mass[{i + 1},{j + 1}]", "added_mass", "parameter", 0.0,
-                    ADDED_MASS_UNITS[i // 3][j // 3],
-                    f"{point}: flexible side's added mass on [a; alpha], row {i + 1}, column "
-                    f"{j + 1}, in the axes of {point}.added_mass_frame; the wrench inputs then "
-                    "exclude its part", point, 6 * i + j, variability="fixed"))
-        rows.append(variable_row(
-            f"{point}.added_mass_frame", "added_mass_frame", "parameter", "point", None,
-            f"{point}: axes of {point}.added_mass: 'point' (turn with the point) or 'inertial'",
-            point, variability="fixed"))
+        rows += added_mass_rows(point)
     first = len(table.variables)
     extra = tuple(Variable(vr=first + n, **row) for n, row in enumerate(rows))
     return replace(table, variables=table.variables + extra)
 
 
 def with_bodies(table: VariableTable, scenario: Path, identifier: str, side) -> VariableTable:
-    """``table`` plus every body's state as outputs (the embedded FMU's names, units and start
-    values), numbered after it (so every other variable keeps its value reference)."""
+    """``table`` plus every body's state and every joint's coordinates as outputs (the
+    embedded FMU's names, units and start values), numbered after it (so every other variable
+    keeps its value reference)."""
     embedded, _ = describe(scenario, ExportOptions(mode="embedded", name=identifier), side=side)
     first = len(table.variables)
-    extra = tuple(replace(v, vr=first + n)
-                  for n, v in enumerate(v for v in embedded.variables if v.kind == "body"))
+    extra = tuple(replace(v, vr=first + n) for n, v in enumerate(
+        v for v in embedded.variables if v.kind in ("body", "joint_coordinate")))
     return replace(table, variables=table.variables + extra)
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from xml.etree.ElementTree import Element, SubElement, indent, tostring
 
+import numpy as np
+
 from rbcosim import __version__
 from rbcosim.fmu_export.modeldescription import (
     feedthrough,
@@ -13,6 +15,7 @@ from rbcosim.fmu_export.modeldescription import (
     write_model_structure,
 )
 from rbcosim.fmu_export.table import VariableTable
+from rbcosim.joint_coordinates import FIELDS
 
 #: Table kind -> the rbf_kind of fmu/native/rbcosim_fmu.h.
 C_KINDS = {
@@ -30,7 +33,12 @@ C_KINDS = {
     "server": "RBF_SERVER",
     "body": "RBF_BODY",
     "actuator": "RBF_ACTUATOR",
+    "joint_coordinate": "RBF_JOINT",
 }
+#: Joint kinds with relative coordinates -> the rbf_joint_kind of fmu/native/rbcosim_fmu.h.
+C_JOINT_KINDS = {"revolute": "RBF_REVOLUTE", "prismatic": "RBF_PRISMATIC",
+                 "cylindrical": "RBF_CYLINDRICAL", "universal": "RBF_UNIVERSAL",
+                 "spherical": "RBF_SPHERICAL"}
 #: Variable.type -> the rbf_type of fmu/native/rbcosim_fmu.h.
 C_TYPES = {"Real": "RBF_REAL", "Integer": "RBF_INTEGER", "Boolean": "RBF_BOOLEAN",
            "String": "RBF_STRING"}
@@ -70,14 +78,17 @@ def c_string(text: str) -> str:
 def model_table_c(table: VariableTable, config: dict, identifier: str, guid: str,
                   body_names: tuple[str, ...] = (),
                   actuations: tuple[tuple[int, int, list[float]], ...] = (),
-                  body_points: tuple[str, ...] = ()) -> str:
+                  body_points: tuple[str, ...] = (), model=None) -> str:
     """The C source defining RBF_MODEL: every variable by value reference (0 is time);
     ``body_names``: the model's bodies in state order (RBF_BODY outputs, self-contained);
     ``actuations``: (value reference, model point index, unit wrench (6,)) of each body's
     share of an actuator input (self-contained, rbf_actuation); ``body_points``: the
     server-client FMU's own points at the bodies' centres of mass (body_points.py), in
-    ``body_names`` order, attached after the table's points."""
+    ``body_names`` order, attached after the table's points; ``model``: the scenario's
+    rbcosim.model.Model, whose joints own the ``joint_coordinate`` outputs (rbf_joint)."""
     points = {name: i for i, name in enumerate(table.point_names)}
+    coordinate_joints, fields = joint_geometry(
+        model, {v.owner: v.vr for v in table.variables if v.kind == "joint_coordinate"})
     bodies = {name: i for i, name in enumerate(body_names)}
     joints = {name: i for i, name in enumerate(table.joint_names)}
     rows = []
@@ -90,11 +101,14 @@ def model_table_c(table: VariableTable, config: dict, identifier: str, guid: str
         kind = C_KINDS[v.kind]
         owner = (joints[v.owner] if v.kind in ("flex", "gap")
                  else bodies[v.owner] if v.kind == "body" else points.get(v.owner, 0))
+        index = v.index
+        if v.kind == "joint_coordinate":
+            owner, index = fields[v.owner]
         key = v.owner if v.kind in ("parameter", "vector_parameter", "server") else ""
         string = v.type == "String"
         start = 0.0 if string else float(v.start)
         rows.append(
-            f"    {{{c_string(v.name)}, {kind}, {owner}, {v.index}, {C_TYPES[v.type]}, "
+            f"    {{{c_string(v.name)}, {kind}, {owner}, {index}, {C_TYPES[v.type]}, "
             f"{start!r}, {c_string(v.start if string else '')}, {c_string(key)}}},"
         )
     joint_point = ", ".join(str(points[config["joint_points"][j]]) for j in table.joint_names)
@@ -115,6 +129,9 @@ def model_table_c(table: VariableTable, config: dict, identifier: str, guid: str
             "static const rbf_var VARS[] = {",
             *rows,
             "};",
+            "static const rbf_joint COORDINATE_JOINTS[] = {",
+            *(coordinate_joints or ["    {RBF_REVOLUTE, 0, 0, {0.0}, {0.0}, {0.0}, {0.0}, {0}},"]),
+            "};",
             "static const rbf_actuation ACTUATIONS[] = {",
             *(shares or ["    {0, 0, {0.0}},"]),
             "};",
@@ -127,10 +144,33 @@ def model_table_c(table: VariableTable, config: dict, identifier: str, guid: str
             + f"{len(body_names)},",
             "    POINTS, JOINTS, JOINT_POINT, VARS,",
             f"    {len(shares)}, ACTUATIONS, {first_body_point},",
+            f"    {len(coordinate_joints)}, COORDINATE_JOINTS,",
             "};",
             "",
         ]
     )
+
+
+def joint_geometry(model, vrs: dict[str, int]) -> tuple[list[str], dict[str, tuple[int, int]]]:
+    """The rbf_joint rows (C initializers) of ``model``'s joints whose coordinate outputs are in
+    ``vrs`` (column ``JOINT.<field>`` -> value reference), in model order, and per column its
+    (row, field index); none without a model. Marker positions in m from the body's origin,
+    axes as columns, body frame."""
+    rows, fields = [], {}
+    joints = [j for j in model.joints if j.kind in FIELDS] if model is not None else []
+    for joint in (j for j in joints if f"{j.name}.{FIELDS[j.kind][0]}" in vrs):
+        numbers = [
+            ", ".join(repr(float(x)) for x in values)
+            for m in (joint.marker1, joint.marker2)
+            for values in (np.asarray(m.position).ravel(), np.asarray(m.axes).ravel())
+        ]
+        columns = [f"{joint.name}.{field}" for field in FIELDS[joint.kind]]
+        rows.append(f"    {{{C_JOINT_KINDS[joint.kind]}, {joint.marker1.body}, "
+                    f"{joint.marker2.body}, " + ", ".join(f"{{{n}}}" for n in numbers)
+                    + f", {{{', '.join(str(vrs[c]) for c in columns)}}}}},")
+        for index, column in enumerate(columns):
+            fields[column] = (len(rows) - 1, index)
+    return rows, fields
 
 
 def _shared_sections(root: Element, table: VariableTable, config: dict) -> None:

@@ -21,6 +21,10 @@ accelerations under that wrench and added mass for the flexible FMU. So a master
 exchanges nothing before its first step (fmpy.ssp given these start values) starts as one that
 does. The ``.ssd`` carries the default experiment (start, stop) and OMSimulator's
 annotation for a weakly coupled system with a fixed macro step.
+
+The ``.ssd`` binds Real values only: OMSimulator imports no String connector or parameter
+binding, so the added mass's frame (a String parameter) reaches the rigid FMU as its own start
+value alone, which every master uses.
 """
 
 from __future__ import annotations
@@ -83,7 +87,7 @@ def _annotation(parent: Element, tag: str, attributes: dict[str, str]) -> None:
 
 
 def system_structure(name: str, tables: dict[str, VariableTable], links,
-                     bindings: dict[str, dict[str, float | str]], start: float, stop: float,
+                     bindings: dict[str, dict[str, float]], start: float, stop: float,
                      step: float) -> bytes:
     """The SystemStructure.ssd document: components ``resources/<name>.fmu`` with the
     connectors the ``links`` and ``bindings`` use (kinds from each FMU's variable
@@ -120,17 +124,16 @@ def system_structure(name: str, tables: dict[str, VariableTable], links,
     return b'<?xml version="1.0" encoding="UTF-8"?>\n' + tostring(root, encoding="utf-8")
 
 
-def _parameter_values(element: Element, values: dict[str, float | str]) -> None:
-    """An inline ``ssd:ParameterBindings`` of ``element`` giving these start values."""
+def _parameter_values(element: Element, values: dict[str, float]) -> None:
+    """An inline ``ssd:ParameterBindings`` of ``element`` giving these (Real) start values."""
     holder = SubElement(SubElement(SubElement(element, f"{{{SSD}}}ParameterBindings"),
                                    f"{{{SSD}}}ParameterBinding"), f"{{{SSD}}}ParameterValues")
     parameters = SubElement(SubElement(holder, f"{{{SSV}}}ParameterSet",
                                        {"version": "1.0", "name": "start values"}),
                             f"{{{SSV}}}Parameters")
     for connector, value in values.items():
-        typed = ("String", value) if isinstance(value, str) else ("Real", repr(float(value)))
         SubElement(SubElement(parameters, f"{{{SSV}}}Parameter", {"name": connector}),
-                   f"{{{SSV}}}{typed[0]}", {"value": typed[1]})
+                   f"{{{SSV}}}Real", {"value": repr(float(value))})
 
 
 def fmu_table(path: Path) -> tuple[VariableTable, dict]:
@@ -206,7 +209,9 @@ def export_ssp(scenario: str | Path, output: str | Path, fmi_version: int = 2) -
             fmi_version=fmi_version, name=RIGID, starts=tuple(bindings[RIGID].items()))),
             **fmus}
         tables = {RIGID: fmu_table(fmus[RIGID])[0], **{b: t for b, (t, _) in flex.items()}}
-        ssd = system_structure(scenario.stem, tables, links, bindings, 0.0,
+        reals = {c: {k: v for k, v in b.items() if not isinstance(v, str)}
+                 for c, b in bindings.items()}  # the frame stays the FMU's own start
+        ssd = system_structure(scenario.stem, tables, links, reals, 0.0,
                                parsed.solver.t_end, parsed.cosim.macro_step)
         output.parent.mkdir(parents=True, exist_ok=True)
         with zipfile.ZipFile(output, "w", zipfile.ZIP_DEFLATED) as package:

@@ -17,10 +17,10 @@ from typing import NamedTuple
 import numpy as np
 
 from rbcosim.kernels.forces import ForceTable
-from rbcosim.kernels.frames import Frames, empty_frames
 from rbcosim.kernels.interface import PointInputs
 from rbcosim.kernels.multipliers import SchurPattern
 from rbcosim.kernels.rows import RowTable
+from rbcosim.kinematics import Kinematics
 
 #: Status codes of the compiled routines.
 OK, NOT_FINITE, SINGULAR, NO_CONVERGENCE = 0, 1, 2, 3
@@ -44,7 +44,7 @@ class MaximalTables(NamedTuple):
 class Workspace(NamedTuple):
     """Scratch arrays of one system's evaluations."""
 
-    frames: Frames
+    frames: Kinematics
     body: np.ndarray      # (4, n, 6) LOADS [F, τ inertial], ACC [v̇, ω̇^b], BIAS, STEP
     blocks: np.ndarray    # (2, n+1, 6, 6) mass blocks with added mass, their inverses
     rows: np.ndarray      # (4, rows) PHI, PHI_T, GAMMA, PHIDOT
@@ -62,7 +62,7 @@ class Workspace(NamedTuple):
 
 def workspace(n: int, n_rows: int, pattern: SchurPattern, n_points: int) -> Workspace:
     m = pattern.rows.shape[0]
-    return Workspace(empty_frames(n), np.zeros((4, n, 6)), np.zeros((2, n + 1, 6, 6)),
+    return Workspace(Kinematics.empty(n), np.zeros((4, n, 6)), np.zeros((2, n + 1, 6, 6)),
                      np.zeros((4, n_rows)), np.zeros((2, n_rows, 6)), np.zeros((2, m, 6)),
                      np.zeros((3, m)), np.zeros((m, 2, 6)), np.zeros((m, pattern.width + 1)),
                      np.zeros((n_points, 6)), np.zeros((4, 6, 6)), np.zeros((2, 2, 6)),

@@ -16,7 +16,7 @@ import numpy as np
 
 from rbcosim import _core
 from rbcosim.core import make_handle
-from rbcosim.kernels.frames import Frames
+from rbcosim.kinematics import Kinematics
 
 #: Highest power of (t − t0) in a wrench polynomial.
 MAX_POLY_ORDER = 3
@@ -49,12 +49,12 @@ def point_inputs(body, local, axes_q) -> PointInputs:
                        np.zeros((k, 2, 6, 6)), np.zeros((k, 13)), flags, np.zeros((k, 6, 6)))
 
 
-def point_wrenches(pts: PointInputs, t: float, fr: Frames, out: np.ndarray) -> None:
+def point_wrenches(pts: PointInputs, t: float, fr: Kinematics, out: np.ndarray) -> None:
     """(k, 6) input wrenches at time t, inertial, into `out`."""
     _core.point_wrenches(make_handle("points", pts, fr), float(t), out)
 
 
-def add_point_loads(pts: PointInputs, fr: Frames, wrenches: np.ndarray, loads: np.ndarray) -> None:
+def add_point_loads(pts: PointInputs, fr: Kinematics, wrenches: np.ndarray, loads: np.ndarray) -> None:
     """Point wrenches (k, 6) onto the bodies' loads (n, 6) [F, τ], inertial: F at the centre
     of mass and τ = M + ρ × F, added."""
     _core.add_point_loads(make_handle("points", pts, fr), wrenches, loads)

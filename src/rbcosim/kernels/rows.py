@@ -20,7 +20,7 @@ import numpy as np
 
 from rbcosim import _core
 from rbcosim.core import make_handle
-from rbcosim.kernels.frames import Frames
+from rbcosim.kinematics import Kinematics
 
 PLANE, DOT1, DIST = 0, 1, 2
 POLYNOMIAL, HARMONIC, SPLINE, EXPRESSION = 0, 1, 2, 3
@@ -45,9 +45,9 @@ class RowTable(NamedTuple):
     motion_stack: np.ndarray  # (s, 3) scratch: the expression programs' stack of jets
 
 
-def evaluate_rows(table: RowTable, t: float, fr: Frames, values: np.ndarray, jac: np.ndarray,
+def evaluate_rows(table: RowTable, t: float, fr: Kinematics, values: np.ndarray, jac: np.ndarray,
                   aux: np.ndarray) -> None:
     """Φ, Φ_t, γ (values[PHI], values[PHI_T], values[GAMMA]) and Jacobian blocks jac (2, rows,
-    6) of every constraint row (main rows, then one per driver) at time t and frames `fr`;
+    6) of every constraint row (main rows, then one per driver) at time t and kinematics `fr`;
     aux (2, 2, 6) is scratch for the drivers' auxiliary rows."""
     _core.evaluate_rows(make_handle("rows", table, fr), float(t), values, jac, aux)

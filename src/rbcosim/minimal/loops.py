@@ -39,7 +39,7 @@ from rbcosim.errors import SimulationError, SingularJacobianError
 from rbcosim.kinematics import Kinematics
 from rbcosim.linalg3 import cross
 from rbcosim.minimal.drivers import efforts, prescribed
-from rbcosim.minimal.stepper import SDIRK_GAMMA
+from rbcosim.minimal.steps import SDIRK2, rk4
 from rbcosim.minimal.system import TreeSystem
 from rbcosim.minimal.tree import Tree, build_tree
 from rbcosim.model import Model
@@ -108,7 +108,7 @@ class ClosedLoopSystem(TreeSystem):
     def step_function(self, integrator: str):
         """step(t, y, h) as TreeSystem's, by RK4 or SDIRK2 in Python on `derivative` (which
         settles the loop closure at every evaluation)."""
-        method = _rk4 if integrator == "rk4" else _SDIRK2().step
+        method = rk4 if integrator == "rk4" else SDIRK2().step
 
         def step(t: float, y: np.ndarray, h: float) -> float:
             y[:] = method(self.derivative, t, y, h)
@@ -299,54 +299,3 @@ class ClosedLoopSystem(TreeSystem):
         _, residual, G = self._accelerations(t, y)
         force = efforts(residual, G, self.prescribed.v_index)
         return force, force * self.prescribed.values(t)[1]
-
-
-def _rk4(f, t: float, y: np.ndarray, h: float) -> np.ndarray:
-    """One classic RK4 step of f(t, y) (the derivative settles the loop closure itself)."""
-    k1 = f(t, y)
-    k2 = f(t + h / 2, y + h / 2 * k1)
-    k3 = f(t + h / 2, y + h / 2 * k2)
-    k4 = f(t + h, y + h * k3)
-    return y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
-
-
-class _SDIRK2:
-    """Alexander's two-stage L-stable SDIRK2 as `rbcosim.integrators.SDIRK2` (Newton with a
-    forward-difference Jacobian, its matrix reused while Newton converges), on a Python f."""
-
-    gamma = SDIRK_GAMMA
-
-    def __init__(self, tol: float = 1e-10, max_newton: int = 12):
-        self.tol, self.max_newton = tol, max_newton
-        self._matrix = None
-
-    @staticmethod
-    def _jacobian(f, t, y):
-        f0 = f(t, y)
-        jac = np.empty((y.size, y.size))
-        for k in range(y.size):
-            dy = 1e-7 * max(1.0, abs(y[k]))
-            yp = y.copy()
-            yp[k] += dy
-            jac[:, k] = (f(t, yp) - f0) / dy
-        return jac
-
-    def _stage(self, f, t, base, h, guess):
-        """Solve z = base + γ h f(t, z) for z; returns f(t, z)."""
-        gh = self.gamma * h
-        z = guess.copy()
-        for attempt in range(2):
-            if self._matrix is None or attempt == 1:
-                self._matrix = np.eye(z.size) - gh * self._jacobian(f, t, z)
-            for _ in range(self.max_newton):
-                dz = np.linalg.solve(self._matrix, -(z - base - gh * f(t, z)))
-                z = z + dz
-                if np.linalg.norm(dz) <= self.tol * (1.0 + np.linalg.norm(z)):
-                    return f(t, z)
-        raise SimulationError(f"sdirk2: Newton iteration did not converge at t = {t:.6g} s")
-
-    def step(self, f, t, y, h):
-        g = self.gamma
-        k1 = self._stage(f, t + g * h, y, h, y)
-        k2 = self._stage(f, t + h, y + (1 - g) * h * k1, h, y + h * k1)
-        return y + h * ((1 - g) * k1 + g * k2)

@@ -9,22 +9,26 @@ constraint equations) plus `q.<coordinate>` and `qd.<rate>` columns.
 
 from __future__ import annotations
 
+import functools
 import math
-import time
-from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 
-from rbcosim.accuracy import ADAPTIVE_ACCURACY, richardson_probe
+from rbcosim.cosim.codec import array, field
+from rbcosim.cosim.model_digest import model_digest
+from rbcosim.diagnostics import Diagnostics, state_row
 from rbcosim.divergence import Bounds, explain
-from rbcosim.errors import DivergedError, SimulationError, SingularJacobianError
+from rbcosim.errors import DivergedError, RunFailedError, SimulationError, SingularJacobianError
 from rbcosim.integrators import ADAPTIVE, FIXED_STEP
+from rbcosim.kernels.interface import PointInputs
+from rbcosim.minimal.points import TreePoints
+from rbcosim.minimal.steps import SDIRK2, rk4
 from rbcosim.minimal.tree import build_tree
 from rbcosim.model import Model
-from rbcosim.progress import Progress
 from rbcosim.results import Results, body_columns, failure
-from rbcosim.settings import SolverSettings, whole_steps
-from rbcosim.simulate import Diagnostics, state_row
+from rbcosim.run_loop import run_adaptive, run_fixed
+from rbcosim.settings import SolverSettings
 from rbcosim.state import State
 
 
@@ -77,7 +81,11 @@ def make_system(model: Model, *, solver: str = "aba"):
 
 
 class MinimalSimulation:
-    """A model in joint coordinates, its state y and a fixed-step integrator."""
+    """A model in joint coordinates, its state y and a fixed-step integrator: the minimal
+    formulation's `rbcosim.run_loop.System`."""
+
+    label = "run (minimal)"
+    formulation = "minimal"
 
     def __init__(self, model: Model, solver: SolverSettings):
         self.model = model
@@ -90,6 +98,9 @@ class MinimalSimulation:
         #: finite); trees: one call of the C core; closed loops and drivers: RK4 / SDIRK2 on
         #: their derivative
         self.advance = self.system.step_function(name)
+        #: a step of the interface points' Python derivative (macro_step)
+        self._point_step = rk4 if name == "rk4" else SDIRK2().step
+        self._points: TreePoints | None = None
         #: trees: a run of steps in one call of the C core (`run`)
         self._steps = None if self.system.has_loops else self.system.steps_function(name)
         #: trees integrate the work of loads and dampers; closed loops do not
@@ -164,88 +175,144 @@ class MinimalSimulation:
             raise
         return row
 
-    def diagnostics_dict(self) -> dict:
+    def summary(self, **figures) -> dict:
+        """The diagnostics, the run's settings, the coordinates and `figures`."""
         d = self.diagnostics.as_dict()
         tree = self.system.tree
         d.update(integrator=self.solver.integrator, dt=self.solver.dt, t_end=self.solver.t_end,
-                 formulation="minimal", coordinates=tree.position_names,
+                 formulation=self.formulation, coordinates=tree.position_names,
                  rates=tree.rate_names, degrees_of_freedom=getattr(
                      self.system, "n_independent", tree.nv) - self.model.frozen_rotations)
         if hasattr(self.system, "partition_report"):
             d.update(self.system.partition_report())
+        d.update(figures)
         return d
+
+    def partial(self, rows: list, error: SimulationError, **figures) -> RunFailedError:
+        """`error` with the rows so far attached; a divergence with its absurd row and its
+        likely cause."""
+        if isinstance(error, DivergedError):
+            if error.row is not None and (not rows or error.row[0] > rows[-1][0]):
+                rows = [*rows, error.row]
+            error = explain(error, self.model, self.solver)
+        return failure(self.columns, rows, self.summary(**figures), error)
+
+    def steps(self, k0: int, k1: int, h: float) -> None:
+        self.run(k0, k1 - k0, h)
+
+    def body_state(self) -> State:
+        return self.system.body_state(self.t, self.system.kinematics(self.y))
+
+    def energy(self, state: State) -> float:
+        return self.system.energy(state)
+
+    def project(self) -> None:
+        """Nothing to do: joint coordinates satisfy the tree joints exactly, and closed loops
+        are settled after every step."""
+
+    # --- adaptive runs: y = [q, v, W] -------------------------------------------------------
+    def derivative(self, t: float, y: np.ndarray) -> np.ndarray:
+        system = self.system
+        return np.append(system.derivative(t, y[:-1]), system.power(t, y[:-1]))
+
+    def initial_vector(self) -> np.ndarray:
+        return self.y.copy()
+
+    def observe_vector(self, t: float, y: np.ndarray, work: float) -> np.ndarray:
+        err = self.system.normalize(y)
+        self.diagnostics.quaternion_error = max(self.diagnostics.quaternion_error, err)
+        return self.observe(t, y, work=work)
+
+    # --- interface points of a co-simulation (rbcosim.cosim.rigid_side; trees only) --------
+    @property
+    def time(self) -> float:
+        return self.t
+
+    @functools.cached_property
+    def digest(self) -> str:
+        """The model's digest (rbcosim.cosim.model_digest), carried by every saved state."""
+        return model_digest(self.model)
+
+    def attach_points(self) -> MinimalSimulation:
+        """Make the interface points steppable (a co-simulation's rigid side); SimulationError
+        for a model with closed loops or drivers."""
+        self._points = TreePoints(self.system)
+        return self
+
+    @property
+    def point_inputs(self) -> PointInputs:
+        """The inputs at the interface points (those of the maximal route's table)."""
+        return self._points.inputs
+
+    def point_outputs(self, out: np.ndarray) -> None:
+        """(k, 13) outputs of the points now into out."""
+        self._points.outputs(self.t, self.y, out)
+
+    def point_state(self) -> tuple[np.ndarray, np.ndarray]:
+        """(k, 19) outputs and total wrenches, (k, 6) accelerations of the points now."""
+        return self._points.state(self.t, self.y)
+
+    def macro_step(self, H: float, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """One macro step of H s in n micro steps, as RigidSimulation.macro_step (feedback
+        reference at its start, gains reset at its end); the steps in Python on
+        TreePoints.derivative, which carries the work W."""
+        pts, d = self._points, self.diagnostics
+        pts.outputs(self.t, self.y, pts.inputs.reference)
+        start, _ = pts.state(self.t, self.y)
+        t0, h = self.t, H / n
+        x = np.append(self.y, self.system.work.done[0])
+        for i in range(n):
+            x = self._point_step(pts.derivative, t0 + H * i / n, x, h)
+            err = self.system.normalize(x[:-1])
+            if math.isnan(err):
+                raise DivergedError(f"diverged: non-finite joint coordinates at "
+                                    f"t = {t0 + H * (i + 1) / n:.6g} s")
+            self.y[:], self.system.work.done[0] = x[:-1], x[-1]
+            self.t = t0 + H * (i + 1) / n
+            d.quaternion_error = max(d.quaternion_error, err)
+            d.steps += 1
+        end, _ = pts.state(self.t, self.y)
+        energy = 0.5 * H * (np.sum(start[:, 13:] * start[:, 7:13], axis=1)
+                            + np.sum(end[:, 13:] * end[:, 7:13], axis=1))
+        pts.inputs.switches[0] = 0
+        pts.inputs.gains[:] = 0.0
+        return start, end, energy
+
+    def state_fields(self) -> dict:
+        """What determines the next steps besides the point inputs: t, y = [q, v], the
+        quaternion error and the work W (J)."""
+        return {"t": self.t, "y": self.y, "quaternion_error": self.diagnostics.quaternion_error,
+                "work": float(self.system.work.done[0])}
+
+    def check_state_fields(self, d: dict) -> None:
+        """StateFormatError unless `d` holds state_fields of this model."""
+        array(d, "y", self.y.shape)
+        for key in ("t", "quaternion_error", "work"):
+            field(d, key)
+
+    def set_state_fields(self, d: dict) -> None:
+        """Take back checked state_fields (after the diagnostics are restored)."""
+        self.t, self.y[:] = float(d["t"]), d["y"]
+        self.system.work.done[0] = self.diagnostics.work = float(d["work"])
+        self.diagnostics.quaternion_error = float(d["quaternion_error"])
+
+    def save_checkpoint(self, rows: list, k: int, path: Path) -> None:
+        raise SimulationError(NO_CHECKPOINTS)
+
+    def load_checkpoint(self, path: Path) -> tuple[list, int]:
+        raise SimulationError(NO_CHECKPOINTS)
+
+
+NO_CHECKPOINTS = "--checkpoint/--resume work with the maximal formulation and co-simulations"
 
 
 def simulate_minimal(model: Model, solver: SolverSettings, *, progress: bool = True) -> Results:
-    """Integrate `model` in joint coordinates from t = 0 to solver.t_end."""
+    """Integrate `model` in joint coordinates from t = 0 to solver.t_end (`rbcosim.run_loop`).
+    Adaptive integrators: trees without drivers only."""
+    if solver.integrator not in ADAPTIVE:
+        return run_fixed(MinimalSimulation, model, solver, progress=progress)
     sim = MinimalSimulation(model, solver)
-    if solver.integrator in ADAPTIVE:
-        return _simulate_adaptive(sim, progress=progress)
-    n_steps = whole_steps(solver.t_end, solver.dt)
-    rows = [sim.observe()]
-    start = time.perf_counter()
-    with Progress(n_steps, enabled=progress, label="run (minimal)") as bar:
-        k = 0
-        while k < n_steps:  # the steps up to the next output row in one call
-            n = min(solver.output_every - k % solver.output_every, n_steps - k)
-            try:
-                sim.run(k, n, solver.dt)
-                k += n
-                rows.append(sim.observe())
-            except SimulationError as exc:
-                sim.diagnostics.wall_time = time.perf_counter() - start
-                if isinstance(exc, DivergedError):
-                    if exc.row is not None:
-                        rows.append(exc.row)
-                    exc = explain(exc, model, solver)
-                raise failure(sim.columns, rows, sim.diagnostics_dict(), exc) from None
-            bar.update(k)
-    sim.diagnostics.wall_time = time.perf_counter() - start
-    diag = sim.diagnostics_dict()
-    diag["accuracy"] = richardson_probe(model, solver.integrator, solver.dt, solver.t_end,
-                                        _probe_run(model, solver)).as_dict()
-    return Results(sim.columns, np.array(rows), diag)
-
-
-def _probe_run(model: Model, solver: SolverSettings):
-    """run(h, n) for the accuracy probe: a fresh simulation, n steps of h s from t = 0."""
-    def run(h: float, n: int) -> State:
-        sim = MinimalSimulation(model, replace(solver, dt=h))
-        sim.run(0, n, h)
-        return sim.system.body_state(sim.t, sim.system.kinematics(sim.y))
-    return run
-
-
-def _simulate_adaptive(sim: MinimalSimulation, *, progress: bool) -> Results:
-    """Reference run with scipy.integrate.solve_ivp on the joint-coordinate ODE."""
-    solver = sim.solver
-    system = sim.system
-    if system.has_loops:
+    if sim.system.has_loops:
         raise SimulationError("adaptive integrators run trees without drivers only in the "
                               "minimal route; use rk4 or sdirk2 for closed loops and drivers")
-    n_out = round(solver.t_end / (solver.dt * solver.output_every))
-    t_eval = np.linspace(0.0, solver.t_end, n_out + 1)
-    start = time.perf_counter()
-    with Progress(1, enabled=progress, label=solver.integrator):
-        from scipy.integrate import solve_ivp  # adaptive reference runs only
-
-        def with_work(t, y):  # W as one more state: dW/dt = P
-            return np.append(system.derivative(t, y[:-1]), system.power(t, y[:-1]))
-
-        sol = solve_ivp(with_work, (0.0, solver.t_end), np.append(sim.y, 0.0),
-                        method=solver.integrator, t_eval=t_eval, rtol=solver.rtol,
-                        atol=solver.atol)
-    if not sol.success:
-        raise SimulationError(f"{solver.integrator}: {sol.message}")
-    rows = []
-    for k, t in enumerate(sol.t):
-        y = sol.y[:-1, k].copy()
-        err = system.normalize(y)
-        sim.diagnostics.quaternion_error = max(sim.diagnostics.quaternion_error, err)
-        rows.append(sim.observe(t, y, work=float(sol.y[-1, k])))
-    sim.diagnostics.steps = int(sol.nfev)
-    sim.diagnostics.wall_time = time.perf_counter() - start
-    d = sim.diagnostics_dict()
-    d.update(function_evaluations=int(sol.nfev), rtol=solver.rtol, atol=solver.atol,
-             accuracy=ADAPTIVE_ACCURACY)
-    return Results(sim.columns, np.array(rows), d)
+    return run_adaptive(sim, progress=progress)

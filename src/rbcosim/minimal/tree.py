@@ -204,16 +204,6 @@ class Tree:
     def is_tree(self) -> bool:
         return not self.loop_joints
 
-    def quaternion_slices(self) -> list[tuple[int, int]]:
-        """(start, stop) in q of every quaternion coordinate block (renormalised after steps)."""
-        out = []
-        for j in self.joints:
-            if j.kind == "spherical":
-                out.append((j.q0, j.q0 + 4))
-            elif j.kind == "free":
-                out.append((j.q0 + 3, j.q0 + 7))
-        return out
-
 
 def build_tree(model: Model) -> Tree:
     """Spanning tree by breadth-first search from the ground over the joint graph."""

@@ -1,13 +1,26 @@
 """The ZeroMQ co-simulation service: a transport-free `Service` and the socket `Server` around it.
 
 The wire protocol is documented in interfaces/PROTOCOL.md; `rbcosim.PROTOCOL_VERSION` is its
-version.
+version. The names below load on first use, so that the client (which shares
+`rbcosim.service.wire`) does not import the server.
 """
 
-from rbcosim.service.core import MESSAGE_TYPES, Service
-from rbcosim.service.errors import ERROR_CODES, ProtocolError
-from rbcosim.service.server import DEFAULT_BIND, CurveConfig, Server, generate_keys, serve_in_thread
-from rbcosim.service.wire import Limits
+from __future__ import annotations
+
+import importlib
+
+_HOMES = {
+    "MESSAGE_TYPES": "core",
+    "Service": "core",
+    "ERROR_CODES": "errors",
+    "ProtocolError": "errors",
+    "DEFAULT_BIND": "server",
+    "CurveConfig": "server",
+    "Server": "server",
+    "generate_keys": "server",
+    "serve_in_thread": "server",
+    "Limits": "wire",
+}
 
 __all__ = [
     "DEFAULT_BIND",
@@ -21,3 +34,9 @@ __all__ = [
     "generate_keys",
     "serve_in_thread",
 ]
+
+
+def __getattr__(name: str):
+    if name not in _HOMES:
+        raise AttributeError(f"module 'rbcosim.service' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"rbcosim.service.{_HOMES[name]}"), name)

@@ -18,7 +18,6 @@ another's numbers.
 from __future__ import annotations
 
 import functools
-import math
 import secrets
 import time as _time
 from collections.abc import Callable
@@ -28,9 +27,10 @@ from typing import Any
 import numpy as np
 
 from rbcosim import PROTOCOL_VERSION, __version__
-from rbcosim.errors import LimitError, ScenarioError
+from rbcosim.errors import ScenarioError
 from rbcosim.limits import RunLimits
 from rbcosim.service import files
+from rbcosim.service.creation import SessionCreation
 from rbcosim.service.errors import ProtocolError
 from rbcosim.service.requests import (
     Peer,
@@ -39,15 +39,12 @@ from rbcosim.service.requests import (
     error_reply,
     name_list,
     ok_reply,
-    plain,
 )
 from rbcosim.service.session import (
     EMPTY_KINEMATICS,
     AttachedClient,
     Session,
-    joint_points,
     row_indices,
-    scenario_output_every,
     select_rows,
 )
 from rbcosim.service.state_requests import StateRequests
@@ -94,7 +91,7 @@ def default_rigid_factory(path=None, *, text=None, base_dir=None, overrides=None
 # --- sessions --------------------------------------------------------------------------------
 
 
-class Service(StepRequests, StateRequests):
+class Service(SessionCreation, StepRequests, StateRequests):
     """Sessions of rigid sides behind the protocol's request/reply messages.
 
     rigid_factory: ``f(path=None, *, text=None, base_dir=None, overrides=None)`` returning an
@@ -337,109 +334,6 @@ class Service(StepRequests, StateRequests):
             },
             "root": str(self.root) if self.root is not None else None,
         }
-
-    def _on_create_session(self, msg: dict, peer) -> dict:
-        content = msg["content"]
-        if len(self.sessions) >= self.max_sessions:
-            raise ProtocolError(
-                "too_many_sessions",
-                f"the server holds its maximum of {self.max_sessions} sessions; close one",
-            )
-        scenario = content_field(content, "scenario", str, required=False)
-        text = content_field(content, "text", str, required=False)
-        if (scenario is None) == (text is None):
-            raise ProtocolError(
-                "invalid_argument", "give exactly one of 'scenario' (a path) or 'text' (TOML)"
-            )
-        base_dir = content.get("base_dir")
-        base = self._path(base_dir, "base_dir") if base_dir is not None else None
-        overrides = content_field(content, "overrides", dict, required=False, default={})
-        clean: dict[str, str] = {}
-        for key, value in overrides.items():
-            if isinstance(value, bool):
-                value = "true" if value else "false"
-            elif isinstance(value, (int, float)):
-                value = repr(value)
-            if not isinstance(value, str):
-                raise ProtocolError(
-                    "invalid_argument",
-                    f"override {key!r} must be a string like the CLI's --set KEY=VALUE",
-                )
-            clean[key] = value
-        timeout = content_field(
-            content, "barrier_timeout", (int, float), required=False, default=self.barrier_timeout
-        )
-        if not (math.isfinite(timeout) and timeout > 0):
-            raise ProtocolError(
-                "invalid_argument", "barrier_timeout must be a positive number of seconds"
-            )
-        output_every = content_field(content, "output_every", int, required=False)
-        if output_every is not None and output_every < 1:
-            raise ProtocolError("invalid_argument", "output_every must be a positive integer")
-        snapshot_every = content_field(content, "snapshot_every", int, required=False, default=0)
-        wait_for_joints = content_field(content, "wait_for_joints", bool, required=False, default=False)
-        if snapshot_every < 0:
-            raise ProtocolError("invalid_argument", "snapshot_every must be 0 (off) or positive")
-        if scenario is not None:
-            path = self._path(scenario, "scenario", base)
-            source = files.read_regular(path, files.MAX_SCENARIO_BYTES, "scenario",
-                                        "scenario_error")
-            files.check_referenced_files(self.root, source.decode("utf-8", "replace"),
-                                         path.parent, str(path))
-        else:
-            files.check_referenced_files(self.root, text, base or self.root or Path.cwd(),
-                                         "the scenario text")
-        try:
-            if scenario is not None:
-                rigid = self.rigid_factory(path, base_dir=base, overrides=clean or None)
-            else:
-                rigid = self.rigid_factory(text=text, base_dir=base, overrides=clean or None)
-        except ProtocolError:
-            raise
-        except LimitError as exc:
-            raise ProtocolError("limit_exceeded", str(exc)) from None
-        except (ScenarioError, ValueError, KeyError, TypeError, OSError) as exc:
-            raise ProtocolError("scenario_error", str(exc) or type(exc).__name__) from None
-        sid = f"s-{secrets.token_hex(6)}"
-        s = Session(
-            id=sid,
-            rigid=rigid,
-            macro_step=float(rigid.macro_step),
-            barrier_timeout=float(timeout),
-            points=tuple(rigid.point_names),
-            joints=tuple(rigid.joint_names),
-            outputs_array=getattr(rigid, "point_outputs_array", None),
-            motions_array=getattr(rigid, "motions_array", None),
-            output_every=output_every or scenario_output_every(rigid),
-            snapshot_every=snapshot_every,
-            wait_for_joints=wait_for_joints,
-            coupling=plain(rigid.coupling_info()) if hasattr(rigid, "coupling_info") else None,
-        )
-        s.nan_gaps = np.full((len(s.joints), 4), np.nan)
-        s.nan_gaps.flags.writeable = False
-        s.reset_history()
-        if s.motions_array is not None:
-            s.current_motions()
-        self.sessions[sid] = s
-        out = {
-            "session": sid,
-            "points": list(s.points),
-            "joints": list(s.joints),
-            "joint_points": joint_points(rigid, s.joints),
-            "macro_step": s.macro_step,
-            "time": rigid.time,
-            "step": s.step,
-            "barrier_timeout": s.barrier_timeout,
-            "parameters": {k: float(v) for k, v in rigid.parameters().items()},
-            "output_every": s.output_every,
-            "snapshot_every": s.snapshot_every,
-            "wait_for_joints": s.wait_for_joints,
-        }
-        if s.coupling is not None:
-            out["coupling"] = s.coupling
-        if s.records_rows:
-            out["columns"] = list(rigid.results_columns())
-        return out
 
     def _on_attach(self, msg: dict, peer) -> dict:
         s = self._session(msg)

@@ -46,7 +46,9 @@ class Outbox:
     def queued_bytes(self, identity: bytes) -> int:
         return self._bytes.get(identity, 0)
 
-    def send(self, frames: list[bytes]) -> None:
+    def send(self, frames: list) -> None:
+        """Send or queue one message; frames: bytes or buffers (views of arrays, copied when
+        the message has to wait)."""
         identity = frames[0]
         queue = self._queues.get(identity)
         if queue is None:
@@ -58,6 +60,7 @@ class Outbox:
             except zmq.ZMQError as exc:  # the peer is gone
                 self._drop(identity, f"reply dropped: {exc}")
                 return
+        frames = [bytes(f) for f in frames]  # a queued reply must not share an array's memory
         size = sum(len(f) for f in frames)
         held = self._bytes.get(identity, 0)
         if queue and (held + size > self.max_bytes or len(queue) >= self.max_messages):

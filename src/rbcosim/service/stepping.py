@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from rbcosim.cosim.scheme import scheme_named
 from rbcosim.divergence import as_divergence
 from rbcosim.errors import SimulationError
 from rbcosim.service.errors import ProtocolError
@@ -162,7 +163,7 @@ class StepRequests:
             )
             check_finite(jacobian.reshape(len(c.points), -1), "interface_jacobian", c.points)
             scheme = (s.coupling or {}).get("scheme")
-            if scheme is not None and scheme != "interface_jacobian":
+            if scheme is not None and not scheme_named(scheme).jacobian:
                 if np.any(jacobian):
                     raise ProtocolError(
                         "invalid_argument",
@@ -216,89 +217,122 @@ class StepRequests:
         step, and the motions at t_k + H. Reports sent at the step's end (the flexible side
         stepped first) are applied after the step, and their gaps evaluated there.
         """
-        rigid = s.rigid
         pending = list(s.pending.values())
         kind = pending[0].kind
         s.pending.clear()
         s.barrier_opened = None
         self._waiting.discard(s.id)
-        gaps_start: dict = {}
-        gaps_end: dict = {}
         try:
-            if (
-                kind == "step"
-                and s.snapshot_every
-                and s.step % s.snapshot_every == 0
-                and hasattr(rigid, "get_state")
-            ):
-                s.snapshots["auto"] = Snapshot(s.step, rigid.time, bytes(rigid.get_state()))
-            if kind == "report":
-                for p in pending:
-                    self._apply_wrenches(rigid, s.clients[p.client], p)
-            start = [p for p in pending if not p.flex_at_end and p.flex is not None]
-            if start:
-                for p in start:
-                    self._apply_reports(rigid, s.clients[p.client], p)
-                if s.joints:
-                    gaps_start = rigid.gaps()
-                s.reported_step = s.step
-                s.reported_gaps = (
-                    np.array([gaps_start[j] for j in s.joints]) if gaps_start else s.nan_gaps
-                )
-                if s.records_rows and (kind == "report" or s.step % s.output_every == 0):
-                    s.record_row(s.step)
-            elif s.reported_step == s.step and s.reported_gaps is not None:
-                gaps_start = dict(zip(s.joints, s.reported_gaps))
-            if kind == "report":
-                if s.motions_array is not None:
-                    s.motions = None
-                    s.current_motions()
-                outs = s.outputs_array() if s.outputs_array is not None else rigid.point_outputs()
+            if kind == "step":
+                self._auto_snapshot(s)
             else:
-                later = []
                 for p in pending:
-                    c = s.clients[p.client]
-                    self._apply_wrenches(rigid, c, p)
-                    if p.jacobian is not None:
-                        for point, jac in zip(c.points, p.jacobian):
-                            rigid.set_interface_jacobian(point, jac[0], jac[1])
-                    if p.flex_at_end:
-                        later.append((c, p))
-                rigid.step(s.macro_step)
-                for c, p in later:
-                    self._apply_reports(rigid, c, p)
-                if s.joints and later:
-                    gaps_end = rigid.gaps()
-                    if s.records_rows and (s.step + 1) % s.output_every == 0:
-                        s.record_row(s.step + 1)
-                outs = s.outputs_array() if s.outputs_array is not None else rigid.point_outputs()
-                s.motions = None
-                if s.wants_motions():
-                    s.current_motions()
+                    self._apply_wrenches(s.rigid, s.clients[p.client], p)
+            start_rows = self._start_reports(s, pending, kind)
+            if kind == "report":
+                outs, end_rows = self._report_outputs(s), s.nan_gaps
+            else:
+                outs, end_rows = self._macro_step(s, pending)
         except SimulationError as exc:
-            s.failed = f"step {s.step} failed: {as_divergence(exc, lambda: rigid.sim.observe())}"
-            err = ProtocolError("simulation_error", f"{s.failed}; the session needs a restore")
-            return [(p.peer, error_reply(p.msg, err)) for p in pending]
+            s.failed = f"step {s.step} failed: {as_divergence(exc, lambda: s.rigid.sim.observe())}"
+            return self._failed(pending, ProtocolError(
+                "simulation_error", f"{s.failed}; the session needs a restore"))
         except Exception as exc:  # noqa: BLE001 - the session is marked failed; the server goes on
             s.failed = f"step {s.step} failed with an internal error: {type(exc).__name__}: {exc}"
-            err = ProtocolError("internal_error", f"{s.failed}; the session needs a restore")
-            return [(p.peer, error_reply(p.msg, err)) for p in pending]
-        nan_gaps = s.nan_gaps
-        start_rows = np.array([gaps_start[j] for j in s.joints]) if gaps_start else nan_gaps
+            return self._failed(pending, ProtocolError(
+                "internal_error", f"{s.failed}; the session needs a restore"))
         kin = s.all_kinematics(outs)
+        self._record_history(s, kind, kin, start_rows, end_rows)
+        return self._answers(s, pending, kin, start_rows, end_rows)
+
+    @staticmethod
+    def _failed(pending: list[PendingRequest], err: ProtocolError) -> Replies:
+        return [(p.peer, error_reply(p.msg, err)) for p in pending]
+
+    @staticmethod
+    def _auto_snapshot(s: Session) -> None:
+        """The session's automatic snapshot at every snapshot_every-th step index."""
+        if s.snapshot_every and s.step % s.snapshot_every == 0 and hasattr(s.rigid, "get_state"):
+            s.snapshots["auto"] = Snapshot(s.step, s.rigid.time, bytes(s.rigid.get_state()))
+
+    def _start_reports(self, s: Session, pending: list[PendingRequest], kind: str):
+        """Apply the reports of t_k, evaluate their gaps and record the row of t_k; returns
+        the gap rows (n_joints, 4) at t_k (NaN where none were evaluated)."""
+        start = [p for p in pending if not p.flex_at_end and p.flex is not None]
+        if start:
+            for p in start:
+                self._apply_reports(s.rigid, s.clients[p.client], p)
+            s.reported_step = s.step
+            s.reported_gaps = self._gap_rows(s)
+            if s.records_rows and (kind == "report" or s.step % s.output_every == 0):
+                s.record_row(s.step)
+            return s.reported_gaps
+        if s.reported_step == s.step and s.reported_gaps is not None:
+            return s.reported_gaps
+        return s.nan_gaps
+
+    @staticmethod
+    def _gap_rows(s: Session) -> np.ndarray:
+        """The rigid side's gaps now (applying each joint's on_violation), (n_joints, 4)."""
+        if not s.joints:
+            return s.nan_gaps
+        gaps = s.rigid.gaps()
+        return np.array([gaps[j] for j in s.joints])
+
+    @staticmethod
+    def _report_outputs(s: Session):
+        """The points' outputs after a report (the motions re-evaluated under its wrenches)."""
+        if s.motions_array is not None:
+            s.motions = None
+            s.current_motions()
+        return s.outputs_array() if s.outputs_array is not None else s.rigid.point_outputs()
+
+    def _macro_step(self, s: Session, pending: list[PendingRequest]):
+        """The new wrenches and Jacobians, the step, the reports of its end; returns the
+        points' outputs after it and the gap rows at its end (NaN where none)."""
+        rigid = s.rigid
+        later = []
+        for p in pending:
+            c = s.clients[p.client]
+            self._apply_wrenches(rigid, c, p)
+            if p.jacobian is not None:
+                for point, jac in zip(c.points, p.jacobian):
+                    rigid.set_interface_jacobian(point, jac[0], jac[1])
+            if p.flex_at_end:
+                later.append((c, p))
+        rigid.step(s.macro_step)
+        for c, p in later:
+            self._apply_reports(rigid, c, p)
+        end_rows = s.nan_gaps
+        if s.joints and later:
+            end_rows = self._gap_rows(s)
+            if s.records_rows and (s.step + 1) % s.output_every == 0:
+                s.record_row(s.step + 1)
+        s.motions = None
+        if s.wants_motions():
+            return s.current_motions()[:, :13], end_rows  # the outputs are its first columns
+        return (s.outputs_array() if s.outputs_array is not None else rigid.point_outputs(),
+                end_rows)
+
+    @staticmethod
+    def _record_history(s: Session, kind: str, kin: np.ndarray, start_rows: np.ndarray,
+                        end_rows: np.ndarray) -> None:
+        """The step's entry in the session's history (time, kinematics, gaps at its end); the
+        gaps of t_k, when evaluated, replace the previous entry's."""
+        if start_rows is not s.nan_gaps:
+            s.history_gaps[-1] = start_rows
         if kind == "step":
             s.step += 1
-            end_rows = np.array([gaps_end[j] for j in s.joints]) if gaps_end else nan_gaps
-            if gaps_start:
-                s.history_gaps[-1] = start_rows
-            s.history_time.append(rigid.time)
+            s.history_time.append(s.rigid.time)
             s.history_kin.append(kin)
             s.history_gaps.append(end_rows)
-        else:
-            end_rows = nan_gaps
-            if gaps_start:
-                s.history_gaps[-1] = start_rows
-        t = rigid.time
+
+    @staticmethod
+    def _answers(s: Session, pending: list[PendingRequest], kin: np.ndarray,
+                 start_rows: np.ndarray, end_rows: np.ndarray) -> Replies:
+        """One reply per waiting client: its points' kinematics, its joints' gaps (at the
+        step's end for reports sent there, else at its start), its motions if asked."""
+        t = s.rigid.time
         replies = []
         for p in pending:
             c = s.clients[p.client]

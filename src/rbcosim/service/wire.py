@@ -1,4 +1,6 @@
-"""Wire format: msgpack envelopes and float64 arrays, to and from ZeroMQ frames.
+"""Wire format: msgpack envelopes and float64 arrays, to and from ZeroMQ frames — the one
+codec of the server (`decode`, `as_array`, `encode`) and the Python client (`encode`,
+`decode_reply`).
 
 A message is one msgpack map (the header: envelope fields plus ``content``) followed by zero
 or more raw buffer frames. An array travels as a descriptor map
@@ -190,62 +192,69 @@ def as_array(
 ) -> np.ndarray:
     """Turn a content field into a float64 array of exactly ``shape``.
 
-    Accepts an array descriptor (inline ``data`` or ``frame`` index), a numpy array (direct
-    callers of the service) or nested lists of numbers. Does not check finiteness. A missing
-    field (None) is an ``invalid_argument``, a malformed one an ``invalid_array``.
+    Accepts an array descriptor (inline ``data`` or ``frame`` index; a read-only view of the
+    bytes, no copy), a numpy array (direct callers of the service) or nested lists of numbers.
+    Does not check finiteness. A missing field (None) is an ``invalid_argument``, a malformed
+    one an ``invalid_array``.
     """
     if value is None:
         raise ProtocolError("invalid_argument", f"the field {field!r} is required")
     if isinstance(value, dict):
-        dtype = value.get("dtype", DTYPE)
-        if dtype != DTYPE:
-            raise ProtocolError(
-                "invalid_array",
-                f'{field}: dtype must be "{DTYPE}" (little-endian float64), got {dtype!r}',
-            )
-        got_shape = value.get("shape")
-        if not isinstance(got_shape, list) or (
-            tuple(got_shape) != shape
-            and not all(
-                isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in got_shape
-            )
-        ):
-            raise ProtocolError(
-                "invalid_array", f"{field}: shape must be a list of non-negative integers"
-            )
-        if "data" in value:
-            data = value["data"]
-        elif "frame" in value:
-            index = value["frame"]
-            if (
-                not isinstance(index, int)
-                or isinstance(index, bool)
-                or not 0 <= index < len(buffers)
-            ):
-                raise ProtocolError(
-                    "invalid_array",
-                    f"{field}: frame {index!r} does not exist; the message has {len(buffers)} buffer frame(s)",
-                )
-            data = buffers[index]
-        else:
-            raise ProtocolError(
-                "invalid_array", f'{field}: an array needs "data" (bytes) or "frame" (index)'
-            )
-        if not isinstance(data, (bytes, bytearray, memoryview)):
-            raise ProtocolError("invalid_array", f"{field}: data must be msgpack bin (raw bytes)")
-        if tuple(got_shape) != shape:
-            raise ProtocolError(
-                "invalid_array", f"{field}: shape must be {list(shape)}, got {got_shape}"
-            )
-        count = 1
-        for d in shape:
-            count *= d
-        if len(data) != 8 * count:
-            raise ProtocolError(
-                "invalid_array",
-                f"{field}: shape {list(shape)} needs {8 * count} bytes, got {len(data)} (truncated?)",
-            )
+        data = _descriptor_bytes(value, buffers, field, shape)
         return np.frombuffer(data, dtype=_F8).reshape(shape)
+    return _plain_array(value, field, shape)
+
+
+def _descriptor_bytes(value: dict, buffers, field: str, shape: tuple[int, ...]):
+    """The checked bytes an array descriptor names (inline or in a buffer frame)."""
+    dtype = value.get("dtype", DTYPE)
+    if dtype != DTYPE:
+        raise ProtocolError(
+            "invalid_array",
+            f'{field}: dtype must be "{DTYPE}" (little-endian float64), got {dtype!r}',
+        )
+    got_shape = value.get("shape")
+    if not isinstance(got_shape, list) or (
+        tuple(got_shape) != shape
+        and not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in got_shape)
+    ):
+        raise ProtocolError(
+            "invalid_array", f"{field}: shape must be a list of non-negative integers"
+        )
+    if "data" in value:
+        data = value["data"]
+    elif "frame" in value:
+        index = value["frame"]
+        if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < len(buffers):
+            raise ProtocolError(
+                "invalid_array",
+                f"{field}: frame {index!r} does not exist; the message has {len(buffers)} "
+                "buffer frame(s)",
+            )
+        data = buffers[index]
+    else:
+        raise ProtocolError(
+            "invalid_array", f'{field}: an array needs "data" (bytes) or "frame" (index)'
+        )
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise ProtocolError("invalid_array", f"{field}: data must be msgpack bin (raw bytes)")
+    if tuple(got_shape) != shape:
+        raise ProtocolError(
+            "invalid_array", f"{field}: shape must be {list(shape)}, got {got_shape}"
+        )
+    count = 1
+    for d in shape:
+        count *= d
+    if len(data) != 8 * count:
+        raise ProtocolError(
+            "invalid_array",
+            f"{field}: shape {list(shape)} needs {8 * count} bytes, got {len(data)} (truncated?)",
+        )
+    return data
+
+
+def _plain_array(value: Any, field: str, shape: tuple[int, ...]) -> np.ndarray:
+    """A numpy array or nested lists of numbers as a float64 array of exactly ``shape``."""
     if isinstance(value, np.ndarray):
         if value.dtype.kind not in "fiu":
             raise ProtocolError(
@@ -285,11 +294,15 @@ def array_shape(value: Any) -> list | None:
 
 
 def array_descriptor(array: np.ndarray, buffers: list | None) -> dict:
-    """An outgoing array: inline bytes, or appended to ``buffers`` when that list is given."""
+    """An outgoing array: its bytes inline (``data``), or appended to ``buffers`` as a buffer
+    frame (``frame``) when that list is given. The bytes are a view of the array (no copy
+    here; ZeroMQ or msgpack copies them once when sending), so the array must not change
+    until the message is sent."""
     array = np.ascontiguousarray(array, dtype=_F8)
+    data = memoryview(array)
     if buffers is None:
-        return {"dtype": DTYPE, "shape": list(array.shape), "data": array.tobytes()}
-    buffers.append(array.tobytes())
+        return {"dtype": DTYPE, "shape": list(array.shape), "data": data}
+    buffers.append(data)
     return {"dtype": DTYPE, "shape": list(array.shape), "frame": len(buffers) - 1}
 
 
@@ -307,15 +320,47 @@ def _to_wire(value: Any, buffers: list | None) -> Any:
     return value
 
 
-def encode(reply: dict, use_frames: bool = False) -> list[bytes]:
-    """Envelope dict (numpy arrays anywhere in ``content``) -> [header, buffers...]."""
+def encode(message: dict, use_frames: bool = False) -> list:
+    """Envelope dict (numpy arrays anywhere in ``content``) -> [header, buffers...]; the same
+    for requests (the client) and replies (the server). use_frames: arrays as buffer frames
+    after the header rather than inline."""
     buffers: list | None = [] if use_frames else None
-    header = dict(reply)
+    header = dict(message)
     header["content"] = {
         key: array_descriptor(value, buffers)
         if isinstance(value, np.ndarray)
         else _to_wire(value, buffers)
-        for key, value in reply.get("content", {}).items()
+        for key, value in message.get("content", {}).items()
     }
     header.pop("buffers", None)
     return [msgpack.packb(header, use_bin_type=True), *(buffers or ())]
+
+
+#: what a client accepts in a reply: the server's limits are for untrusted input, a client
+#: trusts its server's replies (a results reply may be large)
+REPLY_LIMITS = Limits(max_message_size=1 << 40, max_str_len=1 << 31, max_array_len=1 << 31,
+                      max_map_len=1 << 31)
+
+
+def decode_reply(frames: list[bytes]) -> dict:
+    """A reply's frames ``[header, buffers...]`` -> its header map, with every array
+    descriptor in ``content`` turned into a read-only float64 array over the received bytes
+    (no copy). The envelope is returned as sent (the client checks ``parent_id``, ``status``)."""
+    header = unpack_header(frames[0], REPLY_LIMITS)
+    if not isinstance(header, dict):
+        raise ProtocolError("bad_message", f"the reply header is {wire_kind(header)}, not a map")
+    header["content"] = arrays_of(header.get("content") or {}, frames[1:])
+    return header
+
+
+def arrays_of(value: Any, buffers) -> Any:
+    """``value`` with every array descriptor (inline or frame) replaced by its array."""
+    if isinstance(value, dict):
+        if "dtype" in value and "shape" in value and ("data" in value or "frame" in value):
+            data = value["data"] if "data" in value else buffers[value["frame"]]
+            return np.frombuffer(data, dtype=_F8).reshape(value["shape"])
+        return {k: arrays_of(v, buffers) if isinstance(v, (dict, list)) else v
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [arrays_of(v, buffers) if isinstance(v, (dict, list)) else v for v in value]
+    return value

@@ -229,12 +229,17 @@ def run_worker(settings: WorkerSettings, server_pipe: Any) -> None:
             closing = b""
             if ready:
                 timer = settings.request_timeout if service.sessions else None  # not a build
-                with _time_bound(timer):
+                if timer is not None:  # request_timeout: SIGALRM ends the process
+                    signal.setitimer(signal.ITIMER_REAL, timer)
+                try:
                     if ready[0][0] is direct_sock:
                         replies = _handle_direct(service, direct_sock.recv_multipart(), endpoint,
                                                  status)
                     else:
                         replies = _handle(service, sock.recv_multipart(), endpoint, status)
+                finally:
+                    if timer is not None:
+                        signal.setitimer(signal.ITIMER_REAL, 0)
                 status.set(0.0, *_where(service))
                 last = time.monotonic()  # idle from the end of the request on
             else:
@@ -286,16 +291,3 @@ def _where(service: Service) -> tuple[float, float]:
     for s in service.sessions.values():
         return float(s.step), float(s.rigid.time)
     return -1.0, float("nan")
-
-
-@contextlib.contextmanager
-def _time_bound(seconds: float | None):
-    """End this process by SIGALRM if the block runs longer than `seconds` (None: no bound)."""
-    if seconds is None:
-        yield
-        return
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
