@@ -255,9 +255,9 @@ def test_calculix_rod_matches_the_nonlinear_chain(calculix_rod):
     scenario = load_scenario(calculix_rod, {
         "parameters.Omega": repr(omega), "solver.t_end": "2*pi/Omega",
         "cosim.macro_step": "2*pi/Omega/5000", "solver.output_every": "5"})
-    from rbcosim.cosim.flex_groups import build_groups
+    from rbcosim.cosim.flex_bodies import build_endpoints
 
-    model = build_groups(scenario, scenario.cosim.macro_step)["rod"].body.model
+    model = build_endpoints(scenario, scenario.cosim.macro_step)["rod"].body.model
     assert abs(model.frequencies_hz[0] / (math.pi / (2 * L**2) * math.sqrt(ei / rho_a)) - 1) < 0.01
     results = run_cosimulation(scenario, progress=False)
     t, mid = results["t"], results["rod.mid.uz"]
