@@ -33,7 +33,7 @@ from rbcosim.flex.floating_multi_body import FloatingMultiBody
 from rbcosim.flex.interfaces import Interface
 from rbcosim.flex.kinematics import InterfaceMotion
 from rbcosim.flex.model import FlexModel
-from rbcosim.scenario import load_scenario, load_scenario_text
+from rbcosim.scenario import load_scenario
 
 SCENARIO = Path(__file__).resolve().parent.parent / "scenarios" / "flexible_slider_crank_3d.toml"
 L, R, OMEGA, E, RHO, D = 0.30, 0.15, 150.0, 2.0e11, 7870.0, 6e-3
@@ -310,16 +310,16 @@ def test_restored_state_re_steps_to_the_same_bits():
 
 @pytest.mark.parametrize(("change", "message"), [
     ({"flex_bodies.rod.planar": "true"},
-     "couplings.pin_wrist: a floating beam with several couplings is 3D: set planar = false in "
-     "its flex_bodies table"),
+     ("couplings.pin_wrist: a floating beam with several couplings is 3D: set planar = false in "
+      "its flex_bodies table")),
     ({"couplings.pin_crank.axis": "'z'"},
-     "couplings.pin_crank.type: the first coupling of a floating body with several interface "
-     "nodes must be a clamp or a pin about y (its frame takes the twist about the line to the "
-     "second interface node from it)"),
+     ("couplings.pin_crank.type: the first coupling of a floating body with several interface "
+      "nodes must be a clamp or a pin about y (its frame takes the twist about the line to the "
+      "second interface node from it)")),
     ({"couplings.pin_crank.node": "'end'", "couplings.pin_wrist.node": "0"},
-     "couplings.pin_wrist.node: a floating body with several interface nodes needs its second "
-     "interface node on the structure's +x axis from the first, got the offset [-0.3, 0.0, "
-     "0.0] m"),
+     ("couplings.pin_wrist.node: a floating body with several interface nodes needs its second "
+      "interface node on the structure's +x axis from the first, got the offset [-0.3, 0.0, "
+      "0.0] m")),
 ])
 def test_bad_couplings_of_a_floating_rod_name_the_key(change, message):
     """Each refusal names the scenario file and the coupling's key, checked at load."""
@@ -353,8 +353,8 @@ def test_animation_places_the_3d_rod_where_the_run_put_its_output_node(tmp_path)
     modal coordinates) puts its middle FE node where the run's output node `mid` was (to the
     joints' position gap, 1e-7 m), the rod's ends at the pins."""
     from rbcosim.animate.flex_shapes import beam_shapes
-    from rbcosim.results import Results
     from rbcosim.cli.main import main
+    from rbcosim.results import Results
 
     out = tmp_path / "crank.csv"
     assert main(["run", str(SCENARIO), "--out", str(out), "--quiet", "--set",

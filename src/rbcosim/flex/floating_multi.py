@@ -142,8 +142,8 @@ def _frame_checks(layout: NodalLayout, nodes: Sequence[int],
 def build_floating_multi(layout: NodalLayout, mass: np.ndarray, stiffness: np.ndarray,
                          nodes: Sequence[int], interfaces: Sequence[Interface], n_modes,
                          damping_fn, *, extra_damping: np.ndarray | None = None,
-                         outputs=((), np.zeros((0, 3, 0)), np.zeros((0, 3))),
-                         axis_rotation=np.eye(3), stiffening: tuple[float, float] = (0.0, 0.0),
+                         outputs=None, axis_rotation=None,
+                         stiffening: tuple[float, float] = (0.0, 0.0),
                          sign_rows: np.ndarray | None = None) -> FloatingMultiModel:
     """The model of a structure (physical ``mass``, ``stiffness`` on ``layout``'s coordinates,
     positions relative to interface node 0) coupled at layout nodes ``nodes`` by
@@ -162,7 +162,8 @@ def build_floating_multi(layout: NodalLayout, mass: np.ndarray, stiffness: np.nd
         raise InterfaceError(f"{interfaces[0].where}: the frame needs node DOFs x y z rx at the "
                              "first interface node and y z at the second (a node with "
                              "rotations: tie a solid's face to a 6-DOF node)")
-    names, rows, positions = outputs
+    names, rows, positions = outputs or ((), np.zeros((0, 3, 0)), np.zeros((0, 3)))
+    axis_rotation = np.eye(3) if axis_rotation is None else axis_rotation
     refs = (rows.reshape(-1, mass.shape[0]) if len(names) else np.zeros((0, mass.shape[0])),
             sign_rows if sign_rows is not None else np.zeros((0, mass.shape[0])))
     cb = craig_bampton(mass, stiffness, held, n_modes, sign_references=refs)
