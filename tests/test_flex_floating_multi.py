@@ -259,6 +259,19 @@ def test_calculix_rod_matches_the_nonlinear_chain(calculix_rod):
 
     model = build_endpoints(scenario, scenario.cosim.macro_step)["rod"].body.model
     assert abs(model.frequencies_hz[0] / (math.pi / (2 * L**2) * math.sqrt(ei / rho_a)) - 1) < 0.01
+    # the same body through `rbcosim convert-structure` (two --interface ties) and a file
+    from rbcosim.cli.main import main
+    from rbcosim.flex.matrices_io import load_npz
+
+    base = calculix_rod.parent
+    assert main(["convert-structure", "--from", "calculix", "--inp", str(base / "rod.inp"),
+                 "--interface", "rigid=FIX", "--interface", "rigid=END",
+                 "--out", str(base / "rod.npz")]) == 0
+    pins = (Interface(0, (4,), "a"), Interface(1, (4,), "b"))
+    converted = FlexModel.from_matrices(load_npz(base / "rod.npz"), n_modes=4,
+                                        attachment="floating", interfaces=pins)
+    assert np.allclose(converted.frequencies_hz, model.frequencies_hz, rtol=1e-9, atol=0)
+    assert np.allclose(converted.mass, model.mass, rtol=0, atol=1e-9 * np.abs(model.mass).max())
     results = run_cosimulation(scenario, progress=False)
     t, mid = results["t"], results["rod.mid.uz"]
     reference = chain_reference(np.linspace(0.0, t[-1], 2001), omega=omega, ei=ei, rho_a=rho_a)
