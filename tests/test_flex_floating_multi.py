@@ -1,4 +1,4 @@
-"""Floating bodies with several interface nodes in 3D (rbcosim.flex.floating_multi): the 3D
+"""Floating bodies with several interface nodes in 3D (rbcosim.flex.modelling.floating_multi): the 3D
 flexible slider-crank (scenarios/flexible_slider_crank_3d.toml), its rod a 3D beam floating at
 two pins, against a nonlinear reference written here; its stiff limit against the rigid
 mechanism; the rod imported from CalculiX; the frame and the wrenches against a prescribed
@@ -29,11 +29,11 @@ from scipy.integrate import solve_ivp
 from scipy.spatial.transform import Rotation
 
 from rbcosim.cosim.master import run_cosimulation
-from rbcosim.flex.floating_multi_body import FloatingMultiBody
-from rbcosim.flex.interfaces import Interface
-from rbcosim.flex.kinematics import InterfaceMotion
-from rbcosim.flex.model import FlexModel
-from rbcosim.scenario import load_scenario
+from rbcosim.flex.modelling.interface_nodes import Interface
+from rbcosim.flex.modelling.model import FlexModel
+from rbcosim.flex.runtime.floating_multi_body import FloatingMultiBody
+from rbcosim.flex.runtime.interface_motion import InterfaceMotion
+from rbcosim.scenario.loader import load_scenario
 
 SCENARIO = Path(__file__).resolve().parent.parent / "scenarios" / "flexible_slider_crank_3d.toml"
 L, R, OMEGA, E, RHO, D = 0.30, 0.15, 150.0, 2.0e11, 7870.0, 6e-3
@@ -261,7 +261,7 @@ def test_calculix_rod_matches_the_nonlinear_chain(calculix_rod):
     assert abs(model.frequencies_hz[0] / (math.pi / (2 * L**2) * math.sqrt(ei / rho_a)) - 1) < 0.01
     # the same body through `rbcosim convert-structure` (two --interface ties) and a file
     from rbcosim.cli.main import main
-    from rbcosim.flex.matrices_io import load_npz
+    from rbcosim.flex.io.matrices_io import load_npz
 
     base = calculix_rod.parent
     assert main(["convert-structure", "--from", "calculix", "--inp", str(base / "rod.inp"),
@@ -389,9 +389,9 @@ def test_a_converted_two_node_file_runs_as_the_generated_rod(tmp_path):
     the mid-span deflection of the generated rod (without stiffening) over 200 macro steps to
     1e-9 of its peak."""
     from rbcosim.cli.main import main
-    from rbcosim.flex.beam import euler_bernoulli_beam
-    from rbcosim.flex.convert import convert_structure
-    from rbcosim.flex.matrices_io import save_npz
+    from rbcosim.flex.io.convert import convert_structure
+    from rbcosim.flex.io.matrices_io import save_npz
+    from rbcosim.flex.modelling.beam import euler_bernoulli_beam
     from rbcosim.results import Results
 
     beam = euler_bernoulli_beam(L, E, RHO, AREA, I_SEC, n_elements=8, second_moment_z=I_SEC,
