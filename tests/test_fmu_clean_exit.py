@@ -4,7 +4,7 @@ call sequence, and answer refused calls with Error, not Fatal.
 Each embedded FMU kind runs 20 times in the host, through the sequences that crashed hosts
 before (a second terminate, calls with a null instance, an out-of-order sequence, exiting
 without free, unloading the binary): every run must end with exit status 0 and the statuses
-the FMI standard asks for. Before the wrapper shim (src/rbcosim/fmu_export/wrapper_shim.c) a
+the FMI standard asks for. Before the wrapper shim (src/rbcosim/fmu_export/packaging/wrapper_shim.c) a
 null instance was a SIGSEGV, a refused set fmiFatal, and the exit released pythonfmu's
 interpreter state twice (heap corruption in some runs)."""
 
@@ -18,8 +18,8 @@ from fmi_calls_host import build_host, statuses, unpack, values
 from test_fmu_support import REPO
 
 from rbcosim.fmu_export import ExportOptions, export_fmu
-from rbcosim.fmu_export.host_env import host_environment
-from rbcosim.fmu_export.native import export_native_fmu
+from rbcosim.fmu_export.runtime.host_env import host_environment
+from rbcosim.fmu_export.packaging.native_fmu import export_native_fmu
 
 pytestmark = pytest.mark.fmu
 

@@ -19,9 +19,9 @@ from test_fmu_support import REPO, bits, open_fmu
 
 from rbcosim.cosim.rigid_side import RigidSide
 from rbcosim.fmu_export import ExportOptions, export_fmu
-from rbcosim.fmu_export.host_env import host_environment
-from rbcosim.fmu_export.native import export_native_fmu
-from rbcosim.scenario import load_scenario
+from rbcosim.fmu_export.packaging.native_fmu import export_native_fmu
+from rbcosim.fmu_export.runtime.host_env import host_environment
+from rbcosim.scenario.loader import load_scenario
 
 pytestmark = pytest.mark.fmu
 

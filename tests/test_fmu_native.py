@@ -24,12 +24,13 @@ from test_fmu_support import OpenFmu, bits, open_fmu
 from rbcosim.cli.main import main
 from rbcosim.cosim.flex_endpoint import motion_of
 from rbcosim.cosim.master import CosimMaster, build_endpoints, run_cosimulation
-from rbcosim.flex.layout import PREF
-from rbcosim.fmu_export import ExportOptions, export_fmu, native
-from rbcosim.fmu_export.native import export_native_fmu
+from rbcosim.flex.runtime.layout import PREF
+from rbcosim.fmu_export import ExportOptions, export_fmu
+from rbcosim.fmu_export.packaging import native_fmu as native
+from rbcosim.fmu_export.packaging.native_fmu import export_native_fmu
 from rbcosim.joint_coordinates import coordinate_columns
 from rbcosim.results import Results, body_columns
-from rbcosim.scenario import load_scenario
+from rbcosim.scenario.loader import load_scenario
 
 pytestmark = pytest.mark.fmu
 

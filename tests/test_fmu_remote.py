@@ -13,7 +13,7 @@ from rbcosim.client import Client, ServiceError
 from rbcosim.fmu_export import ExportOptions, export_fmu
 from rbcosim.joint_coordinates import coordinate_columns
 from rbcosim.results import Results, body_columns
-from rbcosim.scenario import load_scenario
+from rbcosim.scenario.loader import load_scenario
 from rbcosim.service.core import Service
 from rbcosim.service.server import serve_in_thread
 
