@@ -1,6 +1,6 @@
 """The project's plain C host as the master of export-ssp packages (fmu/hosts/ssp_run.c, no
 Python of its own; the FMUs' embedded interpreter comes from `python -m
-rbcosim.fmu_export.host_env`): the two-mass oscillator and the main job (the rigid–flexible
+rbcosim.fmu_export.runtime.host_env`): the two-mass oscillator and the main job (the rigid–flexible
 pendulum) give `rbcosim run`'s Jacobi results to 1e-12, FMI 2 and FMI 3."""
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from native_build import native_unavailable
 from ssp_fmpy_master import read_package
 from test_fmu_ssp_masters import CASES, _reference
 
-from rbcosim.fmu_export.host_env import host_environment
-from rbcosim.fmu_export.ssp import export_ssp
+from rbcosim.fmu_export.packaging.ssp import export_ssp
+from rbcosim.fmu_export.runtime.host_env import host_environment
 
 pytestmark = pytest.mark.fmu
 
