@@ -13,12 +13,12 @@ import pytest
 
 from rbcosim import _core
 from rbcosim.core import make_handle
-from rbcosim.maximal.dynamics import MaximalSystem
-from rbcosim.scenario.expressions import compile_expression, parse
-from rbcosim.maximal.integrators import RK4, SDIRK2
 from rbcosim.expression_program import evaluate
+from rbcosim.maximal.dynamics import MaximalSystem
+from rbcosim.maximal.integrators import RK4, SDIRK2
 from rbcosim.maximal.kernels.rows import GAMMA, PHI, PHI_T, evaluate_rows
 from rbcosim.maximal.kinematics import Kinematics
+from rbcosim.scenario.expressions import compile_expression, parse
 from rbcosim.scenario.loader import load_scenario_text
 from rbcosim.state import State
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from service_helpers import running_server
 
 from rbcosim.cli.main import main
 from rbcosim.client import Client
@@ -29,7 +30,6 @@ from rbcosim.errors import ScenarioError
 from rbcosim.results import Results
 from rbcosim.scenario.loader import load_scenario
 from rbcosim.service import Service
-from rbcosim.service.testing import running_server
 
 pytestmark = pytest.mark.protocol
 

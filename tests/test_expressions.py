@@ -390,8 +390,9 @@ def test_rigid_side_of_fmus_and_the_service_takes_parameters():
 
 def test_service_session_takes_parameter_overrides_and_expression_drivers(tmp_path):
     """`rbcosim serve`: a session on the scenario with --set-style parameters.L = 0.5."""
+    from service_helpers import message
+
     from rbcosim.service import Service
-    from rbcosim.service.testing import message
 
     path = tmp_path / "driven.toml"
     path.write_text(RIGID_SIDE, encoding="utf-8")

@@ -18,9 +18,9 @@ from rbcosim.cli.main import main
 from rbcosim.errors import ScenarioError
 from rbcosim.flex.io.fe_import import import_structure
 from rbcosim.flex.io.readers import read_fe_model
+from rbcosim.flex.io.tie import Tie, apply_ties
 from rbcosim.flex.modelling.model import FlexModel
 from rbcosim.flex.modelling.nodal import NodalLayout
-from rbcosim.flex.io.tie import Tie, apply_ties
 from rbcosim.scenario.flex_config import flex_model_from_config
 
 cb_module = importlib.import_module("rbcosim.flex.modelling.craig_bampton")

@@ -8,11 +8,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from service_helpers import message
 
 from rbcosim.cli.main import main
 from rbcosim.scenario.nesting import MAX_NESTING
 from rbcosim.service import Service
-from rbcosim.service.testing import message
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 PENDULUM = SCENARIOS / "rigid_flex_pendulum.toml"

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from service_helpers import TOY_TWO_POINTS, message, spring_inputs, toy_service
 
 from rbcosim.service.core import Service
-from rbcosim.service.testing import TOY_TWO_POINTS, message, spring_inputs, toy_service
 
 pytestmark = pytest.mark.protocol
 

@@ -168,8 +168,9 @@ def test_running_out_of_memory_within_the_limits_is_a_one_line_error(tmp_path):
 
 
 def test_the_server_refuses_a_session_whose_structure_files_declare_too_much(tmp_path):
+    from service_helpers import message
+
     from rbcosim.service import Service
-    from rbcosim.service.testing import message
 
     for key in ("m", "k"):
         _empty_mtx(tmp_path / f"{key}.mtx", 40_000)

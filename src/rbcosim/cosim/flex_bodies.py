@@ -11,12 +11,12 @@ from __future__ import annotations
 from rbcosim.cosim.flex_endpoint import FlexEndpoint
 from rbcosim.cosim.scheme import scheme_named
 from rbcosim.errors import ScenarioError
-from rbcosim.flex.runtime.body import FlexBody
 from rbcosim.flex.modelling.chord import ChordModel
-from rbcosim.flex.runtime.chord_body import ChordBody
-from rbcosim.scenario.flex_config import flex_model_from_config
 from rbcosim.flex.modelling.interface_nodes import Interface, released_components
+from rbcosim.flex.runtime.body import FlexBody
+from rbcosim.flex.runtime.chord_body import ChordBody
 from rbcosim.flex.runtime.multi_body import MultiNodeBody
+from rbcosim.scenario.flex_config import flex_model_from_config
 from rbcosim.scenario.loader import Scenario
 
 

@@ -16,9 +16,13 @@ import numpy as np
 
 from rbcosim.flex.runtime.arc_shape import ArcShape, is_beam_line
 from rbcosim.flex.runtime.chord_body import ChordBody
-from rbcosim.flex.runtime.deformation_range import ROTATION_LIMIT, DeformationRange, DeformationWarning
-from rbcosim.spatial.rotation import rotation_matrix
+from rbcosim.flex.runtime.deformation_range import (
+    ROTATION_LIMIT,
+    DeformationRange,
+    DeformationWarning,
+)
 from rbcosim.flex.runtime.spin_limit import SpinLimit, SpinWarning
+from rbcosim.spatial.rotation import rotation_matrix
 
 
 class RangeChecks:

@@ -22,7 +22,15 @@ import numpy as np
 
 from rbcosim import _core
 from rbcosim.flex.runtime.body import FlexBody
+from rbcosim.flex.runtime.chord_body import ChordBody
 from rbcosim.flex.runtime.interface_motion import InterfaceMotion
+
+
+def hands_point_frame_mass(body) -> bool:
+    """True when the body's added mass is handed to the rigid side in point-frame axes: a body
+    in a floating reference frame (its added mass turns with it); a grounded body's and a
+    chord-frame rod's (affine in the pins' inertial accelerations) go in inertial axes."""
+    return body.model.attachment == "floating" and not isinstance(body, ChordBody)
 
 
 def point_frame_mass(mass: np.ndarray, q: np.ndarray, inverse: bool) -> np.ndarray:
@@ -44,7 +52,7 @@ class NodeSet:
         place by the endpoint; its diagonal blocks are the nodes' own)."""
         self.body = body
         self._handed = handed_mass
-        self._point_frame = body.model.attachment == "floating"
+        self._point_frame = hands_point_frame_mass(body)
 
     def initialize(self, t: float, motions: list[InterfaceMotion]) -> None:
         self.body.initialize(t, motions)
@@ -74,7 +82,7 @@ class NodeSet:
 
     def rigid_inputs(self) -> np.ndarray:
         """(6k,): each node's wrench plus its handed added-mass block times its frame's
-        accelerations (a floating body's blocks are in point-frame axes)."""
+        accelerations (blocks in point-frame axes: `hands_point_frame_mass`)."""
         acc = self.body.frame_accelerations()
         k = acc.shape[0]
         handed = np.array([self._handed[6 * i:6 * i + 6, 6 * i:6 * i + 6] for i in range(k)])
@@ -94,7 +102,7 @@ class CompiledNode:
         """exchange: the endpoint's handle of its exchange arrays (make_handle "flex_exchange")."""
         self.body = body
         self._exchange = exchange
-        self._floating = body.model.attachment == "floating"
+        self._floating = hands_point_frame_mass(body)
 
     def initialize(self, t: float, motions: list[InterfaceMotion]) -> None:
         self.body.initialize(t, motions[0])

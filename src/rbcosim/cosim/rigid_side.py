@@ -13,6 +13,20 @@ from pathlib import Path
 
 import numpy as np
 
+from rbcosim.cosim.continuity import enforce, joint_gaps
+from rbcosim.cosim.interface_layout import (
+    GAP_FIELDS,
+    OUTPUT_FIELDS,
+    WRENCH_FIELDS,
+    InterfacePoints,
+)
+from rbcosim.diagnostics import checked_diagnostics, state_row
+from rbcosim.errors import ScenarioError, SimulationError
+from rbcosim.limits import RunLimits
+from rbcosim.limits import enforce as enforce_limits
+from rbcosim.maximal.kernels.interface_points import MAX_POLY_ORDER
+from rbcosim.maximal.simulate import RigidSimulation
+from rbcosim.scenario.loader import Scenario, load_scenario, load_scenario_text, scalar_parameters
 from rbcosim.serialization.codec import (
     StateFormatError,
     array,
@@ -21,21 +35,7 @@ from rbcosim.serialization.codec import (
     unpack_state,
     write_atomically,
 )
-from rbcosim.cosim.continuity import enforce, joint_gaps
-from rbcosim.cosim.interface_layout import (
-    GAP_FIELDS,
-    OUTPUT_FIELDS,
-    WRENCH_FIELDS,
-    InterfacePoints,
-)
 from rbcosim.serialization.model_digest import check_digest
-from rbcosim.diagnostics import checked_diagnostics, state_row
-from rbcosim.errors import ScenarioError, SimulationError
-from rbcosim.maximal.kernels.interface_points import MAX_POLY_ORDER
-from rbcosim.limits import RunLimits
-from rbcosim.limits import enforce as enforce_limits
-from rbcosim.scenario.loader import Scenario, load_scenario, load_scenario_text, scalar_parameters
-from rbcosim.maximal.simulate import RigidSimulation
 
 
 def rigid_formulation(scenario: Scenario) -> str:

@@ -118,7 +118,7 @@ def export_native_fmu(
     side = RigidSide.from_scenario(scenario)
     options = ExportOptions(mode="remote", address=address, timeout=timeout, name=identifier)
     table, config = describe(scenario, options, side=side)
-    table = with_bodies(with_exchange(table, side), scenario, identifier, side)
+    table = with_exchange(table, side)
     bodies = tuple(side.scenario.model.body_names)
     config["description"] = config["description"].replace("(remote)", "(native)")
     config["needs_server"] = True
@@ -270,14 +270,14 @@ def _zip_folder(root: Path, output: Path) -> None:
 def local_table(table: VariableTable, scenario: Path, identifier: str, side,
                 specs=()) -> VariableTable:
     """The server-client table without what needs the scenario rebuilt or a server (scenario
-    parameters, server settings), plus every body's state as outputs (the embedded FMU's
-    names) and the actuator inputs of ``specs``, numbered from 0 again; `side` is the
-    scenario's RigidSide, built once."""
+    parameters, server settings), plus the actuator inputs of ``specs`` (the embedded FMU's
+    names), numbered from 0 again; `side` is the scenario's RigidSide, built once."""
     kept = [v for v in table.variables if v.kind not in SERVER_ONLY_KINDS]
-    embedded, _ = describe(scenario, ExportOptions(mode="embedded", name=identifier,
-                                                   inputs=tuple(s["joint"] for s in specs)),
-                           side=side)
-    kept += [v for v in embedded.variables if v.kind in ("body", "joint_coordinate", "actuator")]
+    if specs:
+        embedded, _ = describe(scenario, ExportOptions(mode="embedded", name=identifier,
+                                                       inputs=tuple(s["joint"] for s in specs)),
+                               side=side)
+        kept += embedded.by_kind("actuator")
     variables = tuple(replace(v, vr=vr) for vr, v in enumerate(kept))
     return replace(table, variables=variables)
 
@@ -336,17 +336,6 @@ def with_exchange(table: VariableTable, side) -> VariableTable:
         rows += added_mass_rows(point)
     first = len(table.variables)
     extra = tuple(Variable(vr=first + n, **row) for n, row in enumerate(rows))
-    return replace(table, variables=table.variables + extra)
-
-
-def with_bodies(table: VariableTable, scenario: Path, identifier: str, side) -> VariableTable:
-    """``table`` plus every body's state and every joint's coordinates as outputs (the
-    embedded FMU's names, units and start values), numbered after it (so every other variable
-    keeps its value reference)."""
-    embedded, _ = describe(scenario, ExportOptions(mode="embedded", name=identifier), side=side)
-    first = len(table.variables)
-    extra = tuple(replace(v, vr=first + n) for n, v in enumerate(
-        v for v in embedded.variables if v.kind in ("body", "joint_coordinate")))
     return replace(table, variables=table.variables + extra)
 
 

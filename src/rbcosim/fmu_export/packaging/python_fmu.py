@@ -19,6 +19,7 @@ from rbcosim import __version__
 from rbcosim.cosim.flex_endpoint import motion_of
 from rbcosim.errors import ScenarioError
 from rbcosim.fmu_export.runtime.actuators import actuator_specs
+from rbcosim.fmu_export.packaging.body_points import point_name, with_body_points
 from rbcosim.fmu_export.runtime.core import CONFIG_FILE, RESOURCE_DIR, SCENARIO_DIR, TABLE_FILE
 from rbcosim.fmu_export.packaging.dependencies import EXTERNAL_DEPENDENCIES, python_fmu_dependencies
 from rbcosim.fmu_export.flex_table import build_flex_table
@@ -78,7 +79,8 @@ class ExportOptions:
     outputs: tuple[str, ...] | None = None
     inputs: tuple[str, ...] = ()
     #: (variable name, start value) of inputs and parameters whose start is not the
-    #: scenario's (export-ssp: the start values of the connected outputs)
+    #: scenario's (export-ssp: the start values of the connected outputs), and of
+    #: acceleration outputs (their value in Initialization Mode, see with_starts)
     starts: tuple[tuple[str, float | str], ...] = ()
 
     def __post_init__(self) -> None:
@@ -140,7 +142,12 @@ def export_fmu(
         (bundle / SCENARIO_DIR).mkdir(parents=True)
         (bundle / CONFIG_FILE).write_text(json.dumps(config, indent=1), "utf-8")
         (bundle / TABLE_FILE).write_text(table.to_json(), "utf-8")
-        shutil.copy2(scenario, bundle / SCENARIO_DIR / scenario.name)
+        if options.mode == "remote" and options.flex is None:  # the bodies' own points
+            (bundle / SCENARIO_DIR / scenario.name).write_text(with_body_points(
+                scenario.read_text("utf-8"), scenario.parent, tuple(config["body_points"])),
+                "utf-8")
+        else:
+            shutil.copy2(scenario, bundle / SCENARIO_DIR / scenario.name)
         for relative in data_files:
             target = bundle / SCENARIO_DIR / relative
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -158,15 +165,18 @@ def export_fmu(
 
 
 def with_starts(table: VariableTable, starts: dict[str, float | str]) -> VariableTable:
-    """``table`` with these start values of inputs and parameters (ValueError naming a
-    variable that is neither, or a value of another type)."""
+    """``table`` with these start values of inputs and parameters, and of acceleration
+    outputs: the values they hold in Initialization Mode, before the model is built at its
+    end (export-ssp: those under the package's start wrench). ValueError naming a variable that
+    is none of these, or a value of another type."""
     if not starts:
         return table
     by_name = table.by_name()
     for name, value in starts.items():
         v = by_name.get(name)
-        if v is None or v.causality not in ("input", "parameter"):
-            raise ValueError(f"start value for {name!r}: not an input or parameter of the FMU")
+        if v is None or not (v.causality in ("input", "parameter") or v.kind == "acceleration"):
+            raise ValueError(f"start value for {name!r}: not an input, parameter or "
+                             "acceleration output of the FMU")
         if type(value) is not type(v.start):
             raise ValueError(f"start value for {name!r}: {value!r} is not a {v.type}")
     return replace(table, variables=tuple(
@@ -224,6 +234,9 @@ def describe(scenario: Path, options: ExportOptions, side=None) -> tuple[Variabl
         "macro_step": float(side.macro_step),
         "variable_steps": VARIABLE_STEPS,
         "joint_points": {joint: side.joint_point(joint) for joint in side.joint_names},
+        # remote mode: each body's point at its centre of mass (body_points.py)
+        "body_points": ({body: point_name(body) for body in side.scenario.model.body_names}
+                        if options.mode == "remote" else {}),
         "actuators": specs,
         "rbcosim_version": __version__,
     }
@@ -232,8 +245,9 @@ def describe(scenario: Path, options: ExportOptions, side=None) -> tuple[Variabl
 
 def _rows(side, options: ExportOptions, parameters: dict, specs: list) -> list[dict]:
     """The table rows of the rigid side ``side`` (table_rows) for ``options``: the exchange
-    variables, bodies and joint coordinates need the solver in the FMU (embedded mode), the
-    server settings are remote mode's."""
+    variables need the solver in the FMU (embedded mode), the server settings are remote
+    mode's; bodies and joint coordinates are in every mode (remote: from the bodies' own
+    points, body_points.py)."""
     embedded = options.mode == "embedded"
     outputs = side.point_outputs()
     accelerations = dict(zip(side.point_names, side.point_accelerations())) if embedded else {}
@@ -243,8 +257,7 @@ def _rows(side, options: ExportOptions, parameters: dict, specs: list) -> list[d
     rows += [row for joint in side.joint_names
              for row in joint_rows(joint, _REST_KINEMATICS, gaps[joint], embedded)]
     rows += actuator_rows(specs)
-    if embedded:
-        rows += body_rows(side.body_outputs()) + coordinate_rows(_joint_coordinates(side))
+    rows += body_rows(side.body_outputs()) + coordinate_rows(_joint_coordinates(side))
     rows = selected(rows, options.outputs)
     rows += parameter_rows(parameters, {key: describe_parameter(key, side.scenario.raw)
                                         for key in parameters})

@@ -19,7 +19,10 @@ value its source has when the first macro step begins in ``rbcosim run``: the fl
 initial wrench, node and added mass for the rigid FMU, the rigid point's motion with the
 accelerations under that wrench and added mass for the flexible FMU. So a master that
 exchanges nothing before its first step (fmpy.ssp given these start values) starts as one that
-does. The ``.ssd`` carries the default experiment (start, stop) and OMSimulator's
+does. Every connected output read in Initialization Mode already has the value
+initialization ends with (the rigid FMU's accelerations are built at its end: the package
+gives it their values under the start wrench), so a master that solves the initialization
+loop there (PyFMI's Master, OMSimulator) finds these start values as its solution. The ``.ssd`` carries the default experiment (start, stop) and OMSimulator's
 annotation for a weakly coupled system with a fixed macro step.
 
 The ``.ssd`` binds Real values only: OMSimulator imports no String connector or parameter
@@ -56,6 +59,8 @@ for _prefix, _uri in (("ssd", SSD), ("ssc", SSC), ("ssv", SSV), ("oms", OMS)):
     register_namespace(_prefix, _uri)
 #: The rigid side's component name in the system (flexible bodies keep their scenario names).
 RIGID = "rigid"
+#: The acceleration components of a point's motion (``P.ax`` .. ``P.alz``).
+ACCELERATIONS = frozenset(c for c, _, _ in ACCELERATION_COMPONENTS)
 
 
 def connections(couplings: list[tuple[str, str, str]]) -> list[tuple[str, str, str, str]]:
@@ -205,9 +210,11 @@ def export_ssp(scenario: str | Path, output: str | Path, fmi_version: int = 2) -
                 starts=tuple(bindings[body].items())))
         flex = {body: fmu_table(path) for body, path in fmus.items()}
         bindings[RIGID] = rigid_starts(links, flex)
+        # The accelerations' values in Initialization Mode: those under the start wrench.
+        accelerations = {k: x for k, x in motions.items() if k.rsplit(".", 1)[1] in ACCELERATIONS}
         fmus = {RIGID: export_fmu(scenario, Path(tmp) / f"{RIGID}.fmu", ExportOptions(
-            fmi_version=fmi_version, name=RIGID, starts=tuple(bindings[RIGID].items()))),
-            **fmus}
+            fmi_version=fmi_version, name=RIGID,
+            starts=tuple({**bindings[RIGID], **accelerations}.items()))), **fmus}
         tables = {RIGID: fmu_table(fmus[RIGID])[0], **{b: t for b, (t, _) in flex.items()}}
         reals = {c: {k: v for k, v in b.items() if not isinstance(v, str)}
                  for c, b in bindings.items()}  # the frame stays the FMU's own start

@@ -104,7 +104,7 @@ def build_remote(
     from rbcosim.fmu_export.runtime.remote import RemoteSide
 
     return RemoteSide.connect(settings, scenario, overrides, points, config["joint_points"],
-                              float(config["macro_step"]))
+                              float(config["macro_step"]), config.get("body_points", {}))
 
 
 class FmuCore(DerivativeRequests, TableValues):
@@ -234,7 +234,7 @@ class FmuCore(DerivativeRequests, TableValues):
                 self._apply_wrench()
                 self._apply_drivers()
         self.overrides = overrides
-        if self._coordinate_vrs:  # embedded mode only (RigidSide's model)
+        if self._coordinate_vrs:
             self._coordinates = JointCoordinates(side.scenario.model)
         self._angle_memory = None
         self._publish()
@@ -282,7 +282,7 @@ class FmuCore(DerivativeRequests, TableValues):
         for point, vrs in self._point_slots:
             for vr, x in zip(vrs, outputs[point].tolist()):
                 values[vr] = x
-        if self._body_outputs:  # embedded mode only (RigidSide.body_outputs)
+        if self._body_outputs:
             bodies = side.body_outputs()
             for body, index, vr in self._body_outputs:
                 values[vr] = float(bodies[body][index])

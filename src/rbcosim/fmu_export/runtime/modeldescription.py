@@ -18,15 +18,17 @@ _DERIVATIVE_FLAGS = {
 
 #: Outputs whose value depends on the state only: inputs set after a doStep change them only
 #: through the next doStep (no direct feedthrough). The accelerations are the last step's (under
-#: the wrench it was given, at its end), so a master's transfer order cannot change them.
-STATE_KINDS = ("point", "body", "joint_coordinate", "acceleration")
+#: the wrench it was given, at its end), so a master's transfer order cannot change them; a
+#: flexible-body FMU publishes all its outputs at the end of a doStep (or of initialization).
+STATE_KINDS = ("point", "body", "joint_coordinate", "acceleration", "flex_wrench",
+               "flex_wrench_rate", "flex_wrench_rate2", "flex_wrench_rate3", "flex_node",
+               "flex_energy", "flex_output", "flex_added_mass")
 
 
 def feedthrough(table: VariableTable) -> dict[str, list]:
-    """Each rigid-side output's direct feedthrough: the inputs whose new value changes it
-    before the next doStep. Kinematics and accelerations (STATE_KINDS): none; a joint's gaps: its ``J.flex.*`` inputs; its energy residual: ``J.flex_energy``. Other
-    outputs (a flexible-body FMU's) are left out: no dependencies attribute, i.e. they may
-    depend on every input."""
+    """Each output's direct feedthrough: the inputs whose new value changes it before the
+    next doStep. Kinematics, accelerations and a flexible body's outputs (STATE_KINDS): none;
+    a joint's gaps: its ``J.flex.*`` inputs; its energy residual: ``J.flex_energy``."""
     variables = table.variables
     of_joint = {"gap": "flex", "energy_residual": "flex_energy"}
     deps: dict[str, list] = {}

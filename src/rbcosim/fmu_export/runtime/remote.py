@@ -1,7 +1,10 @@
 """Remote mode: the FMU drives a session of a running ``rbcosim serve`` through the client.
 
 :class:`RemoteSide` has the part of the RigidSide interface that :class:`FmuCore` uses, so the
-core does not know where the solver runs.
+core does not know where the solver runs. The session's step reply carries interface points'
+kinematics only: the bodies' outputs come from the FMU's own points at their centres of mass
+(body_points.py, appended to the bundled scenario), the joints' coordinates from those and the
+scenario's markers (loaded here with the same overrides as the session's).
 """
 
 from __future__ import annotations
@@ -14,6 +17,16 @@ from typing import Any
 import numpy as np
 
 from rbcosim.client import Client
+from rbcosim.spatial.quaternion import to_matrix
+
+
+def _check_macro_step(session: str, session_step: float, macro_step: float) -> None:
+    """ValueError unless the session's macro step (s) is the FMU's."""
+    if not math.isclose(session_step, macro_step, rel_tol=1e-9):
+        raise ValueError(
+            f"session {session!r} steps {session_step!r} s, but this FMU was exported for the "
+            f"macro step {macro_step!r} s (its default experiment's step size): join a session "
+            "of the same scenario")
 
 
 class RemoteSide:
@@ -28,6 +41,8 @@ class RemoteSide:
         points: tuple[str, ...],
         joint_points: dict[str, str],
         kinematics: np.ndarray,
+        body_points: dict[str, str] | None = None,
+        scenario: tuple[Path, dict[str, str]] | None = None,
     ) -> None:
         self.client = client
         self.owns_session = owns_session
@@ -36,12 +51,16 @@ class RemoteSide:
         self.point_names = points
         self.joint_names = tuple(joint_points)
         self._joint_points = dict(joint_points)
-        self._wrench = np.zeros((len(points), 6))
         # The server wants every attached joint's node kinematics at each step; until the
         # master sets them, send the rest pose (identity orientation).
         self._flex = np.zeros((len(self.joint_names), 13))
         self._flex[:, 3] = 1.0
-        self._kinematics = np.asarray(kinematics, dtype=float).reshape(len(points), 13)
+        self.body_names = tuple(body_points or {})
+        n = len(points) + len(self.body_names)
+        self._wrench = np.zeros((n, 6))  # the bodies' points carry none
+        self._kinematics = np.asarray(kinematics, dtype=float).reshape(n, 13)
+        self._scenario_source = scenario
+        self._scenario = None
 
     @classmethod
     def connect(
@@ -52,10 +71,12 @@ class RemoteSide:
         points: tuple[str, ...],
         joint_points: dict[str, str],
         macro_step: float,
+        body_points: dict[str, str] | None = None,
     ) -> RemoteSide:
         """Join ``settings["session"]`` or, if empty, create a session from ``scenario`` (sent
         as text; data files are looked up by the server next to the FMU's copy of it), and
-        attach to ``points`` and the joints of ``joint_points`` (joint -> its point).
+        attach to ``points``, then to ``body_points`` (body -> its point at the centre of
+        mass), and to the joints of ``joint_points`` (joint -> its point).
 
         Raises ValueError if the session's macro step is not ``macro_step`` (s), the FMU's.
         """
@@ -67,6 +88,16 @@ class RemoteSide:
             if session:
                 client.session = session
                 owns = False
+                joined = client.outputs()
+                _check_macro_step(session, float(joined["parameters"]["cosim.macro_step"]),
+                                  macro_step)
+                missing = [p for p in (body_points or {}).values() if p not in joined["points"]]
+                if missing:
+                    raise ValueError(
+                        f"session {session!r} has no points at the bodies' centres of mass "
+                        f"({', '.join(missing[:3])}{', …' if len(missing) > 3 else ''}), which "
+                        "the FMU's body and joint outputs read: join a session another instance "
+                        "of this FMU created, or leave server.session empty")
             else:
                 client.create_session(
                     text=scenario.read_text("utf-8"),
@@ -74,13 +105,9 @@ class RemoteSide:
                     base_dir=str(scenario.parent),
                 )
                 owns = True
-            reply = client.attach(points=points, joints=tuple(joint_points), name="rbcosim FMU")
-            if not math.isclose(float(reply["macro_step"]), macro_step, rel_tol=1e-9):
-                raise ValueError(
-                    f"session {client.session!r} steps {float(reply['macro_step'])!r} s, but "
-                    f"this FMU was exported for the macro step {macro_step!r} s (its default "
-                    "experiment's step size): join a session of the same scenario"
-                )
+            reply = client.attach(points=(*points, *(body_points or {}).values()),
+                                  joints=tuple(joint_points), name="rbcosim FMU")
+            _check_macro_step(client.session, float(reply["macro_step"]), macro_step)
         except BaseException:
             client.close_socket()
             raise
@@ -92,6 +119,8 @@ class RemoteSide:
             points,
             joint_points,
             reply["kinematics"],
+            body_points,
+            (scenario, dict(overrides)),
         )
 
     def joint_point(self, joint: str) -> str:
@@ -100,6 +129,29 @@ class RemoteSide:
 
     def point_outputs(self) -> dict[str, np.ndarray]:
         return dict(zip(self.point_names, self._kinematics))
+
+    def body_row(self) -> np.ndarray:
+        """Body columns [x y z q0..q3 vx vy vz wx wy wz] per body (results.body_columns) from
+        the bodies' points: pose and velocity as they are, the inertial angular velocity
+        turned into the body frame (R(q)^T w)."""
+        rows = self._kinematics[len(self.point_names):].copy()
+        rows[:, 10:] = np.einsum("kji,kj->ki", to_matrix(rows[:, 3:7]), rows[:, 10:])
+        return rows.ravel()
+
+    def body_outputs(self) -> dict[str, np.ndarray]:
+        """body -> (13,) its results-file columns (body_row)."""
+        return dict(zip(self.body_names, self.body_row().reshape(-1, 13)))
+
+    @property
+    def scenario(self):
+        """The FMU's scenario with the session's overrides, loaded here once (its model's
+        joints give the joint coordinates)."""
+        if self._scenario is None:
+            from rbcosim.scenario.loader import load_scenario
+
+            path, overrides = self._scenario_source
+            self._scenario = load_scenario(path, overrides)
+        return self._scenario
 
     def set_wrench(self, point: str, wrench: np.ndarray) -> None:
         self._wrench[self.point_names.index(point)] = wrench

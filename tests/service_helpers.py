@@ -8,11 +8,11 @@ import math
 from collections.abc import Iterator
 
 import numpy as np
+from toy_side import ToySide
 
 from rbcosim import PROTOCOL_VERSION
 from rbcosim.service.core import Service
 from rbcosim.service.server import serve_in_thread
-from rbcosim.service.toy import ToySide
 
 TOY_TWO_POINTS = """
 [toy]
