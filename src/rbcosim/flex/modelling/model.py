@@ -31,6 +31,7 @@ import numpy as np
 
 from rbcosim.flex.modelling.beam import COMPONENT_NAMES, BeamFE, euler_bernoulli_beam
 from rbcosim.flex.modelling.craig_bampton import craig_bampton
+from rbcosim.flex.modelling.floating_multi import FloatingMultiModel, build_floating_multi
 from rbcosim.flex.modelling.geometric import axial_load_matrices
 from rbcosim.flex.modelling.interface_nodes import (
     Interface,
@@ -46,8 +47,6 @@ if TYPE_CHECKING:  # the structure file's contents, read by rbcosim.flex.io
     from rbcosim.flex.io.matrices_io import StructureMatrices
 
 ATTACHMENTS = ("grounded", "floating")
-#: What the refusals of a floating body with several couplings say is missing.
-FLOATING_MULTI_NODE = "a floating body with several interface nodes in 3D is not supported yet"
 
 
 def _readonly(a) -> np.ndarray:
@@ -190,8 +189,9 @@ class FlexModel:
         interfaces: Sequence[Interface] = (Interface(),),
     ) -> FlexModel:
         """Beam coupled at its ``interfaces`` (default: clamped at node 0); see
-        :func:`euler_bernoulli_beam` and :mod:`rbcosim.flex.modelling.interface_nodes`. Floating beams take
-        one clamped interface.
+        :func:`euler_bernoulli_beam` and :mod:`rbcosim.flex.modelling.interface_nodes`. A floating beam takes
+        one clamp at node 0 or, 3D, several interfaces
+        (:mod:`rbcosim.flex.modelling.floating_multi`).
 
         ``output_nodes`` maps a name to ``"end"``, a node index (int) or a coordinate along the
         beam (float, m; Hermite-interpolated between nodes). Damping: ``modal_damping_ratio``
@@ -211,43 +211,34 @@ class FlexModel:
         }
         beam = euler_bernoulli_beam(**beam_args, planar=planar)
         nodes = [beam_node(f, beam.nodes[:, 0]) for f in interfaces]
-        if attachment == "floating" and (len(interfaces) != 1 or interfaces[0].released
-                                         or nodes[0] != 0):
-            raise InterfaceError(f"{interfaces[-1].where}: a floating beam takes one coupling, "
-                                 "a clamp at node 0 (attachment = 'grounded' takes several "
-                                 "interface nodes, pins and balls; frame = 'chord' a planar rod "
-                                 f"pinned at both ends; {FLOATING_MULTI_NODE})")
+        damping_args = (modal_damping_ratio, rayleigh)
+        if attachment == "floating" and len(interfaces) > 1:
+            return _floating_multi_beam(beam, nodes, interfaces, n_modes, damping_args,
+                                        output_nodes or {}, axis_in_point_frame,
+                                        (youngs_modulus * area, density * area)
+                                        if geometric_stiffening else (0.0, 0.0))
+        if attachment == "floating" and (interfaces[0].released or nodes[0] != 0):
+            raise InterfaceError(f"{interfaces[-1].where}: a floating beam with one coupling "
+                                 "takes a clamp at node 0 (attachment = 'grounded' takes pins "
+                                 "and balls; two couplings make a floating body with several "
+                                 "interface nodes)")
         boundary, owner = boundary_of(beam.dof_map[:, 0], beam.dof_map[:, 1], nodes, interfaces)
         origin = beam.nodes[nodes[0]]
         names, rows, positions = _beam_outputs(beam, output_nodes or {})
         cb = craig_bampton(beam.mass, beam.stiffness, boundary, n_modes,
                            sign_references=(rows, _translation_rows(beam.dof_map[:, 1])))
         rows = rows @ cb.transformation
-        damping = _damping(cb.mass, cb.stiffness, len(boundary), modal_damping_ratio, rayleigh)
-        axis_rotation = shortest_arc(axis_in_point_frame)
-        positions = positions - origin
-        floating = None
-        if attachment == "floating":
-            beam3 = beam if not planar else euler_bernoulli_beam(**beam_args, planar=False)
-            n_b = len(boundary)
-            floating = floating_inertia(
-                NodalLayout(beam3.nodes - beam3.nodes[0], beam3.dof_map), beam3.mass,
-                beam.dof_map, cb.transformation[:, n_b:], cb.stiffness[n_b:, n_b:],
-                damping[n_b:, n_b:], density * area if geometric_stiffening else 0.0)
+        damping = _damping(cb.mass, cb.stiffness, len(boundary), *damping_args)
+        floating = None if attachment != "floating" else _beam_floating_inertia(
+            beam, beam_args, cb, damping, density * area if geometric_stiffening else 0.0)
         return FlexModel(
-            attachment=attachment,
-            mass=_readonly(cb.mass),
-            stiffness=_readonly(cb.stiffness),
-            damping=_readonly(damping),
-            n_boundary=len(boundary),
+            attachment=attachment, mass=_readonly(cb.mass), stiffness=_readonly(cb.stiffness),
+            damping=_readonly(damping), n_boundary=len(boundary),
             boundary_components=tuple(int(c) for c in beam.dof_map[boundary, 1]),
             frequencies_hz=_readonly(cb.frequencies_hz),
-            axis_rotation=_readonly(axis_rotation),
-            structure_axes="point",
-            output_names=names,
-            output_rows=_readonly(rows),
-            output_positions=_readonly(positions),
-            floating=floating,
+            axis_rotation=_readonly(shortest_arc(axis_in_point_frame)), structure_axes="point",
+            output_names=names, output_rows=_readonly(rows),
+            output_positions=_readonly(positions - origin), floating=floating,
             gravity_load=_readonly(
                 cb.transformation.T @ beam.mass @ _translation_columns(beam.dof_map[:, 1])),
             boundary_interfaces=tuple(int(i) for i in owner),
@@ -288,6 +279,9 @@ class FlexModel:
         """
         n = structure.mass.shape[0]
         nodes = [imported_node(f, structure.interface_positions.shape[0]) for f in interfaces]
+        damping_args = (modal_damping_ratio, rayleigh)
+        if attachment == "floating" and len(interfaces) > 1:
+            return _floating_multi_matrices(structure, nodes, interfaces, n_modes, damping_args)
         pad = np.full(n - structure.n_boundary, -1)
         comps_file = [COMPONENT_NAMES.index(c) for c in structure.boundary_dofs]
         boundary, owner = boundary_of(np.concatenate([structure.boundary_nodes, pad]),
@@ -297,51 +291,100 @@ class FlexModel:
             if structure.layout is None:
                 raise ValueError("layout: required for attachment 'floating' (node positions "
                                  "and DOF labels)")
-            if len(interfaces) != 1 or n_b != structure.n_boundary or nodes[0] != 0:
-                raise ValueError("attachment 'floating': one clamp at the file's interface "
-                                 "node 0 (several interface nodes and released rotations need "
-                                 f"attachment = 'grounded'; {FLOATING_MULTI_NODE})")
+            if n_b != structure.n_boundary or nodes[0] != 0:
+                raise ValueError("attachment 'floating' with one coupling: a clamp at the "
+                                 "file's interface node 0 (released rotations need attachment "
+                                 "= 'grounded' or a second interface node)")
         origin = structure.interface_positions[nodes[0]]
         labels = (np.asarray(structure.layout.dof_map)[:, 1] if structure.layout is not None
                   else np.full(n, -1))  # without labels: the outputs, then every coordinate
         cb = craig_bampton(structure.mass, structure.stiffness, boundary, n_modes,
                            sign_references=(structure.output_rows if structure.output_names
                                             else np.zeros((0, n)), _translation_rows(labels)))
-        damping = _damping(cb.mass, cb.stiffness, n_b, modal_damping_ratio, rayleigh)
+        damping = _damping(cb.mass, cb.stiffness, n_b, *damping_args)
         if structure.damping is not None:
             damping = damping + cb.reduce(structure.damping)
         damping = 0.5 * (damping + damping.T)
         comps = [comps_file[j] for j in boundary]
-        rows = (
-            structure.output_rows @ cb.transformation
-            if structure.output_names
-            else (np.zeros((0, 3, cb.mass.shape[0])))
-        )
+        rows = (structure.output_rows @ cb.transformation if structure.output_names
+                else np.zeros((0, 3, cb.mass.shape[0])))
         common = {
-            "mass": _readonly(cb.mass),
-            "stiffness": _readonly(cb.stiffness),
-            "damping": _readonly(damping),
-            "n_boundary": n_b,
-            "boundary_components": tuple(comps),
+            "mass": _readonly(cb.mass), "stiffness": _readonly(cb.stiffness),
+            "damping": _readonly(damping), "n_boundary": n_b, "boundary_components": tuple(comps),
             "frequencies_hz": _readonly(cb.frequencies_hz),
-            "output_names": tuple(structure.output_names),
-            "output_rows": _readonly(rows),
+            "output_names": tuple(structure.output_names), "output_rows": _readonly(rows),
             "output_positions": _readonly(structure.output_positions - origin),
             "boundary_interfaces": tuple(int(i) for i in owner),
             "interface_positions": _readonly(structure.interface_positions[nodes] - origin),
         }
-        if attachment == "floating":
-            layout = structure.layout
-            floating = floating_inertia(layout, structure.mass, layout.dof_map,
-                                        cb.transformation[:, n_b:], cb.stiffness[n_b:, n_b:],
-                                        damping[n_b:, n_b:])
-            return FlexModel(attachment="floating", structure_axes="point", floating=floating,
-                             **common)
-        load = structure.gravity_load
-        if load is None:  # support acceleration: the boundary alone holds the structure
-            load = structure.mass @ cb.transformation[:, :n_b] @ _translation_columns(comps)
-        return FlexModel(attachment="grounded", structure_axes="inertial",
-                         gravity_load=_readonly(cb.transformation.T @ load), **common)
+        return _matrices_model(structure, attachment, cb, damping, comps, common)
+
+
+def _beam_floating_inertia(beam: BeamFE, beam_args: dict, cb, damping: np.ndarray,
+                           stiffening_density: float) -> FloatingInertia:
+    """A floating beam's inertia data (a planar beam's modes inside its 3D mass)."""
+    beam3 = beam if not beam.planar else euler_bernoulli_beam(**beam_args, planar=False)
+    n_b = cb.boundary_dofs.size
+    return floating_inertia(
+        NodalLayout(beam3.nodes - beam3.nodes[0], beam3.dof_map), beam3.mass, beam.dof_map,
+        cb.transformation[:, n_b:], cb.stiffness[n_b:, n_b:], damping[n_b:, n_b:],
+        stiffening_density)
+
+
+def _matrices_model(structure: StructureMatrices, attachment: str, cb, damping: np.ndarray,
+                    comps, common: dict) -> FlexModel:
+    """The FlexModel of imported matrices after the reduction: floating (inertia from the
+    physical mass) or grounded (gravity through the file's load or the support)."""
+    n_b = common["n_boundary"]
+    if attachment == "floating":
+        layout = structure.layout
+        floating = floating_inertia(layout, structure.mass, layout.dof_map,
+                                    cb.transformation[:, n_b:], cb.stiffness[n_b:, n_b:],
+                                    damping[n_b:, n_b:])
+        return FlexModel(attachment="floating", structure_axes="point", floating=floating,
+                         **common)
+    load = structure.gravity_load
+    if load is None:  # support acceleration: the boundary alone holds the structure
+        load = structure.mass @ cb.transformation[:, :n_b] @ _translation_columns(comps)
+    return FlexModel(attachment="grounded", structure_axes="inertial",
+                     gravity_load=_readonly(cb.transformation.T @ load), **common)
+
+
+def _floating_multi_beam(beam: BeamFE, nodes, interfaces, n_modes, damping_args, outputs,
+                         axis, stiffening) -> FloatingMultiModel:
+    """A 3D beam floating at several interface nodes (:mod:`rbcosim.flex.modelling.floating_multi`)."""
+    if beam.planar:
+        raise InterfaceError(f"{interfaces[-1].where}: a floating beam with several couplings "
+                             "is 3D: set planar = false in its flex_bodies table")
+    origin = beam.nodes[nodes[0]]
+    names, rows, positions = _beam_outputs(beam, outputs)
+    return build_floating_multi(
+        NodalLayout(beam.nodes - origin, beam.dof_map), beam.mass, beam.stiffness, nodes,
+        interfaces, n_modes, lambda m, k, nb: _damping(m, k, nb, *damping_args),
+        outputs=(names, rows, positions - origin), axis_rotation=shortest_arc(axis),
+        stiffening=stiffening, sign_rows=_translation_rows(beam.dof_map[:, 1]))
+
+
+def _floating_multi_matrices(structure: StructureMatrices, nodes, interfaces, n_modes,
+                             damping_args) -> FloatingMultiModel:
+    """Imported physical matrices floating at several of the file's interface nodes."""
+    layout = structure.layout
+    if layout is None:
+        raise ValueError("layout: required for attachment 'floating' (node positions and DOF "
+                         "labels)")
+    dof_nodes = np.asarray(layout.dof_map)[:, 0]
+    bnodes = np.asarray(structure.boundary_nodes)
+    node_of = [int(dof_nodes[np.flatnonzero(bnodes == j)[0]]) for j in nodes]
+    origin = layout.positions[node_of[0]]
+    names = tuple(structure.output_names)
+    rows = structure.output_rows if names else np.zeros((0, 3, structure.mass.shape[0]))
+    positions = structure.output_positions + layout.positions[0] - origin
+    return build_floating_multi(
+        NodalLayout(layout.positions - origin, layout.dof_map), structure.mass,
+        structure.stiffness, node_of, interfaces, n_modes,
+        lambda m, k, nb: _damping(m, k, nb, *damping_args), extra_damping=structure.damping,
+        outputs=(names, rows, positions),
+        sign_rows=_translation_rows(np.asarray(layout.dof_map)[:, 1]))
 
 
 def _translation_columns(components) -> np.ndarray:
