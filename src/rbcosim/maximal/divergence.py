@@ -160,7 +160,7 @@ def explain(error: DivergedError, model: Model, solver) -> DivergedError:
 
 def flex_time_scale(groups) -> float | None:
     """s: 1 / (2π f) of the highest fixed-interface frequency f of the flexible bodies of
-    `groups` (rbcosim.cosim.flex_groups; None when none is known)."""
+    `groups` (the flexible endpoints, rbcosim.cosim.flex_bodies; None when none is known)."""
     f = max((max(g.body.model.frequencies_hz, default=0.0) for g in groups), default=0.0)
     return 1.0 / (2.0 * math.pi * f) if f > 0 else None
 
