@@ -29,7 +29,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-FACTORY = "rbcosim.service.toy:ToySide.from_scenario"
+FACTORY = "toy_side:ToySide.from_scenario"
 
 
 def build(folder: Path) -> Path:
@@ -54,7 +54,8 @@ def main() -> int:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         program = build(args.build or Path(tmp) / "build")
-        env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+        # tests/ holds the toy rigid side (toy_side.py)
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "src"), str(ROOT / "tests")]))
         server = subprocess.Popen(
             [
                 sys.executable,

@@ -16,7 +16,8 @@ Then the start-up's parts, measured apart: `rbcosim serve` until it prints its a
 first create_session (it waits for the session workers' fork server) and a second one, and an
 `rbcosim flex` process until its attach shows in the session's heartbeat.
 
-Medians over the rounds; the load average is printed (the machine may be shared). Benchmarks
+Also the CPU time of each command's whole process tree (user + system), which load from
+other jobs moves far less than wall time. Medians over the rounds; the load average is printed (the machine may be shared). Benchmarks
 print figures; they are not tests.
 """
 
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -38,14 +40,24 @@ sys.path.insert(0, str(HERE))
 from bench_service import ECHO, RawLoop, start
 
 from rbcosim.client import Client
-from rbcosim.scenario import load_scenario
+from rbcosim.scenario.loader import load_scenario
 
 
-def wall(*args: str) -> float:
-    """Wall time (s) of `python -m rbcosim ARGS` in a subprocess."""
-    begin = time.perf_counter()
+def _children_cpu() -> float:
+    use = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return use.ru_utime + use.ru_stime
+
+
+def wall(*args: str, cpu: list | None = None) -> float:
+    """Wall time (s) of `python -m rbcosim ARGS` in a subprocess; with `cpu`, appends the CPU
+    time (s, user + system) of the whole process tree (server, session worker, flexible
+    solvers: each reaped by its parent, so counted here), which load from other jobs changes
+    far less than the wall time."""
+    begin, begin_cpu = time.perf_counter(), _children_cpu()
     subprocess.run([sys.executable, "-m", "rbcosim", *args], check=True,
                    stdout=subprocess.DEVNULL)
+    if cpu is not None:
+        cpu.append(_children_cpu() - begin_cpu)
     return time.perf_counter() - begin
 
 
@@ -94,17 +106,20 @@ def main(argv: list[str] | None = None) -> int:
     loop = RawLoop(echo_address, 1)
     loop.run(200)
     rows: dict[str, list[float]] = {k: [] for k in ("run", "cosim", "start-up", "echo")}
+    cpu: dict[str, list[float]] = {k: [] for k in ("run", "cosim", "start-up")}
     parts: dict[str, list[float]] = {}
     load = [os.getloadavg()[0]]
     with tempfile.TemporaryDirectory(prefix="bench_cosim_") as tmp:
         out = str(Path(tmp) / "r.csv")
         try:
             for _ in range(args.rounds):
-                rows["run"].append(wall("run", str(path), "--quiet", "--out", out))
+                rows["run"].append(wall("run", str(path), "--quiet", "--out", out,
+                                        cpu=cpu["run"]))
                 rows["cosim"].append(wall("cosim", str(path), "--no-plot", "--quiet", "--out",
-                                          out))
+                                          out, cpu=cpu["cosim"]))
                 rows["start-up"].append(wall("cosim", str(path), "--no-plot", "--quiet",
-                                             "--out", out, "--t-end", repr(4 * H)))
+                                             "--out", out, "--t-end", repr(4 * H),
+                                             cpu=cpu["start-up"]))
                 rows["echo"].append(loop.run(min(steps, 2000)))  # µs per round trip
                 for k, v in startup_parts(path, scenario.couplings[0].name).items():
                     parts.setdefault(k, []).append(v)
@@ -128,6 +143,10 @@ def main(argv: list[str] | None = None) -> int:
           f"{statistics.median(s / e for s, e in zip(stepping, rows['echo'])):.2f}x echo")
     for k, v in parts.items():
         print(f"  {k:30s} {statistics.median(v) * 1e3:7.0f} ms")
+    c = {k: statistics.median(v) for k, v in cpu.items()}
+    print(f"CPU time, all processes: run {c['run']:.2f} s, cosim {c['cosim']:.2f} s "
+          f"({c['cosim'] / c['run']:.2f}x), cosim of 4 steps {c['start-up']:.2f} s; stepping "
+          f"{(c['cosim'] - c['start-up']) / (steps - 4) * 1e6:.0f} µs of CPU per macro step")
     return 0
 
 

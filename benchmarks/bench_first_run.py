@@ -49,7 +49,7 @@ def run_seconds(scenario: Path) -> float:
 def macro_step_seconds(scenario: Path) -> tuple[int, float]:
     """(macro steps, seconds of stepping) of an in-process run."""
     from rbcosim.runner import run_scenario
-    from rbcosim.scenario import load_scenario
+    from rbcosim.scenario.loader import load_scenario
 
     loaded = load_scenario(scenario)
     start = time.perf_counter()

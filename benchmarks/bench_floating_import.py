@@ -8,7 +8,7 @@ The main job (scenarios/rigid_flex_pendulum.toml) with its beam replaced, in tur
 - an imported floating structure of about 600 nodes with 6 modes: a hex block
   (NX x NY x NZ nodes, default 24 x 5 x 5 = 600, 1 m x 10 mm x 10 mm) of steel 3D beam
   elements along every lattice edge, node numbers shuffled as a mesher leaves them (so that
-  the mass matrix is not banded), written as a `.npz` by `rbcosim.flex.convert`.
+  the mass matrix is not banded), written as a `.npz` by `rbcosim.flex.io.convert`.
 
 Each runs in process (`run_scenario`) to T (default 0.1 s); the time per macro step is the
 run's stepping wall time (`wall_time_s`, which leaves out loading, the reduction and the
@@ -27,11 +27,11 @@ from pathlib import Path
 
 import numpy as np
 
-from rbcosim.flex.beam import _element_3d
-from rbcosim.flex.convert import convert_structure
-from rbcosim.flex.matrices_io import save_npz
+from rbcosim.flex.io.convert import convert_structure
+from rbcosim.flex.io.matrices_io import save_npz
+from rbcosim.flex.modelling.beam import _element_3d
 from rbcosim.runner import run_scenario
-from rbcosim.scenario import load_scenario
+from rbcosim.scenario.loader import load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIO = ROOT / "scenarios" / "rigid_flex_pendulum.toml"

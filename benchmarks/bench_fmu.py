@@ -199,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     import fmpy
 
     from rbcosim.fmu_export import ExportOptions, export_fmu
-    from rbcosim.fmu_export.native import export_native_fmu
+    from rbcosim.fmu_export.packaging.native_fmu import export_native_fmu
 
     scenario = Path(args.scenario)
     runners, closers, labels, anchors = {}, [], {}, {}

@@ -19,10 +19,10 @@ import statistics
 import time
 from pathlib import Path
 
+from rbcosim.maximal.simulate import RigidSimulation
 from rbcosim.minimal.route import MinimalSimulation
 from rbcosim.runner import run_scenario
-from rbcosim.scenario import load_scenario
-from rbcosim.simulate import RigidSimulation
+from rbcosim.scenario.loader import load_scenario
 
 SCENARIO = Path(__file__).resolve().parents[1] / "scenarios" / "andrews_squeezer.toml"
 ROUTES = {"maximal": RigidSimulation, "minimal": MinimalSimulation}

@@ -4,7 +4,7 @@
 
 Cases (NAME): double_pendulum (scenarios/double_pendulum.toml), chain10, chain100, chain1000,
 chain10000 (scenarios/chain.toml with generators.chain.links = N) and free_body
-(scenarios/free_body.toml). Each runs rbcosim's maximal route (rbcosim.simulate.RigidSimulation)
+(scenarios/free_body.toml). Each runs rbcosim's maximal route (rbcosim.maximal.simulate.RigidSimulation)
 and minimal route (rbcosim.minimal.route.MinimalSimulation) each timed two ways: many steps per
 call, as `rbcosim run` steps between output rows, against MuJoCo's `mj_step(model, data,
 nstep=N)`; and one Python call per step, as a co-simulation or FMU steps, against one `mj_step`
@@ -55,10 +55,10 @@ from pathlib import Path
 import mujoco
 import numpy as np
 
-from rbcosim import quaternion as quat
+from rbcosim.maximal.simulate import RigidSimulation
 from rbcosim.minimal.route import MinimalSimulation
-from rbcosim.scenario import load_scenario
-from rbcosim.simulate import RigidSimulation
+from rbcosim.scenario.loader import load_scenario
+from rbcosim.spatial import quaternion as quat
 
 DT = 1e-3  # s
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"

@@ -25,7 +25,7 @@ import numpy as np
 import scipy.linalg
 
 from rbcosim.cosim.master import run_cosimulation
-from rbcosim.scenario import load_scenario
+from rbcosim.scenario.loader import load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = ROOT / "scenarios"

@@ -27,7 +27,7 @@ def build_host(folder: Path) -> Path:
 
 
 def unpack(fmu: Path, folder: Path) -> tuple[list[str], dict[str, int], float]:
-    """The host's first arguments (version, binary, resources URI, token), the value
+    """The host's first arguments (version, binary, resources URI or path, token), the value
     references and the macro step of ``fmu``, unzipped into ``folder``."""
     with zipfile.ZipFile(fmu) as archive:
         archive.extractall(folder)
@@ -36,7 +36,9 @@ def unpack(fmu: Path, folder: Path) -> tuple[list[str], dict[str, int], float]:
     platform = "linux64" if version == "2" else "x86_64-linux"
     binary = folder / "binaries" / platform / f"{md.coSimulation.modelIdentifier}.so"
     refs = {v.name: v.valueReference for v in md.modelVariables}
-    return ([version, str(binary), (folder / "resources").as_uri(), md.guid], refs,
+    # FMI 2 takes the resources folder as a file URI, FMI 3 as a path ending in a separator
+    resources = (folder / "resources").as_uri() if version == "2" else f"{folder / 'resources'}/"
+    return ([version, str(binary), resources, md.guid], refs,
             float(md.defaultExperiment.stepSize))
 
 

@@ -119,14 +119,14 @@ def corruptions(blob: bytes):
 
 def _sealed(state: dict) -> bytes:
     """A blob with a valid checksum around a state that is not this FMU's."""
-    from rbcosim.fmu_export.fmustate import encode_state
+    from rbcosim.fmu_export.runtime.fmustate import encode_state
 
     return encode_state(state)
 
 
 def forged(blob: bytes):
     """(name, bytes) with a correct checksum but contents the FMU must refuse."""
-    from rbcosim.fmu_export.fmustate import decode_state
+    from rbcosim.fmu_export.runtime.fmustate import decode_state
 
     good = decode_state(blob)
     yield "values too short", _sealed({**good, "values": good["values"][:-1]})

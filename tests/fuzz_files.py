@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rbcosim.cosim.codec import STATE_TAG, pack_state, unpack_state
+from rbcosim.serialization.codec import STATE_TAG, pack_state, unpack_state
 
 
 @dataclass

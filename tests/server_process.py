@@ -14,9 +14,11 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def child_env() -> dict[str, str]:
-    """os.environ with this checkout's src first on PYTHONPATH, unbuffered output."""
+    """os.environ with this checkout's src (and tests/, whose toy_side.py is a --rigid-factory)
+    first on PYTHONPATH, unbuffered output."""
     e = dict(os.environ)
-    e["PYTHONPATH"] = str(REPO / "src") + os.pathsep + e.get("PYTHONPATH", "")
+    e["PYTHONPATH"] = os.pathsep.join([str(REPO / "src"), str(REPO / "tests"),
+                                       e.get("PYTHONPATH", "")])
     e["PYTHONUNBUFFERED"] = "1"
     return e
 

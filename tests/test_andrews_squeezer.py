@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from rbcosim.runner import run_scenario
-from rbcosim.scenario import load_scenario
+from rbcosim.scenario.loader import load_scenario
 
 pytestmark = pytest.mark.scenarios
 

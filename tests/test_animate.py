@@ -18,7 +18,7 @@ pytest.importorskip("matplotlib")
 from rbcosim.animate.scene import build_scene
 from rbcosim.cli.main import main
 from rbcosim.results import read_results
-from rbcosim.scenario import load_scenario
+from rbcosim.scenario.loader import load_scenario
 
 
 def loaded(path):

@@ -22,10 +22,10 @@ import numpy as np
 import pytest
 import zmq
 from server_process import child_env, rbcosim_serve
+from service_helpers import running_server, toy_service
 
 from rbcosim.client import Client, ServiceError
 from rbcosim.service import CurveConfig, generate_keys
-from rbcosim.service.testing import running_server, toy_service
 
 pytestmark = pytest.mark.protocol
 
@@ -33,7 +33,7 @@ REPO = Path(__file__).resolve().parents[1]
 CONFORMANCE = REPO / "interfaces" / "conformance"
 HEADER = REPO / "interfaces" / "c" / "rbcosim_client.h"
 TOY = '[toy]\npoints = ["tip"]\nmacro_step = 0.01\nsubsteps = 4\nmass = 1.5\ninertia = 0.2\n'
-FACTORY = "rbcosim.service.toy:ToySide.from_scenario"
+FACTORY = "toy_side:ToySide.from_scenario"
 
 
 def status_codes() -> dict[str, int]:

@@ -4,9 +4,8 @@ server's socket loop forwards only what came before the endpoint was known."""
 from __future__ import annotations
 
 import pytest
+from service_helpers import running_server, toy_service
 from test_c_client import c_exchange
-
-from rbcosim.service.testing import running_server, toy_service
 
 pytestmark = pytest.mark.protocol
 

@@ -12,14 +12,14 @@ from pathlib import Path
 
 import msgpack
 import pytest
+from service_helpers import TOY_TWO_POINTS, message, toy_service
 
 from rbcosim.cli.main import main
-from rbcosim.cosim import codec
+from rbcosim.serialization import codec
 from rbcosim.cosim.flex_bodies import build_endpoints
-from rbcosim.cosim.model_digest import model_digest
-from rbcosim.scenario import load_scenario
+from rbcosim.serialization.model_digest import model_digest
+from rbcosim.scenario.loader import load_scenario
 from rbcosim.service import Service
-from rbcosim.service.testing import TOY_TWO_POINTS, message, toy_service
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 DOUBLE = SCENARIOS / "double_pendulum.toml"
@@ -157,10 +157,11 @@ def test_flex_resume_refuses_another_flexible_body_and_clears_dead_temporaries(t
     """`rbcosim flex --resume` with E/100 is refused naming the checkpoint and both digests; a
     checkpoint temporary of a dead solver is gone once a solver has started, a live one's stays;
     the same model then resumes to the first run's rows, bit for bit."""
+    from service_helpers import running_server
+
     from rbcosim.client import Client
     from rbcosim.distributed.driver import CosimOptions, start_flex
     from rbcosim.distributed.flex_solver import read_results
-    from rbcosim.service.testing import running_server
 
     sets = ["solver.t_end=0.03"]  # 120 macro steps: snapshots and checkpoints at 50 and 100
     ckpt = tmp_path / "ckpt"

@@ -8,12 +8,12 @@ import math
 import numpy as np
 import pytest
 
-from rbcosim import quaternion as quat
-from rbcosim.checks import check_model
-from rbcosim.constraints import Constraints, JacobianAssembler
-from rbcosim.kinematics import Kinematics
-from rbcosim.scenario import load_scenario_text
-from rbcosim.simulate import simulate
+from rbcosim.maximal.checks import check_model
+from rbcosim.maximal.constraints import Constraints, JacobianAssembler
+from rbcosim.maximal.kinematics import Kinematics
+from rbcosim.maximal.simulate import simulate
+from rbcosim.scenario.loader import load_scenario_text
+from rbcosim.spatial import quaternion as quat
 from rbcosim.state import State
 
 G = 9.81

@@ -7,7 +7,7 @@ formulas in the same order, so rigid scenarios agree to the last bit on this mac
 assertion allows 1e-12 of each column's scale (libm or compiler differences elsewhere).
 
 Flexible scenarios: since that reference, each mode's sign follows a stated convention
-(`rbcosim.flex.craig_bampton.mode_signs`), so a modal coordinate may be the reference's negated
+(`rbcosim.flex.modelling.craig_bampton.mode_signs`), so a modal coordinate may be the reference's negated
 (compared up to sign); a flipped mode changes summation order in the ~1e-15 digits, and the
 continuity gaps and energy residual are differences of O(1) quantities, so they are held to
 1e-12 of the kinematics' and energy's scale rather than of their own.
@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from rbcosim.runner import run_scenario
-from rbcosim.scenario import load_scenario
+from rbcosim.scenario.loader import load_scenario
 
 REPO = Path(__file__).resolve().parents[1]
 REFERENCE = np.load(REPO / "tests" / "data" / "numba_reference.npz")

@@ -17,7 +17,7 @@ from scipy.spatial.transform import Rotation
 
 from rbcosim.cosim.coupled import CoupledSteps
 from rbcosim.cosim.master import CosimMaster
-from rbcosim.scenario import load_scenario
+from rbcosim.scenario.loader import load_scenario
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 

@@ -13,16 +13,16 @@ import pytest
 from rbcosim import _core
 from rbcosim.cosim.flex_endpoint import FlexEndpoint, motion_of
 from rbcosim.flex import FlexBody, FlexModel, InterfaceMotion
-from rbcosim.flex.chord import ChordModel
-from rbcosim.flex.chord_kernels import contiguous_rows
-from rbcosim.flex.frame import acceleration_polynomial, end_of_step, frame_at, set_frame
-from rbcosim.flex.grounded import boundary, to_structure
-from rbcosim.flex.kinematics import quat_from_rotation_vector, quat_multiply, rotation_matrix
-from rbcosim.flex.layout import AL, ETA, QREF, Q, R, V, W
-from rbcosim.flex.layout import A as ACC
-from rbcosim.flex.model import _nodal_operator
-from rbcosim.flex.nodal import field_nodal
+from rbcosim.flex.modelling.chord import ChordModel
+from rbcosim.flex.modelling.model import _nodal_operator
+from rbcosim.flex.modelling.nodal import field_nodal
+from rbcosim.flex.runtime.chord_kernels import contiguous_rows
+from rbcosim.flex.runtime.frame import acceleration_polynomial, end_of_step, frame_at, set_frame
+from rbcosim.flex.runtime.grounded import boundary, to_structure
+from rbcosim.flex.runtime.layout import AL, ETA, QREF, Q, R, V, W
+from rbcosim.flex.runtime.layout import A as ACC
 from rbcosim.settings import CosimSettings, Coupling
+from rbcosim.spatial.rotation import quat_from_rotation_vector, quat_multiply, rotation_matrix
 
 pytestmark = pytest.mark.unit
 
@@ -148,7 +148,7 @@ def _floating(planar=True, **kw):
 
 
 def _nodal_wrench(model, s, gravity):
-    """The floating wrench evaluated on the mesh in numpy (rbcosim.flex.body's formulas):
+    """The floating wrench evaluated on the mesh in numpy (rbcosim.flex.runtime.body's formulas):
     force from the first-moment invariants, moment as the nodal sum of
     ``(X_i + u_i) x f_t,i + f_r,i`` with ``f = M_phys acc``, minus ``w x J w``."""
     fl, k = model.floating, model.n_modes

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from rbcosim.errors import SimulationError
-from rbcosim.scenario import load_scenario_text
+from rbcosim.maximal.simulate import simulate
+from rbcosim.scenario.loader import load_scenario_text
 from rbcosim.settings import SolverSettings
-from rbcosim.simulate import simulate
 
 pytestmark = pytest.mark.unit
 

@@ -6,14 +6,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rbcosim import quaternion as quat
-from rbcosim.constraints import Constraints, JacobianAssembler
-from rbcosim.kinematics import Kinematics
+from rbcosim.maximal.constraints import Constraints, JacobianAssembler
+from rbcosim.maximal.kinematics import Kinematics
+from rbcosim.maximal.simulate import simulate
 from rbcosim.model import JOINT_KINDS, Body, Joint, Marker, Model, Motion, frozen_array
-from rbcosim.scenario import load_scenario_text
-from rbcosim.scenario_contact import CONTACT_KINDS
+from rbcosim.scenario.contact import CONTACT_KINDS
+from rbcosim.scenario.loader import load_scenario_text
 from rbcosim.settings import SolverSettings
-from rbcosim.simulate import simulate
+from rbcosim.spatial import quaternion as quat
 from rbcosim.state import State
 
 # --- Jacobian and γ by finite differences (a unit test of constraints.py) -----------------------

@@ -1,4 +1,4 @@
-"""The compiled maximal-coordinate core (`rbcosim.kernels`) against independent formulations
+"""The compiled maximal-coordinate core (`rbcosim.maximal.kernels`) against independent formulations
 written here in plain numpy/scipy: a dense KKT solve with forces computed from the model data,
 a sparse Schur-complement solve, interface wrenches and added mass written into the equations
 by hand, the closed-form velocity projection, an adaptive integrator, energy conservation, and
@@ -20,13 +20,13 @@ import scipy.sparse.linalg as spla
 from scipy.integrate import solve_ivp
 from scipy.spatial.transform import Rotation
 
-from rbcosim.constraints import Constraints, JacobianAssembler
 from rbcosim.cosim.rigid_side import RigidSide
-from rbcosim.dynamics import MaximalSystem
 from rbcosim.errors import SimulationError
-from rbcosim.integrators import RK4
-from rbcosim.kernels import multipliers
-from rbcosim.kinematics import Kinematics
+from rbcosim.maximal.constraints import Constraints, JacobianAssembler
+from rbcosim.maximal.dynamics import MaximalSystem
+from rbcosim.maximal.integrators import RK4
+from rbcosim.maximal.kernels import multipliers
+from rbcosim.maximal.kinematics import Kinematics
 from rbcosim.model import (
     Body,
     BodyLoad,
@@ -39,7 +39,7 @@ from rbcosim.model import (
     TorsionalSpringDamper,
     frozen_array,
 )
-from rbcosim.scenario import load_scenario
+from rbcosim.scenario.loader import load_scenario
 from rbcosim.state import State
 
 pytestmark = pytest.mark.unit

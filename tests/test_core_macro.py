@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from rbcosim.cosim.rigid_side import RigidSide
-from rbcosim.kernels import handle as kernel
+from rbcosim.maximal.kernels import handle as kernel
 
 
 def _side(integrator):

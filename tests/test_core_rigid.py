@@ -13,13 +13,13 @@ import pytest
 
 from rbcosim import _core
 from rbcosim.core import make_handle
-from rbcosim.dynamics import MaximalSystem
-from rbcosim.expressions import compile_expression, parse
-from rbcosim.integrators import RK4, SDIRK2
-from rbcosim.kernels.expression import evaluate
-from rbcosim.kernels.rows import GAMMA, PHI, PHI_T, evaluate_rows
-from rbcosim.kinematics import Kinematics
-from rbcosim.scenario import load_scenario_text
+from rbcosim.expression_program import evaluate
+from rbcosim.maximal.dynamics import MaximalSystem
+from rbcosim.maximal.integrators import RK4, SDIRK2
+from rbcosim.maximal.kernels.rows import GAMMA, PHI, PHI_T, evaluate_rows
+from rbcosim.maximal.kinematics import Kinematics
+from rbcosim.scenario.expressions import compile_expression, parse
+from rbcosim.scenario.loader import load_scenario_text
 from rbcosim.state import State
 
 pytestmark = pytest.mark.unit
@@ -214,7 +214,7 @@ def test_banded_solve_matches_a_dense_solve():
     S = J @ Minv @ J.T
     rhs = np.random.default_rng(2).normal(size=m) * np.sqrt(np.diag(S))
     out = np.empty(m)
-    from rbcosim.kernels import multipliers
+    from rbcosim.maximal.kernels import multipliers
     multipliers.solve(pattern, work.band, work.solve[2], rhs, out)
     ref = np.linalg.solve(S, rhs)
     assert np.max(np.abs(out - ref)) < 1e-8 * np.max(np.abs(ref))

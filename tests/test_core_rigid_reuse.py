@@ -7,9 +7,9 @@ from pathlib import Path
 
 import numpy as np
 
-from rbcosim.kernels import handle as kernel
-from rbcosim.scenario import load_scenario
-from rbcosim.simulate import RigidSimulation
+from rbcosim.maximal.kernels import handle as kernel
+from rbcosim.maximal.simulate import RigidSimulation
+from rbcosim.scenario.loader import load_scenario
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 

@@ -14,9 +14,9 @@ import sympy as sp
 from scipy.integrate import solve_ivp
 from scipy.special import ellipk
 
-from rbcosim import quaternion as quat
-from rbcosim.scenario import load_scenario
-from rbcosim.simulate import simulate
+from rbcosim.maximal.simulate import simulate
+from rbcosim.scenario.loader import load_scenario
+from rbcosim.spatial import quaternion as quat
 
 pytestmark = pytest.mark.scenarios
 

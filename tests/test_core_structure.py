@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from rbcosim.constraints import ConstraintValues
-from rbcosim.kernels import equations
-from rbcosim.kinematics import Kinematics
+from rbcosim.maximal.constraints import ConstraintValues
+from rbcosim.maximal.kernels import equations
+from rbcosim.maximal.kinematics import Kinematics
+from rbcosim.maximal.simulate import RigidSimulation
 from rbcosim.minimal.route import MinimalSimulation
 from rbcosim.minimal.tree import Tree
 from rbcosim.run_loop import System
-from rbcosim.simulate import RigidSimulation
 from rbcosim.state import State
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "rbcosim"
@@ -37,13 +37,13 @@ def test_each_formulation_implements_the_system_interface(cls):
 
 def test_one_run_loop():
     """The loops live in run_loop only: neither formulation defines its own."""
-    for module in ("simulate.py", "minimal/route.py"):
+    for module in ("maximal/simulate.py", "minimal/route.py"):
         names = _functions(SRC / module)
         assert not {"_probe_run", "_simulate_adaptive", "_stops"} & set(names), module
 
 
 def test_one_kinematics_type_seen_by_the_core():
-    assert importlib.util.find_spec("rbcosim.kernels.frames") is None
+    assert importlib.util.find_spec("rbcosim.maximal.kernels.frames") is None
     work = equations.workspace(2, 0, _empty_pattern(), 0)
     assert type(work.frames) is Kinematics
 
@@ -51,7 +51,7 @@ def test_one_kinematics_type_seen_by_the_core():
 def _empty_pattern():
     import numpy as np
 
-    from rbcosim.kernels.multipliers import schur_pattern
+    from rbcosim.maximal.kernels.multipliers import schur_pattern
 
     return schur_pattern(np.zeros((0, 2), dtype=np.int64), np.zeros(0, dtype=np.int64), 2)
 
@@ -70,7 +70,7 @@ def test_dead_code_is_gone():
     assert not hasattr(State, "set_velocities")
 
 
-@pytest.mark.parametrize("module", ["cli/check_cmd.py", "simulate.py", "run_loop.py",
+@pytest.mark.parametrize("module", ["cli/check_cmd.py", "maximal/simulate.py", "run_loop.py",
                                     "minimal/route.py", "minimal/points.py",
                                     "cosim/rigid_side.py"])
 def test_functions_stay_under_80_lines(module):

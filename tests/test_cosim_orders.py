@@ -32,7 +32,7 @@ import pytest
 import scipy.linalg
 
 from rbcosim.cosim.master import run_cosimulation
-from rbcosim.scenario import load_scenario
+from rbcosim.scenario.loader import load_scenario
 
 pytestmark = pytest.mark.scenarios
 

@@ -11,7 +11,7 @@ the link and e2 = de1/dθ, a beam point at distance X from the clamp sits at
     V = −g cos θ (m l/2 + ∫ ρA (l + X) dX) + g sin θ ∫ ρA w dX + ½ ηᵀ Λ η
 
 (I_h = m l²/3 the uniform link about its hinge). The mode shapes φ_k come from the beam
-generator's FE matrices (rbcosim.flex.beam) through our own generalized eigenproblem; the
+generator's FE matrices (rbcosim.flex.modelling.beam) through our own generalized eigenproblem; the
 integrals are Gauss quadratures of the Hermite-interpolated modes, independent of the FE mass
 matrix (whose Gram matrix of the modes must come out as the identity: checked). Consistent with
 FlexBody's documented assumptions (src/rbcosim/flex/README.md): linear floating frame, elastic
@@ -38,8 +38,8 @@ import scipy.linalg
 from scipy.integrate import solve_ivp
 
 from rbcosim.cosim.master import run_cosimulation
-from rbcosim.flex.beam import euler_bernoulli_beam
-from rbcosim.scenario import load_scenario
+from rbcosim.flex.modelling.beam import euler_bernoulli_beam
+from rbcosim.scenario.loader import load_scenario
 
 pytestmark = pytest.mark.scenarios
 

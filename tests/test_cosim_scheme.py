@@ -10,7 +10,7 @@ import pytest
 
 from rbcosim.cosim.scheme import SCHEMES, scheme_named
 from rbcosim.errors import ScenarioError
-from rbcosim.scenario import load_scenario
+from rbcosim.scenario.loader import load_scenario
 from rbcosim.settings import SCHEMES as SCENARIO_SCHEMES
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "rbcosim"

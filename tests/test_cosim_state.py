@@ -9,7 +9,7 @@ import pytest
 import rbcosim.cosim.master as master_module
 from rbcosim.cli.main import main
 from rbcosim.cosim.master import CosimMaster
-from rbcosim.scenario import load_scenario
+from rbcosim.scenario.loader import load_scenario
 
 pytestmark = pytest.mark.scenarios
 

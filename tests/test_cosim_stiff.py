@@ -25,7 +25,7 @@ import scipy.linalg
 
 from rbcosim.cosim.master import run_cosimulation
 from rbcosim.errors import SimulationError
-from rbcosim.scenario import load_scenario
+from rbcosim.scenario.loader import load_scenario
 
 pytestmark = pytest.mark.scenarios
 

@@ -11,15 +11,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from service_helpers import running_server
 
 from rbcosim.cli.main import main
 from rbcosim.client import Client
 from rbcosim.distributed.driver import CosimOptions, merge_results, start_flex
 from rbcosim.distributed.flex_solver import read_results
 from rbcosim.results import Results
-from rbcosim.scenario import load_scenario
+from rbcosim.scenario.loader import load_scenario
 from rbcosim.service import Service
-from rbcosim.service.testing import running_server
 
 pytestmark = pytest.mark.protocol
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from rbcosim.cli.main import main
-from rbcosim.divergence import nice_floor, suggested_step
+from rbcosim.maximal.divergence import nice_floor, suggested_step
 from rbcosim.results import read_results
 
 
@@ -110,7 +110,7 @@ def test_rank_loss_is_a_singularity_at_a_sane_state_and_a_divergence_otherwise(
     """The core's singular status (J M⁻¹ Jᵀ), raised after 100 steps: at the state the run
     reached, the kinematic-singularity message; at a state moved 1e9 m away, a divergence."""
     from rbcosim.errors import SingularJacobianError
-    from rbcosim.integrators import FixedStepIntegrator
+    from rbcosim.maximal.integrators import FixedStepIntegrator
 
     advance = FixedStepIntegrator.advance
 

@@ -1,4 +1,4 @@
-"""Parameters and expressions of scenario files (rbcosim.expressions, scenario_parameters):
+"""Parameters and expressions of scenario files (rbcosim.scenario.expressions, scenario_parameters):
 values against Python's math computed here, derivatives against hand-derived ones, a driven
 model with an expression motion against the same model with the equivalent polynomial and
 harmonic motions, a parameterized scenario against the literal one, the Kane spin-up law
@@ -11,13 +11,13 @@ import math
 import numpy as np
 import pytest
 
-from rbcosim.build import ModelBuilder, expression, harmonic
 from rbcosim.errors import ScenarioError
-from rbcosim.expressions import compile_expression, parse
 from rbcosim.runner import run_scenario
-from rbcosim.scenario import load_scenario, load_scenario_text, scalar_parameters
-from rbcosim.scenario_parameters import Parameters, evaluate
-from rbcosim.toml_writer import to_toml
+from rbcosim.scenario.builder import ModelBuilder, expression, harmonic
+from rbcosim.scenario.expressions import compile_expression, parse
+from rbcosim.scenario.loader import load_scenario, load_scenario_text, scalar_parameters
+from rbcosim.scenario.parameters import Parameters, evaluate
+from rbcosim.scenario.toml_writer import to_toml
 
 RHO, AREA, L, M = 7850.0, 1e-4, 0.3, 1.5
 
@@ -390,8 +390,9 @@ def test_rigid_side_of_fmus_and_the_service_takes_parameters():
 
 def test_service_session_takes_parameter_overrides_and_expression_drivers(tmp_path):
     """`rbcosim serve`: a session on the scenario with --set-style parameters.L = 0.5."""
+    from service_helpers import message
+
     from rbcosim.service import Service
-    from rbcosim.service.testing import message
 
     path = tmp_path / "driven.toml"
     path.write_text(RIGID_SIDE, encoding="utf-8")
@@ -456,7 +457,7 @@ def test_exported_fmu_has_the_parameters_and_applies_them(tmp_path):
 
 def test_flexible_body_numbers_take_expressions():
     """[flex_bodies.beam] written with parameters equals the shipped literal beam."""
-    from rbcosim.flex.config import flex_model_from_config
+    from rbcosim.scenario.flex_config import flex_model_from_config
 
     pendulum = "scenarios/rigid_flex_pendulum.toml"
     literal = load_scenario(pendulum, ["flex_bodies.beam.damping.modal_ratio=0.005"])

@@ -20,14 +20,14 @@ import numpy as np
 import pytest
 from fuzz_files import Case, byte_mutations, mtx_cases, npz_cases, scenario_cases, state_cases
 
-from rbcosim.cosim.codec import unpack_state
 from rbcosim.errors import RbcosimError, ScenarioError, SimulationError
-from rbcosim.flex.config import flex_model_from_config
-from rbcosim.flex.matrices_io import load_mtx, load_npz
-from rbcosim.fmu_export.fmustate import decode_state, encode_state
+from rbcosim.flex.io.matrices_io import load_mtx, load_npz
+from rbcosim.fmu_export.runtime.fmustate import decode_state, encode_state
 from rbcosim.limits import estimate
-from rbcosim.scenario import load_scenario_text
-from rbcosim.scenario_reader import MAX_MAGNITUDE
+from rbcosim.scenario.flex_config import flex_model_from_config
+from rbcosim.scenario.loader import load_scenario_text
+from rbcosim.scenario.reader import MAX_MAGNITUDE
+from rbcosim.serialization.codec import unpack_state
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 PER_SCENARIO = 600
@@ -104,8 +104,8 @@ def _scenario_corpus(rng: random.Random) -> list[Case]:
 
 @pytest.fixture(scope="module")
 def rigid_checkpoint(tmp_path_factory):
-    from rbcosim.scenario import load_scenario
-    from rbcosim.simulate import RigidSimulation, _save_checkpoint
+    from rbcosim.maximal.simulate import RigidSimulation, _save_checkpoint
+    from rbcosim.scenario.loader import load_scenario
 
     scenario = load_scenario(SCENARIOS / "double_pendulum.toml")
     sim = RigidSimulation(scenario.model, scenario.solver)
@@ -120,7 +120,7 @@ def rigid_checkpoint(tmp_path_factory):
 @pytest.fixture(scope="module")
 def cosim_master():
     from rbcosim.cosim.master import CosimMaster
-    from rbcosim.scenario import load_scenario
+    from rbcosim.scenario.loader import load_scenario
 
     master = CosimMaster(load_scenario(SCENARIOS / "rigid_flex_pendulum.toml"))
     master.step()
@@ -128,7 +128,7 @@ def cosim_master():
 
 
 def test_file_fuzz_corpus(tmp_path, rigid_checkpoint, cosim_master):
-    from rbcosim.simulate import RigidSimulation, _load_checkpoint
+    from rbcosim.maximal.simulate import RigidSimulation, _load_checkpoint
 
     rng = random.Random(20261203)
     counts: Counter = Counter()

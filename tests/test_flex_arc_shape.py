@@ -1,4 +1,4 @@
-"""rbcosim.flex.arc_shape: output nodes on the inextensible axis through the section rotations.
+"""rbcosim.flex.runtime.arc_shape: output nodes on the inextensible axis through the section rotations.
 
 A beam bent to constant curvature κ (w = κx²/2, section rotation ψ = κx, which the Hermite
 elements represent exactly) has an inextensible axis that is a circular arc: the tip at
@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rbcosim.flex.arc_shape import ArcShape, is_beam_line
-from rbcosim.flex.model import FlexModel
+from rbcosim.flex.modelling.model import FlexModel
+from rbcosim.flex.runtime.arc_shape import ArcShape, is_beam_line
 
 L, E, RHO, AREA, I_SEC = 2.0, 2.1e11, 7850.0, 1e-4, 1e-9
 

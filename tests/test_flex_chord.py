@@ -1,4 +1,4 @@
-"""The chord-frame beam (rbcosim.flex.chord) alone: its modes, statics, geometric stiffness
+"""The chord-frame beam (rbcosim.flex.modelling.chord) alone: its modes, statics, geometric stiffness
 and pin forces against hand-derived solutions, with the pins' motions prescribed."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 from rbcosim.errors import ScenarioError
-from rbcosim.flex.chord import ChordModel
-from rbcosim.flex.chord_body import ChordBody
-from rbcosim.flex.chord_config import chord_model_from_config
-from rbcosim.flex.chord_kernels import frame_inputs, modal_acceleration
-from rbcosim.flex.kinematics import InterfaceMotion
+from rbcosim.flex.modelling.chord import ChordModel
+from rbcosim.flex.runtime.chord_body import ChordBody
+from rbcosim.flex.runtime.chord_kernels import frame_inputs, modal_acceleration
+from rbcosim.flex.runtime.interface_motion import InterfaceMotion
+from rbcosim.scenario.flex_chord_config import chord_model_from_config
 
 L, E, RHO, D = 0.30, 2.0e11, 7870.0, 6e-3
 AREA, I_SEC = math.pi * D**2 / 4, math.pi * D**4 / 64
@@ -173,7 +173,7 @@ def test_config_errors_name_the_key():
 def test_scenario_refuses_a_chord_body_without_its_two_pins():
     from pathlib import Path
 
-    from rbcosim.scenario import load_scenario_text
+    from rbcosim.scenario.loader import load_scenario_text
 
     text = (Path(__file__).resolve().parent.parent / "scenarios"
             / "flexible_slider_crank.toml").read_text()

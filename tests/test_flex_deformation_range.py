@@ -1,4 +1,4 @@
-"""The small-deformation guard of floating flexible bodies (rbcosim.flex.deformation_range)."""
+"""The small-deformation guard of floating flexible bodies (rbcosim.flex.runtime.deformation_range)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,13 @@ import numpy as np
 import pytest
 
 from rbcosim.cosim.master import run_cosimulation
-from rbcosim.flex.deformation_range import ROTATION_LIMIT, DeformationRange, DeformationWarning
-from rbcosim.flex.model import FlexModel
-from rbcosim.scenario import load_scenario
+from rbcosim.flex.modelling.model import FlexModel
+from rbcosim.flex.runtime.deformation_range import (
+    ROTATION_LIMIT,
+    DeformationRange,
+    DeformationWarning,
+)
+from rbcosim.scenario.loader import load_scenario
 
 SPINUP = Path(__file__).resolve().parent.parent / "scenarios" / "kane_spinup.toml"
 L = 10.0

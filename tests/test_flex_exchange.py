@@ -10,12 +10,12 @@ import math
 import numpy as np
 import pytest
 
-from rbcosim.cosim.codec import pack_state, unpack_state
 from rbcosim.cosim.flex_endpoint import motion_of
 from rbcosim.cosim.master import build_endpoints
 from rbcosim.flex import InterfaceMotion
-from rbcosim.flex.kinematics import rotation_matrix
-from rbcosim.scenario import load_scenario
+from rbcosim.scenario.loader import load_scenario
+from rbcosim.serialization.codec import pack_state, unpack_state
+from rbcosim.spatial.rotation import rotation_matrix
 
 pytestmark = pytest.mark.unit
 

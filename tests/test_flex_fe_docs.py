@@ -15,7 +15,7 @@ from native_build import native_unavailable
 
 from rbcosim.cli.main import main
 from rbcosim.errors import ScenarioError
-from rbcosim.flex.fe_import import parse_interface
+from rbcosim.flex.io.fe_import import parse_interface
 
 DATA = Path(__file__).resolve().parent.parent / "scenarios" / "data" / "fe_models"
 FIX = "1,10,15,24,29,34,43,48"  # the face x = 0 of cantilever.inp (its *NSET FIX)

@@ -16,14 +16,14 @@ from native_build import native_unavailable
 
 from rbcosim.cli.main import main
 from rbcosim.errors import ScenarioError
-from rbcosim.flex.config import flex_model_from_config
-from rbcosim.flex.fe_import import import_structure
-from rbcosim.flex.model import FlexModel
-from rbcosim.flex.nodal import NodalLayout
-from rbcosim.flex.readers import read_fe_model
-from rbcosim.flex.tie import Tie, apply_ties
+from rbcosim.flex.io.fe_import import import_structure
+from rbcosim.flex.io.readers import read_fe_model
+from rbcosim.flex.io.tie import Tie, apply_ties
+from rbcosim.flex.modelling.model import FlexModel
+from rbcosim.flex.modelling.nodal import NodalLayout
+from rbcosim.scenario.flex_config import flex_model_from_config
 
-cb_module = importlib.import_module("rbcosim.flex.craig_bampton")
+cb_module = importlib.import_module("rbcosim.flex.modelling.craig_bampton")
 
 CLAMPED = "*STEP\n*FREQUENCY\n5\n*BOUNDARY\nFIX, 1, 3\n*END STEP\n"
 MATRICES = "*STEP\n*FREQUENCY, SOLVER=MATRIXSTORAGE\n*END STEP\n"
@@ -171,7 +171,7 @@ def test_scenario_source_reduces_once_into_a_cache(ccx_runs, tmp_path, monkeypat
     first = flex_model_from_config(cfg, tmp_path, "flex_bodies.beam")
     caches = sorted(tmp_path.glob("free.rbcosim-*.npz"))
     assert len(caches) == 1
-    from rbcosim.flex import fe_import
+    from rbcosim.flex.io import fe_import
 
     def no_import(*args, **kwargs):
         raise AssertionError("reduced again")

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from rbcosim.flex import FlexBody, FlexModel, InterfaceMotion
-from rbcosim.flex.kinematics import quat_from_rotation_vector, rotation_matrix
-from rbcosim.flex.model import _nodal_operator
-from rbcosim.flex.nodal import field_nodal as _field_nodal
+from rbcosim.flex.modelling.model import _nodal_operator
+from rbcosim.flex.modelling.nodal import field_nodal as _field_nodal
+from rbcosim.spatial.rotation import quat_from_rotation_vector, rotation_matrix
 
 pytestmark = pytest.mark.unit
 

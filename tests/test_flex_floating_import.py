@@ -28,13 +28,13 @@ import scipy.io
 from rbcosim.cli.main import main
 from rbcosim.cosim.master import run_cosimulation
 from rbcosim.errors import ScenarioError
-from rbcosim.flex.beam import euler_bernoulli_beam
-from rbcosim.flex.config import flex_model_from_config
-from rbcosim.flex.convert import convert_structure, read_nodes_csv, uniform_dof_labels
-from rbcosim.flex.matrices_io import load_npz
-from rbcosim.flex.interfaces import Interface
-from rbcosim.flex.model import FlexModel
-from rbcosim.scenario import load_scenario, load_scenario_text
+from rbcosim.flex.io.convert import convert_structure, read_nodes_csv, uniform_dof_labels
+from rbcosim.flex.io.matrices_io import load_npz
+from rbcosim.flex.modelling.beam import euler_bernoulli_beam
+from rbcosim.flex.modelling.interface_nodes import Interface
+from rbcosim.flex.modelling.model import FlexModel
+from rbcosim.scenario.flex_config import flex_model_from_config
+from rbcosim.scenario.loader import load_scenario, load_scenario_text
 
 pytestmark = pytest.mark.scenarios
 

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from rbcosim.cosim.master import run_cosimulation
-from rbcosim.flex.beam import euler_bernoulli_beam
-from rbcosim.scenario import load_scenario
+from rbcosim.flex.modelling.beam import euler_bernoulli_beam
+from rbcosim.scenario.loader import load_scenario
 
 pytestmark = pytest.mark.scenarios
 

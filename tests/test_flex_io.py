@@ -10,12 +10,12 @@ from rbcosim.errors import ScenarioError
 from rbcosim.flex import (
     FlexModel,
     StructureMatrices,
-    flex_model_from_config,
     load_mtx,
     load_npz,
     save_npz,
 )
-from rbcosim.flex.matrices_io import validate_structure
+from rbcosim.flex.io.matrices_io import validate_structure
+from rbcosim.scenario.flex_config import flex_model_from_config
 
 pytestmark = pytest.mark.unit
 

@@ -16,8 +16,8 @@ import pytest
 from scipy.integrate import solve_ivp
 
 from rbcosim.flex import FlexBody, FlexModel, InterfaceMotion
-from rbcosim.flex.kinematics import quat_from_rotation_vector, rotation_matrix
-from rbcosim.flex.polynomial import polynomial_through
+from rbcosim.flex.runtime.polynomial import polynomial_through
+from rbcosim.spatial.rotation import quat_from_rotation_vector, rotation_matrix
 
 pytestmark = pytest.mark.unit
 

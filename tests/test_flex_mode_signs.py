@@ -13,15 +13,15 @@ import numpy as np
 import pytest
 import scipy.linalg
 
-from rbcosim.flex.beam import euler_bernoulli_beam
-from rbcosim.flex.chord import ChordModel
-from rbcosim.flex.craig_bampton import SIGN_TIE, craig_bampton, mode_signs
-from rbcosim.flex.matrices_io import StructureMatrices
-from rbcosim.flex.model import FlexModel
+from rbcosim.flex.io.matrices_io import StructureMatrices
+from rbcosim.flex.modelling.beam import euler_bernoulli_beam
+from rbcosim.flex.modelling.chord import ChordModel
+from rbcosim.flex.modelling.craig_bampton import SIGN_TIE, craig_bampton, mode_signs
+from rbcosim.flex.modelling.model import FlexModel
 from rbcosim.runner import run_scenario
-from rbcosim.scenario import load_scenario, split_overrides
+from rbcosim.scenario.loader import load_scenario, split_overrides
 
-cb_module = importlib.import_module("rbcosim.flex.craig_bampton")  # the package shadows it
+cb_module = importlib.import_module("rbcosim.flex.modelling.craig_bampton")  # the package shadows it
 REPO = Path(__file__).resolve().parents[1]
 STEEL = {"length": 1.0, "youngs_modulus": 2.1e11, "density": 7850.0, "area": 1e-4,
          "second_moment_y": 1e-8 / 12}

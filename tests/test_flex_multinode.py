@@ -15,7 +15,7 @@ import scipy.linalg
 from rbcosim.cosim.master import CosimMaster, build_endpoints
 from rbcosim.distributed.flex_solver import check_distributed
 from rbcosim.errors import ScenarioError
-from rbcosim.scenario import build_scenario
+from rbcosim.scenario.loader import build_scenario
 
 L, E, RHO, B, G = 1.0, 2.1e11, 7850.0, 0.01, 9.81
 AREA, INERTIA = B * B, B**4 / 12

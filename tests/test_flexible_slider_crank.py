@@ -27,7 +27,7 @@ import numpy as np
 from scipy.integrate import solve_ivp
 
 from rbcosim.cosim.master import run_cosimulation
-from rbcosim.scenario import load_scenario
+from rbcosim.scenario.loader import load_scenario
 
 SCENARIO = Path(__file__).resolve().parent.parent / "scenarios" / "flexible_slider_crank.toml"
 

@@ -15,9 +15,9 @@ from test_fmu_support import REPO, bits, open_fmu
 from rbcosim.cli.main import main
 from rbcosim.errors import ScenarioError
 from rbcosim.fmu_export import ExportOptions, export_fmu
-from rbcosim.fmu_export.native import export_native_fmu
+from rbcosim.fmu_export.packaging.native_fmu import export_native_fmu
 from rbcosim.results import Results, body_columns
-from rbcosim.scenario import load_scenario
+from rbcosim.scenario.loader import load_scenario
 
 pytestmark = pytest.mark.fmu
 

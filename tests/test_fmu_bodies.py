@@ -15,9 +15,9 @@ from test_fmu_support import REPO, bits
 
 from rbcosim.cli import export_fmu_cmd
 from rbcosim.fmu_export import ExportOptions, export_fmu
-from rbcosim.fmu_export.build import model_identifier
+from rbcosim.fmu_export.packaging.python_fmu import model_identifier
 from rbcosim.results import Results, body_columns
-from rbcosim.scenario import load_scenario
+from rbcosim.scenario.loader import load_scenario
 
 pytestmark = pytest.mark.fmu
 

@@ -1,5 +1,5 @@
 """The Python FMU in a host without Python of its own: fmu/hosts/fmi2_run.c, built here, with
-the environment `python -m rbcosim.fmu_export.host_env` prints (the recipe of fmu/README.md).
+the environment `python -m rbcosim.fmu_export.runtime.host_env` prints (the recipe of fmu/README.md).
 
 The host's end values equal `rbcosim run` to the bit, and every run exits cleanly (a crash in
 the interpreter's finalisation at exit would show as a signal or a non-zero status)."""
@@ -20,7 +20,7 @@ from native_build import native_unavailable
 from test_fmu_support import REPO, bits
 
 from rbcosim.fmu_export import ExportOptions, export_fmu
-from rbcosim.fmu_export.host_env import host_environment
+from rbcosim.fmu_export.runtime.host_env import host_environment
 from rbcosim.results import Results
 
 pytestmark = pytest.mark.fmu
@@ -82,7 +82,7 @@ def test_host_env_prints_loadable_shell_lines():
     package_root = str(Path(rbcosim.__file__).resolve().parents[1])
     assert package_root in env["PYTHONPATH"].split(":")
     assert os.getcwd() not in env["PYTHONPATH"].split(":")  # not where the host happens to run
-    printed = subprocess.run([sys.executable, "-m", "rbcosim.fmu_export.host_env"],
+    printed = subprocess.run([sys.executable, "-m", "rbcosim.fmu_export.runtime.host_env"],
                              capture_output=True, text=True, check=True).stdout
     shell = subprocess.run(["sh", "-c", printed + 'printf "%s|%s|%s" "$LD_PRELOAD" '
                             '"$PYTHONHOME" "$PYTHONPATH"'],

@@ -4,7 +4,7 @@ call sequence, and answer refused calls with Error, not Fatal.
 Each embedded FMU kind runs 20 times in the host, through the sequences that crashed hosts
 before (a second terminate, calls with a null instance, an out-of-order sequence, exiting
 without free, unloading the binary): every run must end with exit status 0 and the statuses
-the FMI standard asks for. Before the wrapper shim (src/rbcosim/fmu_export/wrapper_shim.c) a
+the FMI standard asks for. Before the wrapper shim (src/rbcosim/fmu_export/packaging/wrapper_shim.c) a
 null instance was a SIGSEGV, a refused set fmiFatal, and the exit released pythonfmu's
 interpreter state twice (heap corruption in some runs)."""
 
@@ -14,11 +14,12 @@ import os
 import subprocess
 
 import pytest
-from fmi_calls_host import build_host, statuses, unpack
+from fmi_calls_host import build_host, statuses, unpack, values
 from test_fmu_support import REPO
 
 from rbcosim.fmu_export import ExportOptions, export_fmu
-from rbcosim.fmu_export.host_env import host_environment
+from rbcosim.fmu_export.runtime.host_env import host_environment
+from rbcosim.fmu_export.packaging.native_fmu import export_native_fmu
 
 pytestmark = pytest.mark.fmu
 
@@ -37,7 +38,25 @@ KINDS = {
     "fmi2": (ExportOptions(fmi_version=2), "interface.x"),
     "fmi3": (ExportOptions(fmi_version=3), "interface.x"),
     "flex_fmi2": (ExportOptions(fmi_version=2, flex="structure"), "coupling.flex_energy"),
+    "flex_fmi3": (ExportOptions(fmi_version=3, flex="structure"), "coupling.flex_energy"),
 }
+#: Per kind: an input set in Instantiated (name, value) and an output it changes.
+STARTS = {
+    "fmi2": ("interface.fx", 0.5, "mass1.vx"),
+    "fmi3": ("interface.fx", 0.5, "mass1.vx"),
+    "flex_fmi2": ("interface.vx", 0.05, "structure.eta1"),
+    "flex_fmi3": ("interface.vx", 0.05, "structure.eta1"),
+    "native_fmi2": ("interface.fx", 0.5, "mass1.vx"),
+    "native_fmi3": ("interface.fx", 0.5, "mass1.vx"),
+}
+
+
+def exported(kind: str, folder) -> object:
+    """The FMU of ``kind`` (KINDS, or ``native_fmiN``: the self-contained C FMU)."""
+    if kind.startswith("native"):
+        return export_native_fmu(SCENARIO, folder / f"{kind}.fmu", fmi_version=int(kind[-1]),
+                                 self_contained=True)
+    return export_fmu(SCENARIO, folder / f"{kind}.fmu", KINDS[kind][0])
 
 
 def sequences(x: int, h: float) -> list[tuple[list[str], list[str]]]:
@@ -78,6 +97,35 @@ def test_every_run_exits_cleanly_with_the_standard_statuses(host, tmp_path, kind
         assert "Fatal py exception" not in done.stderr  # refusals are Error, not Fatal
     # the refusal names the variable, and the null instance is named as such
     assert "refused" in done.stderr
+
+
+@pytest.mark.parametrize("kind", sorted(STARTS))
+def test_start_values_in_instantiated_and_a_state_restored_before_initialization(
+        host, tmp_path, kind):
+    """fmusim's --start-value and --initial-fmu-state-file, replayed in the C host: an input
+    set in Instantiated acts from the start (the output after two steps differs from a run
+    without it), and a state saved after the first step, serialized, restored into a fresh
+    instance before its initialization steps on to the same bits as the run that went on."""
+    name, value, output = STARTS[kind]
+    head, refs, h = unpack(exported(kind, tmp_path), tmp_path / kind)
+    env = {**os.environ, **host_environment()}
+    start = ["instantiate", f"set:{refs[name]}:{value!r}", "setup:0", "enter:0", "exit",
+             f"step:0:{h!r}"]
+    plans = {
+        "straight": start + [f"step:{h!r}:{h!r}", f"get:{refs[output]}", "terminate", "free"],
+        "without": start[:1] + start[2:] + [f"step:{h!r}:{h!r}", f"get:{refs[output]}"],
+        "restored": start + ["save", "serialize", "terminate", "free", "instantiate",
+                             "deserialize", "restore", f"step:{h!r}:{h!r}",
+                             f"get:{refs[output]}", "terminate", "free"],
+    }
+    got = {}
+    for plan, calls in plans.items():
+        done = subprocess.run([str(host), *head, *calls], env=env, capture_output=True,
+                              text=True, timeout=300, check=False)
+        assert done.returncode == 0, (plan, done.stderr[-2000:])
+        assert set(statuses(done.stdout)) <= {OK, "-"}, (plan, done.stdout, done.stderr[-2000:])
+        got[plan] = values(done.stdout)[refs[output]]
+    assert got["restored"] == got["straight"] != got["without"]
 
 
 @pytest.mark.parametrize("kind", sorted(KINDS))

@@ -12,7 +12,7 @@ from rbcosim.cosim.flex_endpoint import motion_of
 from rbcosim.cosim.master import CosimMaster, build_endpoints, run_cosimulation
 from rbcosim.cosim.signals import evaluate
 from rbcosim.fmu_export import ExportOptions, export_fmu
-from rbcosim.scenario import load_scenario
+from rbcosim.scenario.loader import load_scenario
 
 pytestmark = pytest.mark.fmu
 

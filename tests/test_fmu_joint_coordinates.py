@@ -15,10 +15,10 @@ from test_fmu_support import REPO, bits, open_fmu
 
 from rbcosim.derived import with_derived
 from rbcosim.fmu_export import ExportOptions, export_fmu
-from rbcosim.fmu_export.fmustate import decode_state, encode_state
+from rbcosim.fmu_export.runtime.fmustate import decode_state, encode_state
 from rbcosim.joint_coordinates import coordinate_columns
 from rbcosim.results import Results, body_columns
-from rbcosim.scenario import load_scenario
+from rbcosim.scenario.loader import load_scenario
 
 pytestmark = pytest.mark.fmu
 

@@ -14,11 +14,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rbcosim.fmu_export.build import describe_flex
 from rbcosim.fmu_export.flex_table import WRENCH_KINDS
-from rbcosim.fmu_export.ssp import export_ssp
+from rbcosim.fmu_export.packaging.python_fmu import describe_flex
+from rbcosim.fmu_export.packaging.ssp import export_ssp
 from rbcosim.runner import run_scenario
-from rbcosim.scenario import load_scenario
+from rbcosim.scenario.loader import load_scenario
 
 pytestmark = pytest.mark.fmu
 

@@ -19,7 +19,7 @@ from fmpy.fmi1 import FMICallException
 from native_build import native_unavailable
 from test_fmu_support import REPO, bits, open_fmu
 
-from rbcosim.fmu_export.native import NativeBuildError, export_native_fmu
+from rbcosim.fmu_export.packaging.native_fmu import NativeBuildError, export_native_fmu
 
 pytestmark = pytest.mark.fmu
 

@@ -16,10 +16,10 @@ import pytest
 from test_fmu_support import REPO, bits, open_fmu
 
 from rbcosim.cli.main import main
-from rbcosim.fmu_export.native import export_native_fmu
+from rbcosim.fmu_export.packaging.native_fmu import export_native_fmu
 from rbcosim.joint_coordinates import coordinate_columns
 from rbcosim.results import Results
-from rbcosim.scenario import load_scenario
+from rbcosim.scenario.loader import load_scenario
 
 pytestmark = pytest.mark.fmu
 

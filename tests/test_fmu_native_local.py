@@ -19,9 +19,9 @@ from test_fmu_pendulum_host import OUTPUTS, _build_host, setup_text
 
 from rbcosim.cli.main import main
 from rbcosim.cosim.master import build_endpoints, run_cosimulation
-from rbcosim.fmu_export.native import export_native_fmu
-from rbcosim.scenario import load_scenario
-from rbcosim.simulate import simulate
+from rbcosim.fmu_export.packaging.native_fmu import export_native_fmu
+from rbcosim.maximal.simulate import simulate
+from rbcosim.scenario.loader import load_scenario
 
 pytestmark = pytest.mark.fmu
 

@@ -18,8 +18,8 @@ from server_process import rbcosim_serve
 from test_fmu_support import bits, open_fmu, rigid_side_class
 
 from rbcosim.fmu_export import ExportOptions, export_fmu
-from rbcosim.fmu_export.native import export_native_fmu
-from rbcosim.scenario import split_overrides
+from rbcosim.fmu_export.packaging.native_fmu import export_native_fmu
+from rbcosim.scenario.loader import split_overrides
 
 pytestmark = pytest.mark.fmu
 

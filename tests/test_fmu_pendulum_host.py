@@ -19,12 +19,12 @@ from test_fmu_native import KIN, MOTION, WRENCH, _compiler, _no_libpython
 
 from rbcosim.cosim.flex_endpoint import motion_of
 from rbcosim.cosim.master import build_endpoints, run_cosimulation
-from rbcosim.flex.body import FlexBody
-from rbcosim.flex.body_file import body_file_bytes
-from rbcosim.flex.kinematics import rotation_matrix
-from rbcosim.flex.model import FlexModel
-from rbcosim.fmu_export.native import export_native_fmu
-from rbcosim.scenario import load_scenario
+from rbcosim.flex.io.body_file import body_file_bytes
+from rbcosim.flex.modelling.model import FlexModel
+from rbcosim.flex.runtime.body import FlexBody
+from rbcosim.fmu_export.packaging.native_fmu import export_native_fmu
+from rbcosim.scenario.loader import load_scenario
+from rbcosim.spatial.rotation import rotation_matrix
 
 pytestmark = pytest.mark.fmu
 
@@ -42,7 +42,7 @@ def _numbers(key: str, values) -> str:
 def setup_text(body: FlexBody, H: float, steps: int, extrapolation: int, address: str,
                vr: dict[str, int], body_file: Path) -> str:
     """The host's SETUP_FILE for `body` (a floating FlexBody with one output node): its body
-    file (written here, rbcosim.flex.body_file) and the FMU's value references."""
+    file (written here, rbcosim.flex.io.body_file) and the FMU's value references."""
     model = body.model
     assert model.attachment == "floating" and len(model.output_names) == 1
     body_file.write_bytes(body_file_bytes(body, H))

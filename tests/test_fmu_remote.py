@@ -6,10 +6,14 @@ import fmpy
 import numpy as np
 import pytest
 from fmpy.fmi1 import FMICallException
-from test_fmu_support import bits, open_fmu, rigid_side_class, scenario_with_points
+from test_fmu_support import REPO, bits, open_fmu, rigid_side_class, scenario_with_points
 
+from rbcosim.cli.main import main
 from rbcosim.client import Client, ServiceError
 from rbcosim.fmu_export import ExportOptions, export_fmu
+from rbcosim.joint_coordinates import coordinate_columns
+from rbcosim.results import Results, body_columns
+from rbcosim.scenario.loader import load_scenario
 from rbcosim.service.core import Service
 from rbcosim.service.server import serve_in_thread
 
@@ -71,7 +75,8 @@ def test_fmu_drives_a_server_session_like_in_process(fmu_path, scenario, server,
         observer.session = sid
         results = observer.results()
     assert len(results["time"]) == 7
-    assert bits(results["kinematics"][-1].ravel()) == bits(got)
+    # the session's first points are the FMU's (then its own points at the bodies' centres)
+    assert bits(results["kinematics"][-1][: len(points)].ravel()) == bits(got)
 
     fmu.close()
     with Client(server.address) as observer:  # the FMU closed the session it created
@@ -181,3 +186,50 @@ def test_joining_a_session_of_another_macro_step_fails_initialization(fmu_path, 
         assert f"steps {2 * H!r} s, but this FMU was exported for the macro step {H!r} s" in (
             fmu.messages())
         fmu.slave.freeInstance()
+
+
+def test_joining_a_session_without_the_body_points_fails_initialization_naming_them(
+        fmu_path, scenario, server, tmp_path):
+    """The body outputs read the FMU's own points at the bodies' centres of mass: a session
+    created from the plain scenario lacks them, and joining it fails naming them."""
+    with Client(server.address) as owner:
+        owner.create_session(scenario)
+        fmu = open_fmu(fmu_path, tmp_path / "u", initialize=False)
+        if fmu.fmi_version == 2:
+            fmu.slave.setupExperiment(startTime=0.0)
+            fmu.slave.enterInitializationMode()
+        else:
+            fmu.slave.enterInitializationMode(startTime=0.0)
+        fmu.slave.setString(fmu.vr("server.address", "server.session"),
+                            [server.address, owner.session])
+        with pytest.raises(FMICallException):
+            fmu.slave.exitInitializationMode()
+        assert (f"session {owner.session!r} has no points at the bodies' centres of mass "
+                "(_body_") in fmu.messages()
+        fmu.slave.freeInstance()
+
+
+@pytest.mark.parametrize("version", [2, 3])
+def test_remote_body_and_joint_outputs_equal_rbcosim_run(server, version, tmp_path):
+    """The remote FMU's body outputs (its own points at the bodies' centres of mass, angular
+    velocity turned into the body frame) and joint coordinates (from those and the scenario's
+    markers) equal `rbcosim run --joint-coordinates`'s columns to 1e-12: the slider-crank, its
+    crank turning past ±π (revolute, spherical, universal and prismatic joints)."""
+    scenario = REPO / "scenarios" / "slider_crank.toml"
+    path = export_fmu(scenario, tmp_path / "sc.fmu",
+                      ExportOptions(fmi_version=version, mode="remote"))
+    model = load_scenario(scenario).model
+    columns = body_columns(model) + coordinate_columns(model)
+    outputs = {v.name for v in fmpy.read_model_description(str(path)).modelVariables
+               if v.causality == "output"}
+    assert outputs == set(columns)  # no variable of the FMU's own points
+    got = fmpy.simulate_fmu(str(path), stop_time=1.0, output_interval=0.01, output=columns,
+                            start_values={"server.address": server.address})
+    out = tmp_path / "run.csv"
+    assert main(["run", str(scenario), "--t-end", "1.0", "--joint-coordinates", "--out",
+                 str(out), "--quiet"]) == 0
+    ref = Results.read_csv(out)
+    assert bits(got["time"]) == bits(ref.t)
+    worst = max(np.abs(got[c] - ref[c]).max() for c in columns)
+    assert worst <= 1e-12, worst
+    assert abs(got["crank_pivot.angle"][-1]) > 3 * np.pi

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 from fmpy.validation import validate_fmu
 
-from rbcosim.fmu_export.ssp import SSD, export_ssp
+from rbcosim.fmu_export.packaging.ssp import SSD, export_ssp
 from rbcosim.runner import run_scenario
-from rbcosim.scenario import load_scenario
+from rbcosim.scenario.loader import load_scenario
 
 pytest.importorskip("libcosimpy")
 pytestmark = pytest.mark.fmu

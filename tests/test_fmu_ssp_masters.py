@@ -14,9 +14,9 @@ from xml.etree import ElementTree
 import numpy as np
 import pytest
 
-from rbcosim.fmu_export.ssp import SSD, export_ssp
+from rbcosim.fmu_export.packaging.ssp import SSD, export_ssp
 from rbcosim.runner import run_scenario
-from rbcosim.scenario import load_scenario
+from rbcosim.scenario.loader import load_scenario
 
 pytestmark = pytest.mark.fmu
 

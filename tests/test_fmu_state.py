@@ -6,7 +6,7 @@ import pytest
 from test_fmu_support import bits, open_fmu, scenario_with_points
 
 from rbcosim.fmu_export import ExportOptions, export_fmu
-from rbcosim.fmu_export.fmustate import decode_state, encode_state
+from rbcosim.fmu_export.runtime.fmustate import decode_state, encode_state
 
 pytestmark = pytest.mark.fmu
 

@@ -13,11 +13,11 @@ from fmpy.fmi1 import FMICallException
 from fmpy.validation import validate_fmu
 from test_fmu_support import REPO, bits, open_fmu
 
-from rbcosim.flex.config import flex_model_from_config
 from rbcosim.fmu_export import ExportOptions, export_fmu
-from rbcosim.fmu_export.ssp import connections
+from rbcosim.fmu_export.packaging.ssp import connections
 from rbcosim.runner import run_scenario
-from rbcosim.scenario import load_scenario, split_overrides
+from rbcosim.scenario.flex_config import flex_model_from_config
+from rbcosim.scenario.loader import load_scenario, split_overrides
 
 pytestmark = pytest.mark.fmu
 

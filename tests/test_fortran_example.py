@@ -22,7 +22,7 @@ from server_process import child_env, rbcosim_serve
 from rbcosim.cli.main import main
 from rbcosim.client import Client
 from rbcosim.results import Results
-from rbcosim.scenario import load_scenario
+from rbcosim.scenario.loader import load_scenario
 
 pytestmark = pytest.mark.protocol
 

@@ -18,7 +18,7 @@ from test_scenario_errors import BASE, edit
 from rbcosim.cli.main import main
 from rbcosim.errors import SimulationError
 from rbcosim.run_loop import ProgressGuard
-from rbcosim.scenario import load_scenario_text
+from rbcosim.scenario.loader import load_scenario_text
 
 FLEX = "scenarios/rigid_flex_pendulum.toml"
 

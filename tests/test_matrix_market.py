@@ -10,7 +10,7 @@ import pytest
 import scipy.io
 import scipy.sparse
 
-from rbcosim.flex.matrix_market import read_matrix_market
+from rbcosim.flex.io.matrix_market import read_matrix_market
 
 
 def _written(a, **kw) -> bytes:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rbcosim import quaternion as quat
-from rbcosim.dynamics import MaximalSystem
+from rbcosim.maximal.dynamics import MaximalSystem
 from rbcosim.minimal import coordinate_names, is_tree
 from rbcosim.minimal.system import TreeSystem
 from rbcosim.minimal.tree import build_tree
 from rbcosim.model import Body, Joint, Marker, Model, frozen_array
-from rbcosim.scenario import load_scenario_text
+from rbcosim.scenario.loader import load_scenario_text
+from rbcosim.spatial import quaternion as quat
 
 pytestmark = pytest.mark.unit
 

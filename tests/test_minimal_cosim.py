@@ -9,7 +9,7 @@ import pytest
 from rbcosim.cosim.rigid_side import RigidSide
 from rbcosim.errors import SimulationError
 from rbcosim.runner import run_scenario
-from rbcosim.scenario import load_scenario
+from rbcosim.scenario.loader import load_scenario
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 
@@ -79,3 +79,42 @@ def test_minimal_rigid_side_refuses_closed_loops():
         'solver.formulation = "minimal": a co-simulation\'s rigid side runs in joint '
         'coordinates on trees only (no closed loops, no drivers); use solver.formulation = '
         '"maximal"')
+
+
+def test_native_fmu_refuses_the_minimal_formulation(tmp_path):
+    """The self-contained native FMU embeds the maximal route's C core: a scenario asking for
+    the minimal formulation is refused by name, before anything is built."""
+    from rbcosim.errors import ScenarioError
+    from rbcosim.fmu_export.packaging.native_fmu import export_self_contained_fmu
+
+    path = tmp_path / "pendulum.toml"
+    text = (SCENARIOS / "rigid_flex_pendulum.toml").read_text()
+    path.write_text(text.replace('integrator = "rk4"', 'integrator = "rk4"\nformulation = "minimal"'))
+    with pytest.raises(ScenarioError) as info:
+        export_self_contained_fmu(path, tmp_path / "out.fmu")
+    assert str(info.value) == (
+        f'{path}: cannot export as FMU: solver.formulation = "minimal": the native FMU\'s C '
+        'core steps the maximal formulation; use solver.formulation = "maximal"')
+    assert not (tmp_path / "out.fmu").exists()
+
+
+def test_distributed_run_of_a_minimal_rigid_side_equals_the_in_process_one(tmp_path):
+    """`rbcosim cosim` (service session + flexible solver process) on the minimal route: the
+    same bits as `rbcosim run`, and both summaries name the formulation."""
+    import json
+
+    from rbcosim.cli.main import main
+    from rbcosim.results import Results
+
+    sets = ["--set", "solver.t_end=0.01", "--set", 'solver.formulation="minimal"']
+    scenario = str(SCENARIOS / "rigid_flex_pendulum.toml")
+    outs = {}
+    for command, extra in (("run", []), ("cosim", ["--no-plot"])):
+        out = tmp_path / f"{command}.csv"
+        assert main([command, scenario, "--out", str(out), "--quiet", *extra, *sets]) == 0
+        outs[command] = Results.read_csv(out)
+        summary = json.loads((tmp_path / f"{command}.summary.json").read_text())
+        assert summary["formulation"] == "minimal (rigid side)", command
+    run, cosim = outs["run"], outs["cosim"]
+    assert run.columns == cosim.columns and "q.hinge.angle" in run.columns
+    np.testing.assert_array_equal(run.data, cosim.data)

@@ -13,7 +13,7 @@ import pytest
 from rbcosim.errors import SimulationError
 from rbcosim.minimal.route import make_system
 from rbcosim.runner import run_scenario
-from rbcosim.scenario import load_scenario_text
+from rbcosim.scenario.loader import load_scenario_text
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 G = 9.81

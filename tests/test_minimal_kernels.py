@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from test_minimal_algorithms import random_state, random_tree
 
-from rbcosim.dynamics import MaximalSystem
+from rbcosim.maximal.dynamics import MaximalSystem
 from rbcosim.minimal.steps import SDIRK2 as _SDIRK2
 from rbcosim.minimal.steps import rk4 as _rk4
 from rbcosim.minimal.route import MinimalSimulation

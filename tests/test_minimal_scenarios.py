@@ -9,13 +9,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rbcosim import quaternion as quat
-from rbcosim.constraints import joint_coordinate
-from rbcosim.kinematics import Kinematics
+from rbcosim.maximal.constraints import joint_coordinate
+from rbcosim.maximal.kinematics import Kinematics
+from rbcosim.maximal.simulate import simulate
 from rbcosim.minimal import coordinate_names, degrees_of_freedom, is_tree, simulate_minimal
 from rbcosim.runner import run_scenario
-from rbcosim.scenario import load_scenario
-from rbcosim.simulate import simulate
+from rbcosim.scenario.loader import load_scenario
+from rbcosim.spatial import quaternion as quat
 from rbcosim.state import State
 
 pytestmark = pytest.mark.scenarios

@@ -1,5 +1,5 @@
 """Scenario text and `--set` values nested 5,000 deep (past Python's TOML reader's stack) or 100
-deep (past rbcosim.nesting.MAX_NESTING = 64) are a one-line error on the command line and a
+deep (past rbcosim.scenario.nesting.MAX_NESTING = 64) are a one-line error on the command line and a
 `scenario_error` from the server ("the scenario or an override is invalid"), not a
 RecursionError traceback or an `internal_error`."""
 
@@ -8,11 +8,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from service_helpers import message
 
 from rbcosim.cli.main import main
-from rbcosim.nesting import MAX_NESTING
+from rbcosim.scenario.nesting import MAX_NESTING
 from rbcosim.service import Service
-from rbcosim.service.testing import message
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 PENDULUM = SCENARIOS / "rigid_flex_pendulum.toml"
@@ -53,7 +53,7 @@ def test_a_value_at_the_nesting_bound_still_loads(tmp_path):
     """64 levels in all (the table, the key, 62 arrays) pass the check and reach the reader,
     which names the unknown key: the bound is where it says."""
     from rbcosim.errors import ScenarioError
-    from rbcosim.scenario import load_scenario
+    from rbcosim.scenario.loader import load_scenario
 
     with pytest.raises(ScenarioError) as err:
         load_scenario(PENDULUM, [f"world.extra={nested(MAX_NESTING - 2, 'array')}"])

@@ -12,13 +12,13 @@ import pytest
 from scipy.integrate import solve_ivp
 from scipy.spatial.transform import Rotation
 
-from rbcosim import quaternion as quat
-from rbcosim.checks import check_model
-from rbcosim.dynamics import MaximalSystem
 from rbcosim.errors import ScenarioError
+from rbcosim.maximal.checks import check_model
+from rbcosim.maximal.dynamics import MaximalSystem
+from rbcosim.maximal.simulate import simulate
 from rbcosim.runner import run_scenario
-from rbcosim.scenario import load_scenario, load_scenario_text
-from rbcosim.simulate import simulate
+from rbcosim.scenario.loader import load_scenario, load_scenario_text
+from rbcosim.spatial import quaternion as quat
 from rbcosim.state import State
 
 pytestmark = pytest.mark.scenarios

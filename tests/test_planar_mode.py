@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rbcosim.checks import check_model
 from rbcosim.errors import ScenarioError
-from rbcosim.scenario import load_scenario
-from rbcosim.simulate import simulate
+from rbcosim.maximal.checks import check_model
+from rbcosim.maximal.simulate import simulate
+from rbcosim.scenario.loader import load_scenario
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 PLANE = {"world.planar": "{normal = [0.0, 1.0, 0.0]}"}

@@ -10,7 +10,7 @@ from scipy.integrate import solve_ivp
 
 from rbcosim.errors import ScenarioError
 from rbcosim.runner import run_scenario
-from rbcosim.scenario import load_scenario_text
+from rbcosim.scenario.loader import load_scenario_text
 
 G = 9.81
 
@@ -186,7 +186,7 @@ def test_spherical_joint_at_the_centre_is_accepted():
 def test_a_planar_point_mass_has_two_translations():
     """Planar mode (normal Y): a bob on a string moves in the X–Z plane, 2 − 1 = 1 degree of
     freedom by rank and by Grübler (the plane rows hold two of its rotations, one is frozen)."""
-    from rbcosim.checks import check_model
+    from rbcosim.maximal.checks import check_model
 
     p = (0.3, 0.0, -0.4)
     text = ("[world]\nplanar = { normal = [0.0, 1.0, 0.0] }\n" + _bob("bob", 1.0, p)

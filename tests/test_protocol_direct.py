@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 import zmq
 import zmq.utils.monitor
+from service_helpers import TOY_TWO_POINTS, running_server, spring_inputs, toy_service
 
 from rbcosim import PROTOCOL_VERSION
 from rbcosim.client import Client, ServiceError
 from rbcosim.service.server import CurveConfig, generate_keys
-from rbcosim.service.testing import TOY_TWO_POINTS, running_server, spring_inputs, toy_service
 from rbcosim.service.wire import Limits
 
 pytestmark = pytest.mark.protocol

@@ -11,16 +11,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from rbcosim import PROTOCOL_VERSION
-from rbcosim.service import ERROR_CODES, MESSAGE_TYPES
-from rbcosim.service.testing import (
+from service_helpers import (
     TOY_TWO_POINTS,
     message,
     running_server,
     spring_inputs,
     toy_service,
 )
+
+from rbcosim import PROTOCOL_VERSION
+from rbcosim.service import ERROR_CODES, MESSAGE_TYPES
 from rbcosim.service.wire import Limits, encode, unpack_header
 
 pytestmark = pytest.mark.protocol

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from service_helpers import TOY_TWO_POINTS, message, spring_inputs, toy_service
 
 from rbcosim.service.core import Service
-from rbcosim.service.testing import TOY_TWO_POINTS, message, spring_inputs, toy_service
 
 pytestmark = pytest.mark.protocol
 
@@ -66,7 +66,7 @@ def test_7a_states_the_integrators_and_where_the_jacobi_wrench_is_taken():
     assert "**Interface-Jacobian** coupling first moves the structure's frame to m_k" in text
     # what the reference solver does (its bits equal `rbcosim run`'s: test_distributed_cosim)
     from rbcosim.cosim.flex_endpoint import FlexEndpoint
-    from rbcosim.flex.body import FlexBody
+    from rbcosim.flex.runtime.body import FlexBody
 
     assert "propagator" in inspect.getsource(FlexBody.step)
     assert "self.resync(t, motion)" in inspect.getsource(FlexEndpoint.inputs_for_rigid)

@@ -11,9 +11,9 @@ import textwrap
 
 import numpy as np
 import pytest
+from service_helpers import TOY_TWO_POINTS, running_server, spring_inputs, toy_service
 
 from rbcosim.client import Client, ServiceError
-from rbcosim.service.testing import TOY_TWO_POINTS, running_server, spring_inputs, toy_service
 
 pytestmark = pytest.mark.protocol
 
@@ -27,7 +27,7 @@ CHILD = textwrap.dedent(
     """
     import sys, time
     from rbcosim.client import Client
-    from rbcosim.service.testing import spring_inputs
+    from service_helpers import spring_inputs
     address, session, start, stop, force = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "1"
     c = Client(address, timeout=30)
     kin = c.attach(["b"], ["b"], session=session, name="child", force=force)["kinematics"]

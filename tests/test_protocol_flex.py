@@ -9,9 +9,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from service_helpers import message
 
 from rbcosim.service import Service
-from rbcosim.service.testing import message
 from rbcosim.service.wire import Limits, encode, unpack_header
 
 pytestmark = pytest.mark.protocol

@@ -11,17 +11,17 @@ import pytest
 import zmq
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from rbcosim import PROTOCOL_VERSION
-from rbcosim.client import Client
-from rbcosim.service import Limits
-from rbcosim.service.testing import (
+from service_helpers import (
     TOY_TWO_POINTS,
     message,
     running_server,
     spring_inputs,
     toy_service,
 )
+
+from rbcosim import PROTOCOL_VERSION
+from rbcosim.client import Client
+from rbcosim.service import Limits
 
 pytestmark = pytest.mark.protocol
 

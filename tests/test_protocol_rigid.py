@@ -6,10 +6,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from service_helpers import message, running_server
 
 from rbcosim.client import Client
 from rbcosim.service import Service
-from rbcosim.service.testing import message, running_server
 
 pytestmark = pytest.mark.protocol
 

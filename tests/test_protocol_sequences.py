@@ -13,10 +13,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from service_helpers import TOY_TWO_POINTS, message, toy_service
 
 from rbcosim.service.core import Service
 from rbcosim.service.errors import ERROR_CODES
-from rbcosim.service.testing import TOY_TWO_POINTS, message, toy_service
 from rbcosim.service.wire import encode
 
 pytestmark = pytest.mark.protocol

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from service_helpers import TOY_TWO_POINTS, message, spring_inputs, toy_service
 
 from rbcosim import PROTOCOL_VERSION
 from rbcosim.service import ERROR_CODES, MESSAGE_TYPES, Service
-from rbcosim.service.testing import TOY_TWO_POINTS, message, spring_inputs, toy_service
 
 pytestmark = pytest.mark.protocol
 

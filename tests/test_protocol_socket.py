@@ -10,11 +10,11 @@ import msgpack
 import numpy as np
 import pytest
 import zmq
+from service_helpers import TOY_TWO_POINTS, running_server, spring_inputs, toy_service
 
 from rbcosim import PROTOCOL_VERSION
 from rbcosim.client import Client, ServiceError
 from rbcosim.service import CurveConfig, Limits, Server, generate_keys
-from rbcosim.service.testing import TOY_TWO_POINTS, running_server, spring_inputs, toy_service
 
 pytestmark = pytest.mark.protocol
 
@@ -165,7 +165,9 @@ def test_curve_allow_list(tmp_path):
 
 
 def test_cli_serve_prints_the_bound_address_and_serves(tmp_path):
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env = {**os.environ, "PYTHONUNBUFFERED": "1",  # tests/ holds the toy rigid side
+           "PYTHONPATH": os.pathsep.join([os.path.dirname(__file__),
+                                          os.environ.get("PYTHONPATH", "")])}
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -174,7 +176,7 @@ def test_cli_serve_prints_the_bound_address_and_serves(tmp_path):
             "--bind",
             "tcp://127.0.0.1:0",
             "--rigid-factory",
-            "rbcosim.service.toy:ToySide.from_scenario",
+            "toy_side:ToySide.from_scenario",
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

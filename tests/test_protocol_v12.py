@@ -11,11 +11,11 @@ import msgpack
 import numpy as np
 import pytest
 import zmq
+from service_helpers import TOY_TWO_POINTS, message, running_server, toy_service
 
 from rbcosim import PROTOCOL_VERSION
-from rbcosim.scenario import load_scenario
+from rbcosim.scenario.loader import load_scenario
 from rbcosim.service.core import Service
-from rbcosim.service.testing import TOY_TWO_POINTS, message, running_server, toy_service
 
 pytestmark = pytest.mark.protocol
 

@@ -1,4 +1,4 @@
-"""The Python API (`rbcosim.build`) against the TOML form: docs/python-api.md's TOML blocks
+"""The Python API (`rbcosim.scenario.builder`) against the TOML form: docs/python-api.md's TOML blocks
 read as the shipped scenario files, its Python blocks build field-by-field equal models and bitwise equal
 runs; the two models' physics against the test's own derivations (the four-bar's loop-closure
 equation, the arm's forward kinematics and hand statics, the work–energy theorem)."""
@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 from scipy.integrate import simpson
 
-from rbcosim.build import ModelBuilder
 from rbcosim.errors import ScenarioError
 from rbcosim.runner import run_scenario
-from rbcosim.scenario import build_scenario, load_scenario, load_scenario_text
-from rbcosim.toml_writer import to_toml
+from rbcosim.scenario.builder import ModelBuilder
+from rbcosim.scenario.loader import build_scenario, load_scenario, load_scenario_text
+from rbcosim.scenario.toml_writer import to_toml
 
 GUIDE = Path(__file__).resolve().parents[1] / "docs" / "python-api.md"
 G = 9.81
@@ -305,7 +305,7 @@ initial = { angle = 0.5, rate = 2.0, displacement = 0.1, displacement_rate = 0.3
 def test_placements_and_joint_starts_build_as_their_toml_does():
     """Ground markers, placements, `relative_to` and `initial` from the builder equal the
     same tables written by hand in TOML (and the builder's own TOML read back)."""
-    from rbcosim.build import joint_start, placement, rotation
+    from rbcosim.scenario.builder import joint_start, placement, rotation
 
     m = ModelBuilder()
     m.marker("ground", "pivot", position=(0.0, 0.0, 1.0), axis=(0.0, -1.0, 0.0))

@@ -9,11 +9,11 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from rbcosim.dynamics import MaximalSystem
-from rbcosim.kinematics import Kinematics
+from rbcosim.maximal.dynamics import MaximalSystem
+from rbcosim.maximal.kinematics import Kinematics
 from rbcosim.reactions import MaximalReactions, state_of_row
 from rbcosim.runner import run_scenario
-from rbcosim.scenario import load_scenario
+from rbcosim.scenario.loader import load_scenario
 
 G = 9.81
 M, L, IC = 2.0, 0.8, 0.1  # hinged rod: mass kg, hinge–centre distance m, I about the centre

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from rbcosim.errors import ScenarioError
+from rbcosim.maximal.simulate import simulate
 from rbcosim.runner import run_scenario
-from rbcosim.scenario import load_scenario, load_scenario_text
-from rbcosim.simulate import simulate
+from rbcosim.scenario.loader import load_scenario, load_scenario_text
 
 G = 9.81
 M, L, IC = 2.0, 0.8, 0.1   # rod: mass kg, hinge–centre distance m, inertia about the centre
@@ -390,9 +390,9 @@ def test_cosimulation_has_joint_coordinates_and_refuses_marker_sensors(scenarios
 
 
 def test_model_builder_sensor_and_switches_equal_the_file():
-    """rbcosim.build's sensor() and solver(joint_coordinates=, accelerations=) build the same
+    """rbcosim.scenario.builder's sensor() and solver(joint_coordinates=, accelerations=) build the same
     scenario as the file form: the runs agree bitwise, the tip where the geometry puts it."""
-    from rbcosim.build import ModelBuilder, rotation
+    from rbcosim.scenario.builder import ModelBuilder, rotation
 
     theta0 = 0.7
     s, c = np.sin(theta0), np.cos(theta0)
@@ -430,7 +430,7 @@ marker = "rod.end"
 def test_a_checkpoint_between_rows_keeps_the_steps_work(tmp_path):
     """A checkpoint taken where no row was written (the diagnostics last saw an earlier
     state) still carries the integrator's W of that step."""
-    from rbcosim.simulate import RigidSimulation, _load_checkpoint, _save_checkpoint
+    from rbcosim.maximal.simulate import RigidSimulation, _load_checkpoint, _save_checkpoint
 
     scenario = load_scenario_text(_rod(0.7, 2.5, _DAMPED), source="test.toml")
     sim = RigidSimulation(scenario.model, scenario.solver)

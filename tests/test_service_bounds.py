@@ -12,9 +12,9 @@ import shutil
 import time
 
 import pytest
+from service_helpers import TOY_TWO_POINTS, running_server, spring_inputs
 
 from rbcosim.client import Client, ServiceError, ServiceTimeout
-from rbcosim.service.testing import TOY_TWO_POINTS, running_server, spring_inputs
 
 pytestmark = pytest.mark.protocol
 
@@ -179,9 +179,10 @@ def test_a_missing_empty_or_garbage_key_folder_is_refused_at_start(tmp_path, cap
 
 
 def test_the_memory_bound_error_names_an_option_serve_has():
+    from service_helpers import message
+
     from rbcosim.cli.serve_cmd import add_parser
     from rbcosim.service.core import Service
-    from rbcosim.service.testing import message
     from rbcosim.service.wire import encode
     from rbcosim.service.worker_process import VIA_SERVER, _serve
 

@@ -18,13 +18,13 @@ import numpy as np
 import pytest
 import zmq
 from server_process import child_env
+from service_helpers import TOY_TWO_POINTS, spring_inputs
 
 from rbcosim.client import Client, ServiceError
-from rbcosim.service.testing import TOY_TWO_POINTS, spring_inputs
 
 pytestmark = pytest.mark.protocol
 
-TOY = "rbcosim.service.toy:ToySide.from_scenario"
+TOY = "toy_side:ToySide.from_scenario"
 
 
 def serve_command(*options: str, nofile: int | None = None) -> list[str]:
@@ -100,7 +100,7 @@ def drive(c: Client, steps: int, kin=None) -> np.ndarray:
 
 
 def reference(steps: int) -> np.ndarray:
-    from rbcosim.service.testing import running_server
+    from service_helpers import running_server
 
     with running_server() as server, Client(server.address, timeout=30) as c:
         return drive(c, steps)

@@ -13,9 +13,9 @@ import msgpack
 import numpy as np
 import pytest
 import zmq
+from service_helpers import TOY_TWO_POINTS, running_server, spring_inputs, toy_service
 
 from rbcosim.client import Client, ServiceError
-from rbcosim.service.testing import TOY_TWO_POINTS, running_server, spring_inputs, toy_service
 
 pytestmark = pytest.mark.protocol
 
@@ -154,7 +154,7 @@ def test_structure_files_named_by_a_scenario_must_lie_in_the_root(tmp_path):
     (root / "s.toml").write_text(scenario.replace('"two_mass_flex.npz"',
                                                   '"../two_mass_flex.npz"'))
     svc = Service(root=root)
-    from rbcosim.service.testing import message
+    from service_helpers import message
 
     (_, reply), = svc.handle(message("create_session", scenario="s.toml"))
     assert reply["error"]["code"] == "forbidden_path"
@@ -173,9 +173,10 @@ def test_step_indices_beyond_the_range_are_refused_and_change_nothing():
 
 
 def test_a_model_over_a_limit_is_refused_before_it_is_built_and_hello_reports_the_limits():
+    from service_helpers import message
+
     from rbcosim.limits import RunLimits
     from rbcosim.service.core import Service
-    from rbcosim.service.testing import message
 
     svc = Service(run_limits=RunLimits(bodies=100))
     (_, reply), = svc.handle(message(
@@ -205,9 +206,10 @@ def test_serve_without_root_reads_and_writes_only_its_sessions_folder(tmp_path):
     work.mkdir()
     proc = subprocess.Popen(
         [sys.executable, "-m", "rbcosim.cli.serve_cmd", "--bind", "tcp://127.0.0.1:0",
-         "--rigid-factory", "rbcosim.service.toy:ToySide.from_scenario"],
+         "--rigid-factory", "toy_side:ToySide.from_scenario"],
         cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")})
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(
+            str(Path(__file__).resolve().parents[1] / d) for d in ("src", "tests"))})
     try:
         address = proc.stdout.readline().split()[2]
         with Client(address, timeout=30) as c:

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from rbcosim.service.testing import TOY_TWO_POINTS, message, toy_service
+from service_helpers import TOY_TWO_POINTS, message, toy_service
 
 pytestmark = pytest.mark.protocol
 

@@ -27,9 +27,9 @@ from scipy.integrate import solve_ivp
 from scipy.optimize import brentq
 
 from rbcosim.cosim.master import run_cosimulation
-from rbcosim.flex.model import FlexModel
-from rbcosim.flex.spin_limit import SpinWarning
-from rbcosim.scenario import load_scenario
+from rbcosim.flex.modelling.model import FlexModel
+from rbcosim.flex.runtime.spin_limit import SpinWarning
+from rbcosim.scenario.loader import load_scenario
 
 pytestmark = pytest.mark.scenarios
 
@@ -210,7 +210,7 @@ def _reference(omega_s: float, times: np.ndarray) -> tuple[np.ndarray, np.ndarra
 def test_spin_up_with_geometric_stiffening_follows_the_nonlinear_chain(omega_s, history):
     """Tip deflection in the hub frame, relative to the peak deflection, within 2 %.
 
-    On the inextensible axis (``beam.tip.arc_uz``, rbcosim.flex.arc_shape): peak −1.568 m
+    On the inextensible axis (``beam.tip.arc_uz``, rbcosim.flex.runtime.arc_shape): peak −1.568 m
     against the chain's −1.565 m (0.20 %) at ωs = 4, the whole history within 0.20 % (a 40-link
     chain, checked once, is within 0.13 % of the extrapolation); −2.784 m against −2.775 m
     (0.30 %) at ωs = 10. The linear field's transverse coordinate ``beam.tip.uz`` overstates

@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rbcosim.declared_size import MAX_DECLARED_BYTES, declared_arrays
 from rbcosim.errors import ScenarioError
-from rbcosim.flex.convert import read_matrix
-from rbcosim.flex.matrices_io import load_mtx, load_npz
+from rbcosim.flex.io.convert import read_matrix
+from rbcosim.flex.io.declared_size import MAX_DECLARED_BYTES, declared_arrays
+from rbcosim.flex.io.matrices_io import load_mtx, load_npz
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 ADDRESS_SPACE = 1_500_000_000  # bytes: Python, numpy and scipy fit; an 8000² matrix pair does not
@@ -168,8 +168,9 @@ def test_running_out_of_memory_within_the_limits_is_a_one_line_error(tmp_path):
 
 
 def test_the_server_refuses_a_session_whose_structure_files_declare_too_much(tmp_path):
+    from service_helpers import message
+
     from rbcosim.service import Service
-    from rbcosim.service.testing import message
 
     for key in ("m", "k"):
         _empty_mtx(tmp_path / f"{key}.mtx", 40_000)

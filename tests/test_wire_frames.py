@@ -1,6 +1,6 @@
-"""Cheap frames (protocol 1.3): the Python client sends a step's arrays as raw little-endian
-float64 buffer frames after the header, the server answers in kind, and both sides share one
-codec (rbcosim.service.wire)."""
+"""Cheap frames: the Python client sends large arrays as raw little-endian float64 buffer
+frames after the header (a macro step's small ones inline), the server answers in kind, and
+both sides share one codec (rbcosim.service.wire)."""
 
 from __future__ import annotations
 
@@ -17,27 +17,27 @@ import zmq
 import rbcosim.client
 from rbcosim.client import Client
 from rbcosim.service.outbox import Outbox
-from rbcosim.service.testing import TOY_TWO_POINTS, running_server, spring_inputs
+from service_helpers import TOY_TWO_POINTS, running_server, spring_inputs
 
 pytestmark = pytest.mark.protocol
 
 
-def _fake_server(sock: zmq.Socket, seen: list) -> None:
-    """Answer one attach, then record one step request's frames and answer it with frames
-    of known values."""
+def _fake_server(sock: zmq.Socket, seen: list, n: int) -> None:
+    """Answer one attach, then record one step request's frames and answer it with buffer
+    frames of known values (n points)."""
     for _ in range(2):
         identity, empty, header, *buffers = sock.recv_multipart()
         request = msgpack.unpackb(header, raw=False)
         seen.append((request, buffers))
         if request["msg_type"] == "attach":
-            content = {"client": "c1", "step": 0, "kinematics": {"dtype": "<f8", "shape": [1, 13],
-                                                                "data": bytes(104)}}
+            content = {"client": "c1", "step": 0, "kinematics": {
+                "dtype": "<f8", "shape": [n, 13], "data": bytes(104 * n)}}
             frames = []
         else:
-            kin = struct.pack("<13d", *range(13))
+            kin = struct.pack(f"<{13 * n}d", *range(13 * n))
             gaps = struct.pack("<4d", 0.5, 0.25, 0.125, 1.0)
             content = {"step": 1, "time": 0.01,
-                       "kinematics": {"dtype": "<f8", "shape": [1, 13], "frame": 1},
+                       "kinematics": {"dtype": "<f8", "shape": [n, 13], "frame": 1},
                        "gaps": {"dtype": "<f8", "shape": [1, 4], "frame": 0}}
             frames = [gaps, kin]
         reply = {"version": "1.3", "msg_id": "r", "msg_type": request["msg_type"] + "_reply",
@@ -47,33 +47,61 @@ def _fake_server(sock: zmq.Socket, seen: list) -> None:
                              *frames])
 
 
-def test_client_sends_step_arrays_as_little_endian_buffer_frames_and_reads_framed_replies():
-    ctx = zmq.Context.instance()
-    sock = ctx.socket(zmq.ROUTER)
+def _step_through_fake_server(n: int, wrench: list, flex: list):
+    """(the step request's header, its buffer frames, the client's StepResult) for a client
+    of n points and one joint."""
+    sock = zmq.Context.instance().socket(zmq.ROUTER)
     sock.setsockopt(zmq.LINGER, 0)
     port = sock.bind_to_random_port("tcp://127.0.0.1")
     seen: list = []
-    thread = threading.Thread(target=_fake_server, args=(sock, seen), daemon=True)
+    thread = threading.Thread(target=_fake_server, args=(sock, seen, n), daemon=True)
     thread.start()
     try:
         with Client(f"tcp://127.0.0.1:{port}", timeout=10) as c:
             c.session = "s1"
-            c.attach(["tip"], ["tip"])
-            wrench = [1.5, -2.0, 3.25, 0.0, 1e-300, -7.0]
-            flex = [0.1 * i for i in range(13)]
-            r = c.step(wrench, flex)
+            c.attach([f"p{i}" for i in range(n)], ["p0"])
+            r = c.step(np.reshape(wrench, (n, 6)), flex)
     finally:
         thread.join(10)
         sock.close()
-    request, buffers = seen[1]
-    content = request["content"]
-    w, f = content["wrench"], content["flex_kinematics"]
-    assert (w["dtype"], w["shape"], f["dtype"], f["shape"]) == ("<f8", [1, 6], "<f8", [1, 13])
+    return seen[1][0], seen[1][1], r
+
+
+def test_client_sends_large_arrays_as_little_endian_buffer_frames_and_reads_framed_replies():
+    n = 1400  # 1400 x 6 doubles: 67,200 bytes, over FRAME_MIN_BYTES
+    wrench = [0.5 * i - 7.0 for i in range(6 * n)]
+    flex = [0.1 * i for i in range(13)]
+    request, buffers, r = _step_through_fake_server(n, wrench, flex)
+    w, f = request["content"]["wrench"], request["content"]["flex_kinematics"]
+    assert (w["dtype"], w["shape"], f["dtype"], f["shape"]) == ("<f8", [n, 6], "<f8", [1, 13])
     assert sorted([w["frame"], f["frame"]]) == [0, 1] and "data" not in w and "data" not in f
-    assert buffers[w["frame"]] == struct.pack("<6d", *wrench)
+    assert buffers[w["frame"]] == struct.pack(f"<{6 * n}d", *wrench)
     assert buffers[f["frame"]] == struct.pack("<13d", *flex)
-    assert r.kinematics.tolist() == [[float(i) for i in range(13)]]
+    assert r.kinematics.ravel().tolist() == [float(i) for i in range(13 * n)]
     assert r.gaps.tolist() == [[0.5, 0.25, 0.125, 1.0]]
+
+
+def test_client_sends_a_macro_steps_small_arrays_inline():
+    """Below FRAME_MIN_BYTES the arrays travel inline (measured cheaper than one ZeroMQ part
+    each), as the same little-endian bytes."""
+    wrench = [1.5, -2.0, 3.25, 0.0, 1e-300, -7.0]
+    flex = [0.1 * i for i in range(13)]
+    request, buffers, _ = _step_through_fake_server(1, wrench, flex)
+    assert buffers == []
+    assert request["content"]["wrench"] == {"dtype": "<f8", "shape": [1, 6],
+                                            "data": struct.pack("<6d", *wrench)}
+    assert request["content"]["flex_kinematics"]["data"] == struct.pack("<13d", *flex)
+
+
+def _raw_request(address: str, header: dict, buffers: list) -> list:
+    sock = zmq.Context.instance().socket(zmq.DEALER)
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.connect(address)
+    sock.send_multipart([b"", msgpack.packb(header, use_bin_type=True), *buffers])
+    assert sock.poll(10000)
+    frames = sock.recv_multipart()
+    sock.close()
+    return frames
 
 
 def test_server_answers_a_framed_step_with_frames_equal_to_the_inline_answer():
@@ -81,28 +109,22 @@ def test_server_answers_a_framed_step_with_frames_equal_to_the_inline_answer():
         c.create_session(text=TOY_TWO_POINTS)
         kin = c.attach(["a", "b"], ["a", "b"])["kinematics"]
         c.save()
-        wrench, flex = spring_inputs(kin, 0)
-        framed = c.step(wrench, flex)
-        c.restore()
-        raw = zmq.Context.instance().socket(zmq.DEALER)
-        raw.setsockopt(zmq.LINGER, 0)
-        raw.connect(server.address)
-        header = {"version": "1.2", "msg_id": 7, "msg_type": "step", "session": c.session,
+        wrench, flex = (a.astype("<f8").tobytes() for a in spring_inputs(kin, 0))
+        header = {"version": "1.3", "msg_id": 7, "msg_type": "step", "session": c.session,
                   "content": {"client": c.client_id, "step": 0,
-                              "wrench": {"dtype": "<f8", "shape": [2, 6],
-                                         "data": wrench.astype("<f8").tobytes()},
-                              "flex_kinematics": {"dtype": "<f8", "shape": [2, 13],
-                                                  "data": flex.astype("<f8").tobytes()}}}
-        raw.send_multipart([b"", msgpack.packb(header, use_bin_type=True)])
-        assert raw.poll(10000)
-        frames = raw.recv_multipart()
-        raw.close()
-    assert len(frames) == 2  # inline: [empty, header] only
-    inline = msgpack.unpackb(frames[1], raw=False)["content"]
-    np.testing.assert_array_equal(
-        framed.kinematics, np.frombuffer(inline["kinematics"]["data"], "<f8").reshape(2, 13))
-    np.testing.assert_array_equal(
-        framed.gaps, np.frombuffer(inline["gaps"]["data"], "<f8").reshape(2, 4))
+                              "wrench": {"dtype": "<f8", "shape": [2, 6], "frame": 1},
+                              "flex_kinematics": {"dtype": "<f8", "shape": [2, 13], "frame": 0}}}
+        framed = _raw_request(server.address, header, [flex, wrench])
+        c.restore()
+        header["content"]["wrench"] = {"dtype": "<f8", "shape": [2, 6], "data": wrench}
+        header["content"]["flex_kinematics"] = {"dtype": "<f8", "shape": [2, 13], "data": flex}
+        inline = _raw_request(server.address, header, [])
+    assert len(inline) == 2  # [empty, header]: arrays inline
+    answer = msgpack.unpackb(framed[1], raw=False)["content"]
+    expected = msgpack.unpackb(inline[1], raw=False)["content"]
+    for key, shape in (("kinematics", [2, 13]), ("gaps", [2, 4])):
+        assert answer[key]["shape"] == expected[key]["shape"] == shape
+        assert framed[2 + answer[key]["frame"]] == expected[key]["data"]
 
 
 def test_a_queued_reply_keeps_the_values_of_when_it_was_sent():
@@ -175,3 +197,16 @@ def test_protocol_doc_frame_of_the_wrong_length_or_a_missing_frame_is_invalid_ar
     assert missing["error"]["code"] == "invalid_array"
     assert "frame 1 does not exist; the message has 1 buffer frame(s)" in \
         missing["error"]["message"]
+
+
+def test_the_client_loads_the_codec_without_the_server():
+    """rbcosim.service loads its names on first use: `rbcosim flex` imports the client (and
+    with it rbcosim.service.wire) without the server's modules."""
+    import subprocess
+    import sys
+
+    code = ("import sys, rbcosim.client; "
+            "print(sorted(m for m in sys.modules if m.startswith('rbcosim.service')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "['rbcosim.service', 'rbcosim.service.errors', 'rbcosim.service.wire']"

@@ -2,7 +2,10 @@
  * any order, including calls a careful host would not make (a second terminate, a null
  * instance, calls after free, exiting without free). A plain C host, no Python of its own.
  *
- *   fmi_calls 2|3 BINARY RESOURCES_URI GUID CALL [CALL ...]
+ *   fmi_calls 2|3 BINARY RESOURCES GUID CALL [CALL ...]
+ *
+ * RESOURCES: the FMU's resources folder, as a file URI for FMI 2 (fmuResourceLocation), as a
+ * path ending in "/" for FMI 3 (resourcePath).
  *
  * CALLs, in the order given (T, H, V: numbers; VR: a value reference):
  *   instantiate           fmi2Instantiate / fmi3InstantiateCoSimulation (logging on)
@@ -156,7 +159,7 @@ static void run_at_exit(void) {
 
 int main(int argc, char **argv) {
   if (argc < 6 || (strcmp(argv[1], "2") && strcmp(argv[1], "3"))) {
-    fprintf(stderr, "usage: fmi_calls 2|3 BINARY RESOURCES_URI GUID CALL [CALL ...]\n");
+    fprintf(stderr, "usage: fmi_calls 2|3 BINARY RESOURCES GUID CALL [CALL ...]\n");
     return 2;
   }
   version = atoi(argv[1]);

@@ -4,7 +4,7 @@
  * rigid side of a co-simulation session does (rbcosim.cosim.rigid_side.RigidSide.step: one
  * rbc_macro_step per macro step, the wrench inputs as the polynomial over it).
  *
- * resources/model.bin (written by rbcosim.fmu_export.native.model_bytes, a model file of
+ * resources/model.bin (written by rbcosim.fmu_export.packaging.native_fmu.model_bytes, a model file of
  * librbcosim/model_file.h, read by its reader): "RBCMODL1", u32 n_arrays, i32 method (0 RK4,
  * 1 SDIRK2), i32 project, i32 0, i64 micro_steps, i64 max_newton, f64 tol, f64 start time (s),
  * then n_arrays records (u8 type 'd'/'l', u8 ndim, 6 bytes 0, i64 shape[ndim], the elements) in member order of

@@ -48,7 +48,7 @@ typedef enum rbf_type { RBF_REAL, RBF_INTEGER, RBF_BOOLEAN, RBF_STRING } rbf_typ
 
 /* The most macro steps one doStep may ask for: a larger step is refused before anything
  * runs (so h = 1e300 or a crafted state's tiny macro step cannot make one call run for
- * hours). Keep in step with rbcosim/fmu_export/lifecycle.py MAX_MACRO_STEPS. */
+ * hours). Keep in step with rbcosim/fmu_export/runtime/lifecycle.py MAX_MACRO_STEPS. */
 #define RBF_MAX_MACRO_STEPS 1000000
 
 typedef struct rbf_var {
@@ -64,7 +64,7 @@ typedef struct rbf_var {
 
 /* One body's share of an actuator input (export-fmu --inputs, self-contained): the model's
  * interface point `point` (one of the actuator's own, after the FMU's n_points) carries
- * value * unit_wrench, held in its body's frame (rbcosim.fmu_export.actuators). */
+ * value * unit_wrench, held in its body's frame (rbcosim.fmu_export.runtime.actuators). */
 typedef struct rbf_actuation {
     int vr, point;
     double unit_wrench[6];

@@ -15,7 +15,7 @@ Writes into OUT_DIR (default: this folder):
   ``num KEY N V1 ... VN`` (floats written with Python's repr, exact through strtod) or
   ``str KEY HEX`` (UTF-8 bytes as hex).
 
-The server runs in this process with the toy rigid side (rbcosim.service.toy); its reply
+The server runs in this process with the toy rigid side (tests/toy_side.py); its reply
 ids, session and client ids vary per run, but the transcript holds the bytes it sent, and a
 replay answers with exactly those.
 """
@@ -30,7 +30,8 @@ import msgpack
 import numpy as np
 import zmq
 
-from rbcosim.service.testing import running_server, toy_service
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))  # the toy rigid side
+from service_helpers import running_server, toy_service  # noqa: E402
 
 VERSION = "1.3"  # the protocol version the C client speaks (RBC_PROTOCOL_VERSION)
 HERE = Path(__file__).resolve().parent

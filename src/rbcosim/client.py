@@ -35,7 +35,7 @@ import zmq
 
 from rbcosim import PROTOCOL_VERSION
 from rbcosim.errors import RbcosimError
-from rbcosim.service.wire import decode_reply, encode
+from rbcosim.service.wire import decode_reply, encode, frames_pay
 
 _F8 = np.dtype("<f8")
 
@@ -74,7 +74,8 @@ class StepResult:
 
 
 def _f8(array) -> np.ndarray:
-    """A request's array: float64, C order (sent as a buffer frame, no copy before ZeroMQ's)."""
+    """A request's array: float64, C order; sent as a view (no copy before msgpack's or
+    ZeroMQ's), inline or, for large ones, as a buffer frame (`frames_pay`)."""
     return np.ascontiguousarray(array, dtype=_F8)
 
 
@@ -211,7 +212,8 @@ class Client:
         }
         direct = self.direct is not None and session == self._direct_session \
             and msg_type != "create_session"
-        (self.direct if direct else self.socket).send_multipart([b"", *encode(header, True)])
+        frames = encode(header, frames_pay(header["content"]))
+        (self.direct if direct else self.socket).send_multipart([b"", *frames])
         return msg_id
 
     def receive(self, msg_id: str, timeout: float | None = ...) -> dict:

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from rbcosim.dynamics import MaximalSystem
 from rbcosim.errors import ScenarioError
 from rbcosim.joint_coordinates import ANGLES, coordinate_columns, joint_values, unwrap
 from rbcosim.joint_coordinates import FIELDS as JOINT_FIELDS
-from rbcosim.kinematics import Kinematics
+from rbcosim.maximal.dynamics import MaximalSystem
+from rbcosim.maximal.kinematics import Kinematics
 from rbcosim.reactions import state_of_row
 from rbcosim.results import Results
 from rbcosim.sensors import sensor_values

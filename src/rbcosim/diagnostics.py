@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rbcosim.cosim.codec import StateFormatError, field
+from rbcosim.serialization.codec import StateFormatError, field
 from rbcosim.state import State
 
 

@@ -31,7 +31,7 @@ class SingularJacobianError(SimulationError):
 
 
 class DivergedError(SimulationError):
-    """A run's state became non-finite or absurd (`rbcosim.divergence`); summary status
+    """A run's state became non-finite or absurd (`rbcosim.maximal.divergence`); summary status
     "diverged"; `row`: the absurd (finite) results row that showed it, or None."""
 
     status = "diverged"

@@ -20,10 +20,10 @@ from dataclasses import replace
 
 import numpy as np
 
-from rbcosim import quaternion as quat
-from rbcosim.constraints import joint_coordinate
-from rbcosim.kinematics import Kinematics
+from rbcosim.maximal.constraints import joint_coordinate
+from rbcosim.maximal.kinematics import Kinematics
 from rbcosim.model import Joint, Model
+from rbcosim.spatial import quaternion as quat
 
 FIELDS = {
     "revolute": ("angle", "rate"),

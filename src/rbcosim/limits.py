@@ -7,7 +7,7 @@
   spherical/planar 3, distance/driver 1);
 * modal_coordinates: the flexible bodies' modes (a matrices body without `modes`: all of its
   coordinates, the dimension its M declares: the .mtx size line or the .npz member's header,
-  rbcosim.declared_size, read before any matrix is);
+  rbcosim.flex.io.declared_size, read before any matrix is);
 * steps_per_macro_step: co-simulation micro steps (1 for a rigid run);
 * total_steps: integration steps of the whole run (t_end / dt, or macro steps × micro steps);
 * memory_bytes: the dominant allocations, all float64 (8 B):
@@ -29,8 +29,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
-from rbcosim.declared_size import DeclaredArray, DeclaredSizeError, declared_arrays
 from rbcosim.errors import LimitError, ScenarioError
+from rbcosim.flex.io.declared_size import DeclaredArray, DeclaredSizeError, declared_arrays
 
 ROWS_PER_JOINT = {"fixed": 6, "revolute": 5, "prismatic": 5, "universal": 4, "cylindrical": 4,
                   "spherical": 3, "planar": 3, "distance": 1, "driver": 1, "rolling_disk": 3,

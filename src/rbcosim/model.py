@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from rbcosim.expression_program import evaluate
+
 GROUND = 0
 
 
@@ -55,7 +57,7 @@ class Motion:
 
     kind "polynomial": f = Σ c_k t^k; "harmonic": offset + amplitude·sin(2π frequency t + phase);
     "table": cubic spline through (times, values); "expression": `text`, a formula in t (s),
-    as its compiled `program` (rbcosim.kernels.expression), parameters folded in.
+    as its compiled `program` (rbcosim.expression_program), parameters folded in.
     """
 
     kind: str
@@ -79,8 +81,6 @@ class Motion:
             s, c = np.sin(w * t + phase), np.cos(w * t + phase)
             return offset + amplitude * s, amplitude * w * c, -amplitude * w * w * s
         if self.kind == "expression":
-            from rbcosim.kernels.expression import evaluate
-
             return evaluate(np.array(self.program), t)[:3]
         spline = _spline(self.times, self.values)
         return float(spline(t)), float(spline(t, 1)), float(spline(t, 2))

@@ -4,7 +4,7 @@ The layout is ``librbcosim/model_file.h``'s (host byte order): an 8-byte tag, u3
 arrays, a header of fixed size per tag, then one record per array: u8 type ``d`` (float64) or
 ``l`` (int64), u8 ndim, 6 zero bytes, i64 shape[ndim], the elements in C order.  Readers:
 ``rbc_model_file_open`` / ``rbc_model_file_arrays`` (the self-contained FMU's
-``resources/model.bin``, a flexible body's file of :mod:`rbcosim.flex.body_file`).
+``resources/model.bin``, a flexible body's file of :mod:`rbcosim.flex.io.body_file`).
 """
 
 from __future__ import annotations

@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from rbcosim import quaternion as quat
-from rbcosim.dynamics import MaximalSystem
-from rbcosim.kinematics import Kinematics
-from rbcosim.linalg3 import cross
+from rbcosim.maximal.dynamics import MaximalSystem
+from rbcosim.maximal.kinematics import Kinematics
 from rbcosim.model import Model
 from rbcosim.results import Results, body_columns
+from rbcosim.spatial import quaternion as quat
+from rbcosim.spatial.linalg3 import cross
 from rbcosim.state import State
 
 WRENCH_FIELDS = ("fx", "fy", "fz", "mx", "my", "mz")

@@ -2,7 +2,7 @@
 suffix, with the run's summary beside in `<stem>.summary.json` (`out.csv` -> `out.summary.json`).
 
 Every run (`run`, `cosim`, finished or failed) has the same summary layout: `status` ("ok",
-"failed" or "diverged": a non-finite or absurd state, `rbcosim.divergence`), `error` (the error text or null), `rows` and `t_last_row` (s) of the table, the
+"failed" or "diverged": a non-finite or absurd state, `rbcosim.maximal.divergence`), `error` (the error text or null), `rows` and `t_last_row` (s) of the table, the
 run's figures, then `joints` (per coupling joint gaps; {} in rigid runs),
 `continuity_violations` and `distributed` (the processes of `rbcosim cosim`; null in process).
 """

@@ -3,7 +3,7 @@ accuracy probe (`run_fixed`), or an adaptive reference run with scipy's solve_iv
 (`run_adaptive`).
 
 A formulation offers the `System` interface: `RigidSimulation` (maximal coordinates,
-`rbcosim.simulate`) and `MinimalSimulation` (joint coordinates, `rbcosim.minimal.route`). The
+`rbcosim.maximal.simulate`) and `MinimalSimulation` (joint coordinates, `rbcosim.minimal.route`). The
 co-simulation's rigid side (`rbcosim.cosim.rigid_side`) steps either through the same interface.
 """
 
@@ -17,7 +17,7 @@ from typing import Protocol
 
 import numpy as np
 
-from rbcosim.accuracy import ADAPTIVE_ACCURACY, richardson_probe
+from rbcosim.maximal.accuracy import ADAPTIVE_ACCURACY, richardson_probe
 from rbcosim.diagnostics import Diagnostics
 from rbcosim.errors import RunFailedError, SimulationError
 from rbcosim.model import Model

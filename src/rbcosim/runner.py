@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from rbcosim.derived import check_cosimulation, derived_columns, with_derived
 from rbcosim.errors import ScenarioError
+from rbcosim.maximal.simulate import simulate
 from rbcosim.results import Results
-from rbcosim.scenario import Scenario
-from rbcosim.simulate import simulate
+from rbcosim.scenario.loader import Scenario
 
 
 def run_scenario(scenario: Scenario, *, progress: bool = True, checkpoint=None,

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rbcosim.constraints import marker_angle
-from rbcosim.kinematics import Kinematics
+from rbcosim.maximal.constraints import marker_angle
+from rbcosim.maximal.kinematics import Kinematics
 from rbcosim.model import Marker
 
 FIELDS = {

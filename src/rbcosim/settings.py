@@ -44,7 +44,7 @@ class Coupling:
     grounded_reference: for a grounded structure, the inertial position (3,) m of the
     interface point at which the structure is unstressed (default: its initial position).
     type: "clamp", "pin" or "ball"; axis: a pin's released structure axis (0, 1, 2); node:
-    the flexible body's node ("end", index, coordinate m), see rbcosim.scenario_couplings.
+    the flexible body's node ("end", index, coordinate m), see rbcosim.scenario.couplings.
     """
 
     name: str

@@ -9,7 +9,7 @@
  * linearly (e = 1), the rigid side in the FMU and the flexible side here: a grounded linear
  * structure with one translational boundary DOF u_b (the interface's x, structure axes =
  * inertial) and k fixed-interface modes eta, as rbcosim's reference flexible body
- * (src/rbcosim/flex/body.py, grounded.py) integrates it:
+ * (src/rbcosim/flex/runtime/body.py, grounded.py) integrates it:
  *   step from the rigid motion (x, v, a) at t_n: eta -= S (x - x_f), eta' -= S (v - v_f)
  *   (the frame moves to the rigid side's motion keeping the interior in place); the interface
  *   acceleration over the step is a + c1 tau, c1 = (a - a_(n-1)) / H with e = 1 after the

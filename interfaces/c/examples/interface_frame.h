@@ -1,4 +1,4 @@
-/* interface_frame.h: the interface frame over one macro step (as rbcosim.flex.frame).
+/* interface_frame.h: the interface frame over one macro step (as rbcosim.flex.runtime.frame).
  *
  * A frame is 19 doubles, inertial, SI: r (3) m, q (4) unit quaternion scalar first (point
  * frame -> inertial), v (3) m/s, w (3) rad/s, a (3) m/s^2, alpha (3) rad/s^2 - the layout of

@@ -1,4 +1,4 @@
-/* polynomial.h: polynomials in time through a few sampled values (as rbcosim.flex.polynomial).
+/* polynomial.h: polynomials in time through a few sampled values (as rbcosim.flex.runtime.polynomial).
  *
  * Times are relative, tau (s); values are rows of width `width` (m/s^2, N, ...); at most four
  * points. Coefficient rows c_j of p(tau) = sum_j c_j tau^j, row-major [m][width].

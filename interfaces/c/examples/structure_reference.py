@@ -18,7 +18,7 @@ import numpy as np
 
 from rbcosim.cosim.flex_endpoint import motion_of
 from rbcosim.cosim.master import build_endpoints
-from rbcosim.scenario import load_scenario
+from rbcosim.scenario.loader import load_scenario
 
 
 def prescribed_motion(t: float) -> np.ndarray:

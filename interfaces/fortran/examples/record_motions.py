@@ -25,7 +25,7 @@ import numpy as np
 from rbcosim.cosim.flex_endpoint import FlexEndpoint, motion_of
 from rbcosim.cosim.master import CosimMaster, build_endpoints
 from rbcosim.distributed.flex_solver import macro_steps
-from rbcosim.scenario import load_scenario
+from rbcosim.scenario.loader import load_scenario
 
 
 def _line(values) -> str:

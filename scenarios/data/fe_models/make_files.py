@@ -11,7 +11,7 @@
   ``tests/fe_cantilever.py``'s writers (Abaqus and Nastran are not at hand);
 - ``beam_m.mtx``, ``beam_k.mtx`` (Matrix Market) and ``beam_nodes.csv`` (x,y,z per node): a
   steel 3D Euler–Bernoulli beam, 1 m, section 0.01 m x 0.02 m, 6 elements, six DOFs per node
-  (``rbcosim.flex.beam``; the beam of ``tests/test_flex_floating_import.py``).
+  (``rbcosim.flex.modelling.beam``; the beam of ``tests/test_flex_floating_import.py``).
 
 Run: ``python scenarios/data/fe_models/make_files.py`` (needs ``ccx`` on the PATH).
 """
@@ -30,8 +30,8 @@ sys.path.insert(0, str(HERE.parents[2] / "tests"))
 
 from fe_cantilever import c3d20_deck, write_abaqus_mtx, write_nastran
 
-from rbcosim.flex.beam import euler_bernoulli_beam
-from rbcosim.flex.readers import read_fe_model
+from rbcosim.flex.modelling.beam import euler_bernoulli_beam
+from rbcosim.flex.io.readers import read_fe_model
 
 STEP = "*STEP\n*FREQUENCY, SOLVER=MATRIXSTORAGE\n*END STEP\n"
 

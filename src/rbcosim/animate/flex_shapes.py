@@ -9,7 +9,7 @@ the run's model) in the frame the run used:
   ``<point>.x..z``, ``<point>.q0..q3``) times the model's beam-axis rotation, nodes at
   ``r_p + R (X + u)``;
 - a chord-frame rod (``frame = "chord"``): origin at the first pin's point, x towards the
-  second's, stretch ``s = |p_B − p_A| − L`` (:mod:`rbcosim.flex.chord`).
+  second's, stretch ``s = |p_B − p_A| − L`` (:mod:`rbcosim.flex.modelling.chord`).
 
 Other flexible bodies (grounded attachment, imported matrices) have no node line here: the
 scene shows their output nodes only. Positions inertial, m; ``scale`` multiplies the modal
@@ -22,11 +22,11 @@ from __future__ import annotations
 import numpy as np
 
 from rbcosim.errors import ScenarioError
-from rbcosim.flex.chord import ChordModel
-from rbcosim.flex.config import flex_model_from_config
-from rbcosim.flex.interfaces import Interface, released_components
-from rbcosim.quaternion import to_matrix
+from rbcosim.flex.modelling.chord import ChordModel
+from rbcosim.flex.modelling.interface_nodes import Interface, released_components
 from rbcosim.results import Results
+from rbcosim.scenario.flex_config import flex_model_from_config
+from rbcosim.spatial.quaternion import to_matrix
 
 NODE_PREFIX = "_node"
 

@@ -26,8 +26,8 @@ import numpy as np
 
 from rbcosim.animate.flex_shapes import BeamShape, beam_shapes
 from rbcosim.columns import classify
-from rbcosim.quaternion import to_matrix
 from rbcosim.results import Results
+from rbcosim.spatial.quaternion import to_matrix
 
 #: cell kinds (cell data ``kind``)
 KINDS = ("body", "axis x", "axis y", "axis z", "interface point", "flexible element",

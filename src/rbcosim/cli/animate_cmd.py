@@ -46,7 +46,7 @@ def add_parser(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     from rbcosim.animate import write_animation
     from rbcosim.results import read_results
-    from rbcosim.scenario import load_scenario
+    from rbcosim.scenario.loader import load_scenario
 
     for name, value, low in (("--every", args.every, 1), ("--frames", args.frames, 0)):
         if value < low:

@@ -7,12 +7,12 @@ from dataclasses import replace
 
 import numpy as np
 
-from rbcosim.accuracy import LINEARIZE_MAX_BODIES, fastest_rate
-from rbcosim.checks import CONSISTENCY_TOL, check_model
 from rbcosim.cli.options import add_limit_option, load_with_options
-from rbcosim.divergence import fastest_time_scale, flex_time_scale
 from rbcosim.errors import LimitError, SimulationError
 from rbcosim.limits import RunLimits, enforce, estimate, format_bytes
+from rbcosim.maximal.accuracy import LINEARIZE_MAX_BODIES, fastest_rate
+from rbcosim.maximal.checks import CONSISTENCY_TOL, check_model
+from rbcosim.maximal.divergence import fastest_time_scale, flex_time_scale
 from rbcosim.minimal.route import coordinate_names, degrees_of_freedom, is_tree, suits_minimal
 
 

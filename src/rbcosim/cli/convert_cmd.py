@@ -58,14 +58,14 @@ def add_parser(sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from rbcosim.errors import ScenarioError
-    from rbcosim.flex.convert import (
+    from rbcosim.flex.io.convert import (
         convert_structure,
         read_dof_labels_csv,
         read_matrix,
         read_nodes_csv,
         uniform_dof_labels,
     )
-    from rbcosim.flex.matrices_io import save_npz
+    from rbcosim.flex.io.matrices_io import save_npz
 
     if args.out.suffix != ".npz":
         raise ScenarioError(f"--out: expected a path ending in .npz, got {str(args.out)!r}")
@@ -113,8 +113,8 @@ def run(args: argparse.Namespace) -> int:
 def _from_fe(args: argparse.Namespace, outputs: dict):
     """The structure of an FE code's files (every check runs before anything is written)."""
     from rbcosim.errors import ScenarioError
-    from rbcosim.flex.fe_import import import_structure, parse_interface
-    from rbcosim.flex.readers import FORMATS, read_fe_model
+    from rbcosim.flex.io.fe_import import import_structure, parse_interface
+    from rbcosim.flex.io.readers import FORMATS, read_fe_model
 
     model_key = FORMATS[args.fmt][0]
     model = getattr(args, model_key)

@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
         server = ServerProcess(args.bind, args.barrier_timeout, path.resolve().parent)
     try:
         from rbcosim.distributed.driver import CosimOptions, run_distributed, scenario_overrides
-        from rbcosim.scenario import load_scenario
+        from rbcosim.scenario.loader import load_scenario
 
         overrides = scenario_overrides(args.overrides, args.t_end)
         scenario = load_scenario(path, overrides)

@@ -7,15 +7,19 @@ import importlib.util
 import sys
 from pathlib import Path
 
-from rbcosim.fmu_export.build import DEFAULT_ADDRESS, ExportOptions, export_fmu, model_identifier
 from rbcosim.fmu_export.output_selection import parse_patterns
+from rbcosim.fmu_export.packaging.python_fmu import (
+    DEFAULT_ADDRESS,
+    ExportOptions,
+    export_fmu,
+    model_identifier,
+)
 
 DESCRIPTION = (
     "Export a scenario's rigid side as a co-simulation FMU (pythonfmu for "
     "FMI 2.0, pythonfmu3 for FMI 3.0). Inputs: each interface point's force and moment and "
     "each joint's flexible-node kinematics; outputs: the points' kinematics and the "
-    "joints' continuity gaps, and in embedded and --native mode every rigid body's pose and "
-    "velocities "
+    "joints' continuity gaps, and every rigid body's pose and velocities "
     "named as the results file's columns (rod1.x .. rod1.q0..q3 .. rod1.wz) and every "
     "joint's coordinates as `rbcosim run --joint-coordinates` writes them (shoulder.angle, "
     "shoulder.rate, angles continued over the run); the "
@@ -190,8 +194,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_native(args: argparse.Namespace, scenario: Path, output: Path) -> int:
-    """`--native`: the C FMU (rbcosim.fmu_export.native); exit 2 for options it lacks."""
-    from rbcosim.fmu_export.native import export_native_fmu
+    """`--native`: the C FMU (rbcosim.fmu_export.packaging.native_fmu); exit 2 for options it lacks."""
+    from rbcosim.fmu_export.packaging.native_fmu import export_native_fmu
 
     refused = [flag for flag, given in (("--flex", args.flex),
                                         ("--mode embedded", args.mode == "embedded"),

@@ -28,7 +28,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from rbcosim.cli.export_fmu_cmd import refused_export
-    from rbcosim.fmu_export.ssp import export_ssp
+    from rbcosim.fmu_export.packaging.ssp import export_ssp
 
     scenario = Path(args.scenario)
     output = Path(args.output or f"{scenario.stem}.ssp")

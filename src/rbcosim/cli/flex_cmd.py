@@ -56,7 +56,7 @@ def add_parser(sub) -> None:
 
 
 def load(args: argparse.Namespace):
-    from rbcosim.scenario import load_scenario
+    from rbcosim.scenario.loader import load_scenario
 
     overrides = list(args.overrides)
     if args.t_end is not None:

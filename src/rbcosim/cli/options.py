@@ -13,12 +13,12 @@ from rbcosim.errors import ScenarioError
 from rbcosim.limits import RunLimits, RunSize, enforce
 
 if TYPE_CHECKING:  # the solver modules load when a command runs, not when it parses
-    from rbcosim.scenario import Scenario
+    from rbcosim.scenario.loader import Scenario
 
 
 def add_scenario_options(parser: argparse.ArgumentParser) -> None:
     """SCENARIO, --set KEY=VALUE and the solver overrides."""
-    from rbcosim.integrators import INTEGRATOR_NAMES
+    from rbcosim.maximal.integrators import INTEGRATOR_NAMES
     from rbcosim.settings import FORMULATIONS
 
     parser.add_argument("scenario", metavar="SCENARIO", help="scenario file (TOML)")
@@ -43,7 +43,7 @@ def enforce_limits(args: argparse.Namespace, scenario: Scenario) -> RunSize:
 
 def load_with_options(args: argparse.Namespace) -> Scenario:
     """Load the scenario with --set overrides, then apply --t-end/--dt/--integrator."""
-    from rbcosim.scenario import load_scenario
+    from rbcosim.scenario.loader import load_scenario
 
     scenario = load_scenario(args.scenario, args.overrides)
     solver = scenario.solver
@@ -107,7 +107,7 @@ def with_output_interval(args: argparse.Namespace, scenario: Scenario) -> Scenar
 
 def unused_overrides(scenario: Scenario, keys: list[str]) -> list[str]:
     """Sentences for the --set keys that the scenario accepts but this run does not use."""
-    from rbcosim.integrators import ADAPTIVE
+    from rbcosim.maximal.integrators import ADAPTIVE
 
     cosim = is_cosimulation(scenario)
     adaptive = scenario.solver.integrator in ADAPTIVE

@@ -57,7 +57,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument(
         "--rigid-factory",
         metavar="MODULE:NAME",
-        help=argparse.SUPPRESS,  # e.g. rbcosim.service.toy:ToySide.from_scenario for tests and benchmarks
+        help=argparse.SUPPRESS,  # e.g. toy_side:ToySide.from_scenario (tests/toy_side.py) for tests and benchmarks
     )
     parser.set_defaults(handler=run)
     return parser

@@ -8,7 +8,7 @@ from pathlib import Path
 from rbcosim.cli.options import add_limit_option
 from rbcosim.errors import ScenarioError
 from rbcosim.limits import RunLimits
-from rbcosim.scenario import split_overrides
+from rbcosim.scenario.loader import split_overrides
 
 
 def add_parser(sub) -> None:

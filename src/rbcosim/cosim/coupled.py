@@ -1,7 +1,7 @@
 """Coupled macro steps of the in-process master in one call of the C core.
 
 For the master's common case — every flexible body coupled at one point (a
-:class:`~rbcosim.cosim.flex_endpoint.FlexEndpoint` over a :class:`~rbcosim.flex.body.FlexBody`,
+:class:`~rbcosim.cosim.flex_endpoint.FlexEndpoint` over a :class:`~rbcosim.flex.runtime.body.FlexBody`,
 grounded or floating) and a scheme with a batch code (rbcosim.cosim.scheme: ``jacobi``,
 ``gauss_seidel_rigid_first``, ``gauss_seidel_flex_first``) — :meth:`CoupledSteps.run` advances a batch of macro steps in one
 call of ``_core.coupled_steps`` (``librbcosim/cosim/coupled.h``): the rigid macro step, each
@@ -25,9 +25,9 @@ import numpy as np
 
 from rbcosim import _core
 from rbcosim.cosim.flex_endpoint import FlexEndpoint, motion_of
-from rbcosim.flex.body import FlexBody
-from rbcosim.flex.deformation_range import ROTATION_LIMIT
-from rbcosim.simulate import RigidSimulation
+from rbcosim.flex.runtime.body import FlexBody
+from rbcosim.flex.runtime.deformation_range import ROTATION_LIMIT
+from rbcosim.maximal.simulate import RigidSimulation
 
 #: ledger layout (coupled.h): energies, flexible kinematics (13), last gaps (4), largest gaps (4)
 _E_RIGID, _E_FLEX, _KIN, _GAPS, _GAP_MAX, _LEDGER = 0, 1, 2, 15, 19, 23

@@ -3,8 +3,8 @@ floating frame (spin, elastic rotation), and its results columns.
 
 A floating body whose frame is the linear floating frame (FlexBody's, or a floating body with
 several interface nodes; not a chord-frame rod) warns once when its spin makes a modal
-stiffness negative without geometric stiffening (rbcosim.flex.spin_limit) and once when its
-elastic rotations leave the small-deformation range (rbcosim.flex.deformation_range); the spin
+stiffness negative without geometric stiffening (rbcosim.flex.runtime.spin_limit) and once when its
+elastic rotations leave the small-deformation range (rbcosim.flex.runtime.deformation_range); the spin
 is read at interface node 0.
 """
 
@@ -14,11 +14,15 @@ import warnings
 
 import numpy as np
 
-from rbcosim.flex.arc_shape import ArcShape, is_beam_line
-from rbcosim.flex.chord_body import ChordBody
-from rbcosim.flex.deformation_range import ROTATION_LIMIT, DeformationRange, DeformationWarning
-from rbcosim.flex.kinematics import rotation_matrix
-from rbcosim.flex.spin_limit import SpinLimit, SpinWarning
+from rbcosim.flex.runtime.arc_shape import ArcShape, is_beam_line
+from rbcosim.flex.runtime.chord_body import ChordBody
+from rbcosim.flex.runtime.deformation_range import (
+    ROTATION_LIMIT,
+    DeformationRange,
+    DeformationWarning,
+)
+from rbcosim.flex.runtime.spin_limit import SpinLimit, SpinWarning
+from rbcosim.spatial.rotation import rotation_matrix
 
 
 class RangeChecks:
@@ -49,7 +53,7 @@ class RangeChecks:
 
     def _check_deformation(self) -> None:
         """Warn once when the body's elastic rotations leave the small-deformation range of
-        the linear floating-frame field (rbcosim.flex.deformation_range)."""
+        the linear floating-frame field (rbcosim.flex.runtime.deformation_range)."""
         body = self.endpoint.body
         eta = body.modal_coordinates
         if self._deformation.rotation_exceeds(eta, ROTATION_LIMIT):
@@ -94,7 +98,7 @@ class RangeChecks:
 def result_columns(name: str, body, displacements: bool, arc: bool) -> list[str]:
     """A flexible body's results columns: eta1.., each output node's inertial x y z; with
     `displacements` its elastic displacement ux uy uz in the body's floating (or chord) frame;
-    with `arc` also on the inextensible axis, arc_ux arc_uy arc_uz (rbcosim.flex.arc_shape)."""
+    with `arc` also on the inextensible axis, arc_ux arc_uy arc_uz (rbcosim.flex.runtime.arc_shape)."""
     cols = [f"{name}.eta{k + 1}" for k in range(body.modal_coordinates.size)]
     nodes = list(body.output_nodes())
     suffixes = [""] + (["u"] if displacements else []) + (["arc_u"] if arc else [])

@@ -22,14 +22,14 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from rbcosim.core import make_handle
-from rbcosim.cosim.codec import StateFormatError, array, field, pack_state, unpack_state
 from rbcosim.cosim.flex_checks import RangeChecks, result_columns, result_row
-from rbcosim.cosim.model_digest import check_digest, model_digest
-from rbcosim.cosim.nodes import CompiledNode, NodeSet, point_frame_mass
+from rbcosim.cosim.nodes import CompiledNode, NodeSet, hands_point_frame_mass, point_frame_mass
 from rbcosim.cosim.scheme import scheme_named
-from rbcosim.flex.body import FlexBody
-from rbcosim.flex.kinematics import InterfaceMotion
-from rbcosim.flex.polynomial import exchange_polynomial
+from rbcosim.flex.runtime.body import FlexBody
+from rbcosim.flex.runtime.interface_motion import InterfaceMotion
+from rbcosim.flex.runtime.polynomial import exchange_polynomial
+from rbcosim.serialization.codec import StateFormatError, array, field, pack_state, unpack_state
+from rbcosim.serialization.model_digest import check_digest, model_digest
 from rbcosim.settings import CosimSettings, Coupling
 
 _HISTORY = 4  # exchanged wrenches kept (cubic iteration polynomial)
@@ -62,11 +62,12 @@ class FlexEndpoint:
         self._counts = np.zeros(1, dtype=np.int64)
         self._energy = np.zeros(k)
         self._pending = np.zeros(k)
-        # what the rigid side applies (stacked, block diagonal), point frames if floating
+        # what the rigid side applies (stacked, block diagonal; point frames: nodes.py)
         self._handed_mass = np.zeros((6 * k, 6 * k))
         self._implicit = np.zeros(1, dtype=np.int64)
         self._rigid_input = np.zeros(6 * k)
-        self._floating = body.model.attachment == "floating"
+        self._floating = body.model.attachment == "floating"  # (or chord frame)
+        self._point_frame = hands_point_frame_mass(body)
         if isinstance(body, FlexBody):
             self._exchange = make_handle(
                 "flex_exchange", self._times, self._wrenches, self._counts, self._energy,
@@ -157,10 +158,10 @@ class FlexEndpoint:
             if not np.any(np.abs(block) > 1e-12 * max(1.0, np.abs(block).max())):
                 continue
             self._implicit[0] = 1
-            if self._floating:
+            if self._point_frame:
                 block = point_frame_mass(block, m.as_array()[3:7], False)
             self._handed_mass[6 * i:6 * i + 6, 6 * i:6 * i + 6] = block
-            out[j] = (block.copy(), "point" if self._floating else "inertial")
+            out[j] = (block.copy(), "point" if self._point_frame else "inertial")
         self._input = (-1, self._input[1])  # the rigid input changes meaning
         return out
 

@@ -16,7 +16,19 @@ from pathlib import Path
 
 import numpy as np
 
-from rbcosim.cosim.codec import (
+from rbcosim.cosim.coupled import CoupledSteps
+from rbcosim.cosim.flex_bodies import build_endpoints
+from rbcosim.cosim.flex_endpoint import FlexEndpoint, motion_of
+from rbcosim.cosim.rigid_side import RigidSide
+from rbcosim.cosim.scheme import scheme_named
+from rbcosim.cosim.signals import evaluate
+from rbcosim.errors import DivergedError, SimulationError
+from rbcosim.flex.runtime.interface_motion import InterfaceMotion
+from rbcosim.maximal.divergence import as_divergence, explain_cosim
+from rbcosim.progress import Progress
+from rbcosim.results import Results, failure
+from rbcosim.scenario.loader import Scenario
+from rbcosim.serialization.codec import (
     StateFormatError,
     array,
     field,
@@ -24,18 +36,6 @@ from rbcosim.cosim.codec import (
     unpack_state,
     write_atomically,
 )
-from rbcosim.cosim.coupled import CoupledSteps
-from rbcosim.cosim.flex_bodies import build_endpoints
-from rbcosim.cosim.flex_endpoint import FlexEndpoint, motion_of
-from rbcosim.cosim.rigid_side import RigidSide
-from rbcosim.cosim.scheme import scheme_named
-from rbcosim.cosim.signals import evaluate
-from rbcosim.divergence import as_divergence, explain_cosim
-from rbcosim.errors import DivergedError, SimulationError
-from rbcosim.flex.kinematics import InterfaceMotion
-from rbcosim.progress import Progress
-from rbcosim.results import Results, failure
-from rbcosim.scenario import Scenario
 from rbcosim.settings import whole_steps
 
 

@@ -1,7 +1,7 @@
 """A flexible body's interface nodes as the endpoint sees them (rbcosim.cosim.flex_endpoint).
 
 The endpoint drives any body with k >= 1 interface nodes through the interface of
-:class:`~rbcosim.flex.multi_body.MultiNodeBody` (what a new body must provide):
+:class:`~rbcosim.flex.runtime.multi_body.MultiNodeBody` (what a new body must provide):
 
   initialize(t, motions), set_motion(motions)    k InterfaceMotions, node order;
   step(t, H, motions, extrapolation)             up to two past motion lists, newest first;
@@ -11,7 +11,7 @@ The endpoint drives any body with k >= 1 interface nodes through the interface o
   get_state() / set_state(); floating or chord-frame bodies also output_displacements().
 
 :class:`NodeSet` is that interface as it is; :class:`CompiledNode` puts the compiled one-node
-:class:`~rbcosim.flex.body.FlexBody` (grounded or floating) behind it and takes the endpoint's
+:class:`~rbcosim.flex.runtime.body.FlexBody` (grounded or floating) behind it and takes the endpoint's
 exchange in the C core (``librbcosim/flex/endpoint.h``). Each keeps the arithmetic of its body
 family (the order of the sums), so that a scenario's results keep their bits.
 """
@@ -21,8 +21,16 @@ from __future__ import annotations
 import numpy as np
 
 from rbcosim import _core
-from rbcosim.flex.body import FlexBody
-from rbcosim.flex.kinematics import InterfaceMotion
+from rbcosim.flex.runtime.body import FlexBody
+from rbcosim.flex.runtime.chord_body import ChordBody
+from rbcosim.flex.runtime.interface_motion import InterfaceMotion
+
+
+def hands_point_frame_mass(body) -> bool:
+    """True when the body's added mass is handed to the rigid side in point-frame axes: a body
+    in a floating reference frame (its added mass turns with it); a grounded body's and a
+    chord-frame rod's (affine in the pins' inertial accelerations) go in inertial axes."""
+    return body.model.attachment == "floating" and not isinstance(body, ChordBody)
 
 
 def point_frame_mass(mass: np.ndarray, q: np.ndarray, inverse: bool) -> np.ndarray:
@@ -44,7 +52,7 @@ class NodeSet:
         place by the endpoint; its diagonal blocks are the nodes' own)."""
         self.body = body
         self._handed = handed_mass
-        self._point_frame = body.model.attachment == "floating"
+        self._point_frame = hands_point_frame_mass(body)
 
     def initialize(self, t: float, motions: list[InterfaceMotion]) -> None:
         self.body.initialize(t, motions)
@@ -74,7 +82,7 @@ class NodeSet:
 
     def rigid_inputs(self) -> np.ndarray:
         """(6k,): each node's wrench plus its handed added-mass block times its frame's
-        accelerations (a floating body's blocks are in point-frame axes)."""
+        accelerations (blocks in point-frame axes: `hands_point_frame_mass`)."""
         acc = self.body.frame_accelerations()
         k = acc.shape[0]
         handed = np.array([self._handed[6 * i:6 * i + 6, 6 * i:6 * i + 6] for i in range(k)])
@@ -94,7 +102,7 @@ class CompiledNode:
         """exchange: the endpoint's handle of its exchange arrays (make_handle "flex_exchange")."""
         self.body = body
         self._exchange = exchange
-        self._floating = body.model.attachment == "floating"
+        self._floating = hands_point_frame_mass(body)
 
     def initialize(self, t: float, motions: list[InterfaceMotion]) -> None:
         self.body.initialize(t, motions[0])

@@ -13,7 +13,21 @@ from pathlib import Path
 
 import numpy as np
 
-from rbcosim.cosim.codec import (
+from rbcosim.cosim.continuity import enforce, joint_gaps
+from rbcosim.cosim.interface_layout import (
+    GAP_FIELDS,
+    OUTPUT_FIELDS,
+    WRENCH_FIELDS,
+    InterfacePoints,
+)
+from rbcosim.diagnostics import checked_diagnostics, state_row
+from rbcosim.errors import ScenarioError, SimulationError
+from rbcosim.limits import RunLimits
+from rbcosim.limits import enforce as enforce_limits
+from rbcosim.maximal.kernels.interface_points import MAX_POLY_ORDER
+from rbcosim.maximal.simulate import RigidSimulation
+from rbcosim.scenario.loader import Scenario, load_scenario, load_scenario_text, scalar_parameters
+from rbcosim.serialization.codec import (
     StateFormatError,
     array,
     field,
@@ -21,28 +35,20 @@ from rbcosim.cosim.codec import (
     unpack_state,
     write_atomically,
 )
-from rbcosim.cosim.continuity import enforce, joint_gaps
-from rbcosim.cosim.interface import (
-    GAP_FIELDS,
-    OUTPUT_FIELDS,
-    WRENCH_FIELDS,
-    InterfacePoints,
-)
-from rbcosim.cosim.model_digest import check_digest
-from rbcosim.diagnostics import checked_diagnostics, state_row
-from rbcosim.errors import ScenarioError, SimulationError
-from rbcosim.kernels.interface import MAX_POLY_ORDER
-from rbcosim.limits import RunLimits
-from rbcosim.limits import enforce as enforce_limits
-from rbcosim.scenario import Scenario, load_scenario, load_scenario_text, scalar_parameters
-from rbcosim.simulate import RigidSimulation
+from rbcosim.serialization.model_digest import check_digest
+
+
+def rigid_formulation(scenario: Scenario) -> str:
+    """The formulation of a co-simulation's rigid side: "minimal" when solver.formulation says
+    so (joint coordinates, trees; Python macro steps), else "maximal" ("auto" included: its
+    macro steps run in the C core)."""
+    return "minimal" if scenario.solver.formulation == "minimal" else "maximal"
 
 
 def rigid_simulation(scenario: Scenario):
-    """The rigid side's formulation (a `rbcosim.run_loop.System` with interface points):
-    solver.formulation = "minimal" steps it in joint coordinates (trees; Python macro steps),
-    "maximal" and "auto" in maximal coordinates (macro steps in the C core)."""
-    if scenario.solver.formulation == "minimal":
+    """The rigid side's simulation in its formulation (`rigid_formulation`): a
+    `rbcosim.run_loop.System` with interface points."""
+    if rigid_formulation(scenario) == "minimal":
         from rbcosim.minimal.route import MinimalSimulation  # the minimal route's rigid sides
 
         return MinimalSimulation(scenario.model, scenario.solver).attach_points()

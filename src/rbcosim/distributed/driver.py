@@ -23,6 +23,7 @@ import numpy as np
 import zmq
 
 from rbcosim.client import Client, ServiceError, ServiceTimeout
+from rbcosim.cosim.rigid_side import rigid_formulation
 from rbcosim.distributed.flex_solver import (
     FlexResults,
     body_joints,
@@ -42,7 +43,7 @@ from rbcosim.endpoints import is_loopback
 from rbcosim.errors import RbcosimError
 from rbcosim.progress import Progress
 from rbcosim.results import Results
-from rbcosim.scenario import Scenario, load_scenario
+from rbcosim.scenario.loader import Scenario, load_scenario
 
 FIRST_SESSION_WAIT = 60.0  # s a create_session may wait for a server's fork server (it loads in ~1 s)
 
@@ -202,7 +203,7 @@ def diagnostics(scenario: Scenario, server_results: dict, n_steps: int, wall_tim
     violations = d.pop("continuity_violations", 0)
     cs = scenario.cosim
     d["wall_time_s"] = wall_time
-    d.update(formulation="maximal (rigid side)", scheme=cs.scheme, macro_step=cs.macro_step,
+    d.update(formulation=f"{rigid_formulation(scenario)} (rigid side)", scheme=cs.scheme, macro_step=cs.macro_step,
              micro_steps=cs.micro_steps, extrapolation=cs.extrapolation, macro_steps=n_steps,
              iterations_total=n_steps, iterations_max=1 if n_steps else 0)
     d["joints"] = joints
@@ -378,7 +379,7 @@ def _watch(client: Client, flex: list[FlexProcess], n_steps: int, options: Cosim
 
 
 def _diagnosed(error: CosimError, scenario: Scenario) -> CosimError:
-    """`error`, with the likely cause (rbcosim.divergence.cosim_cause) appended to its line
+    """`error`, with the likely cause (rbcosim.maximal.divergence.cosim_cause) appended to its line
     that says the run diverged (a failed process's error may be followed by the server's
     view of the session)."""
     lines = str(error).split("\n")
@@ -386,7 +387,7 @@ def _diagnosed(error: CosimError, scenario: Scenario) -> CosimError:
     if at is None:
         return error
     from rbcosim.cosim.flex_bodies import build_endpoints
-    from rbcosim.divergence import cosim_cause
+    from rbcosim.maximal.divergence import cosim_cause
 
     H = scenario.cosim.macro_step
     lines[at] += f"; {cosim_cause(scenario, build_endpoints(scenario, H).values(), H)}"

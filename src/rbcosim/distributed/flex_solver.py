@@ -26,8 +26,8 @@ from pathlib import Path
 import numpy as np
 
 from rbcosim.client import Client
-from rbcosim.cosim import codec
-from rbcosim.cosim.codec import (
+from rbcosim.serialization import codec
+from rbcosim.serialization.codec import (
     StateFormatError,
     pack_state,
     remove_stale_temporaries,
@@ -38,7 +38,7 @@ from rbcosim.cosim.flex_bodies import body_couplings, build_endpoints
 from rbcosim.cosim.flex_endpoint import FlexEndpoint, motion_of
 from rbcosim.cosim.scheme import DISTRIBUTED_SCHEMES, scheme_named
 from rbcosim.errors import RbcosimError, ScenarioError
-from rbcosim.scenario import Scenario
+from rbcosim.scenario.loader import Scenario
 from rbcosim.settings import whole_steps
 
 FLEX_RESULTS_FORMAT = "rbcosim-flex-results"

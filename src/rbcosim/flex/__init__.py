@@ -5,13 +5,12 @@ The solver (:class:`FlexBody`) talks to the rigid side through plain interface d
 in its own process. See ``README.md`` in this folder for the file formats.
 """
 
-from rbcosim.flex.beam import BeamFE, euler_bernoulli_beam
-from rbcosim.flex.body import FlexBody
-from rbcosim.flex.config import flex_model_from_config
-from rbcosim.flex.craig_bampton import CraigBampton, craig_bampton
-from rbcosim.flex.kinematics import InterfaceMotion
-from rbcosim.flex.matrices_io import StructureMatrices, load_mtx, load_npz, save_npz
-from rbcosim.flex.model import FlexModel, FloatingInertia
+from rbcosim.flex.io.matrices_io import StructureMatrices, load_mtx, load_npz, save_npz
+from rbcosim.flex.modelling.beam import BeamFE, euler_bernoulli_beam
+from rbcosim.flex.modelling.craig_bampton import CraigBampton, craig_bampton
+from rbcosim.flex.modelling.model import FlexModel, FloatingInertia
+from rbcosim.flex.runtime.body import FlexBody
+from rbcosim.flex.runtime.interface_motion import InterfaceMotion
 
 __all__ = [
     "BeamFE",
@@ -23,7 +22,6 @@ __all__ = [
     "StructureMatrices",
     "craig_bampton",
     "euler_bernoulli_beam",
-    "flex_model_from_config",
     "load_mtx",
     "load_npz",
     "save_npz",

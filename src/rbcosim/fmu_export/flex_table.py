@@ -32,10 +32,9 @@ from rbcosim.fmu_export.table import (
     WRENCH_DERIVATIVES,
     VariableTable,
     numbered_table,
-    parameter_start,
-    structured_name,
     variable_row,
 )
+from rbcosim.fmu_export.table_rows import parameter_rows
 
 #: Output kinds of the wrench polynomial, by derivative order 0..3.
 WRENCH_KINDS = ("flex_wrench",) + tuple(f"flex_{kind}" for kind, *_ in WRENCH_DERIVATIVES)
@@ -57,7 +56,7 @@ def build_flex_table(
     and its derivatives, ``nodes[joint]`` (13,) the interface node's kinematics,
     ``added_mass[joint]`` (6, 6) the mass handed to the rigid side (kg, kg.m, kg.m2); ``outputs``:
     (name, unit, start) of the body's own outputs; ``parameters``: scenario key -> value (typed
-    as table.build_table's), ``parameter_info``: key -> (unit, description)."""
+    as table_rows.parameter_rows's), ``parameter_info``: key -> (unit, description)."""
     rows = []
     for joint, point in couplings:
         motion = np.asarray(motions[joint], dtype=float)
@@ -92,10 +91,6 @@ def build_flex_table(
     for index, (name, unit, start) in enumerate(outputs):
         rows.append(variable_row(name, "flex_output", "output", float(start), unit,
                                  f"the results file's column {name}", "", index))
-    for key, value in parameters.items():
-        unit, description = parameter_info.get(key, (None, f"scenario parameter {key}"))
-        rows.append(variable_row(structured_name(key), "parameter", "parameter",
-                                 parameter_start(key, value), unit, description, key,
-                                 variability="fixed"))
+    rows += parameter_rows(parameters, parameter_info)
     points = tuple(point for _, point in couplings)
     return numbered_table(rows, points, tuple(joint for joint, _ in couplings))

@@ -115,7 +115,7 @@ def joint_rows(joint: str, flex_start, gaps, exchange: bool) -> list[Row]:
 
 def actuator_rows(specs: Iterable[dict[str, Any]]) -> list[Row]:
     """The joints' actuator inputs (kind ``actuator``: N.m or N) and drivers' targets (kind
-    ``driver_target``, index 0..2) of rbcosim.fmu_export.actuators specs, ``owner`` the
+    ``driver_target``, index 0..2) of rbcosim.fmu_export.runtime.actuators specs, ``owner`` the
     joint."""
     rows = []
     for spec in specs:

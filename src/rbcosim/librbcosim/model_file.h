@@ -1,6 +1,6 @@
 /* Model files: arrays of a handle's C struct written by Python (rbcosim.model_file) and read
  * back into rbc_arr members without Python -- the self-contained FMU's resources/model.bin
- * (fmu/native/fmu_local.c) and a flexible body's file (rbcosim.flex.body_file, read by
+ * (fmu/native/fmu_local.c) and a flexible body's file (rbcosim.flex.io.body_file, read by
  * rbc_fx_body_file_load in flex/body_file.h).
  *
  * Layout (host byte order): an 8-byte tag, u32 n_arrays, then a header of a size fixed by the

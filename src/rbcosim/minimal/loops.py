@@ -32,12 +32,12 @@ from dataclasses import replace
 import numpy as np
 import scipy.linalg as sla
 
-from rbcosim import quaternion as quat
-from rbcosim.constraints import Constraints, JacobianAssembler
-from rbcosim.dynamics import independent_rows
+from rbcosim.spatial import quaternion as quat
+from rbcosim.maximal.constraints import Constraints, JacobianAssembler
+from rbcosim.maximal.dynamics import independent_rows
 from rbcosim.errors import SimulationError, SingularJacobianError
-from rbcosim.kinematics import Kinematics
-from rbcosim.linalg3 import cross
+from rbcosim.maximal.kinematics import Kinematics
+from rbcosim.spatial.linalg3 import cross
 from rbcosim.minimal.drivers import efforts, prescribed
 from rbcosim.minimal.steps import SDIRK2, rk4
 from rbcosim.minimal.system import TreeSystem

@@ -1,6 +1,6 @@
 """Interface points of a co-simulation on a tree in joint coordinates.
 
-The inputs are those of the maximal route (`rbcosim.kernels.interface.PointInputs`, written by
+The inputs are those of the maximal route (`rbcosim.maximal.kernels.interface_points.PointInputs`, written by
 `rbcosim.cosim.rigid_side`), and so are the point outputs and the input wrenches W (polynomial,
 interface-Jacobian feedback, body-frame wrenches): both are computed by the maximal route's C
 functions on the body state that q, v produce. W enters the recursions as the spatial force
@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from rbcosim import quaternion as quat
+from rbcosim.spatial import quaternion as quat
 from rbcosim.errors import SimulationError
-from rbcosim.kinematics import Kinematics
-from rbcosim.linalg3 import cross
+from rbcosim.maximal.kinematics import Kinematics
+from rbcosim.spatial.linalg3 import cross
 from rbcosim.minimal.tree import Tree
 
 

@@ -15,13 +15,13 @@ from pathlib import Path
 
 import numpy as np
 
-from rbcosim.cosim.codec import array, field
-from rbcosim.cosim.model_digest import model_digest
+from rbcosim.serialization.codec import array, field
+from rbcosim.serialization.model_digest import model_digest
 from rbcosim.diagnostics import Diagnostics, state_row
-from rbcosim.divergence import Bounds, explain
+from rbcosim.maximal.divergence import Bounds, explain
 from rbcosim.errors import DivergedError, RunFailedError, SimulationError, SingularJacobianError
-from rbcosim.integrators import ADAPTIVE, FIXED_STEP
-from rbcosim.kernels.interface import PointInputs
+from rbcosim.maximal.integrators import ADAPTIVE, FIXED_STEP
+from rbcosim.maximal.kernels.interface_points import PointInputs
 from rbcosim.minimal.points import TreePoints
 from rbcosim.minimal.steps import SDIRK2, rk4
 from rbcosim.minimal.tree import build_tree
@@ -158,7 +158,7 @@ class MinimalSimulation:
             work = self.system.work_done if self.diagnostics.balanced else 0.0
         system = self.system
         state = system.body_state(t, system.kinematics(y))
-        energy = system.energy(state)
+        energy = self.energy(state)
         phi, phidot = system.maximal.drift(state)
         row = np.concatenate([[t], state_row(state), [energy, phi], y])
         d = self.diagnostics
@@ -230,7 +230,7 @@ class MinimalSimulation:
 
     @functools.cached_property
     def digest(self) -> str:
-        """The model's digest (rbcosim.cosim.model_digest), carried by every saved state."""
+        """The model's digest (rbcosim.serialization.model_digest), carried by every saved state."""
         return model_digest(self.model)
 
     def attach_points(self) -> MinimalSimulation:

@@ -20,7 +20,7 @@ from typing import NamedTuple
 import numpy as np
 
 from rbcosim.core import make_handle
-from rbcosim.kernels.forces import ForceTable
+from rbcosim.maximal.kernels.forces import ForceTable
 from rbcosim.minimal.motion import BodyKinematics, empty_kinematics
 from rbcosim.minimal.recursions import DynamicsWork, dynamics_work
 from rbcosim.minimal.tables import TreeTables
@@ -69,7 +69,7 @@ def system_handle(tab: TreeTables, forces: ForceTable, has_forces: bool, work: T
 class Newton(NamedTuple):
     """SDIRK2's Newton data, kept between steps: matrix (ny, ny) the LU factors of
     I − γh ∂f/∂y (reused while Newton converges), pivot (ny,) its row interchanges, valid (1,)
-    0 until formed; tolerance and iteration limit (those of `rbcosim.integrators.SDIRK2`)."""
+    0 until formed; tolerance and iteration limit (those of `rbcosim.maximal.integrators.SDIRK2`)."""
 
     matrix: np.ndarray
     pivot: np.ndarray

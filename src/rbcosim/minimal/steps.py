@@ -20,7 +20,7 @@ def rk4(f, t: float, y: np.ndarray, h: float) -> np.ndarray:
 
 
 class SDIRK2:
-    """Alexander's two-stage L-stable SDIRK2 as `rbcosim.integrators.SDIRK2` (Newton with a
+    """Alexander's two-stage L-stable SDIRK2 as `rbcosim.maximal.integrators.SDIRK2` (Newton with a
     forward-difference Jacobian, its matrix reused while Newton converges), on a Python f."""
 
     gamma = SDIRK_GAMMA

@@ -14,18 +14,18 @@ import numpy as np
 
 from rbcosim import _core
 from rbcosim.core import make_handle
-from rbcosim.dynamics import MaximalSystem
 from rbcosim.errors import SimulationError
-from rbcosim.kernels.forces import force_table, has_applied_forces
-from rbcosim.linalg3 import cross
+from rbcosim.maximal.dynamics import MaximalSystem
+from rbcosim.maximal.kernels.forces import force_table, has_applied_forces
 from rbcosim.minimal import stepper
 from rbcosim.minimal.algorithms import TreeDynamics
 from rbcosim.minimal.motion import BodyKinematics
 from rbcosim.minimal.tree import Tree, build_tree, initial_positions
 from rbcosim.model import Model
+from rbcosim.spatial.linalg3 import cross
 from rbcosim.state import State
 
-#: SDIRK2's Newton settings, those of `rbcosim.integrators.SDIRK2`
+#: SDIRK2's Newton settings, those of `rbcosim.maximal.integrators.SDIRK2`
 SDIRK_TOL, SDIRK_MAX_NEWTON = 1e-10, 12
 
 

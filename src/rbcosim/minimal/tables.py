@@ -24,7 +24,7 @@ from typing import NamedTuple
 import numpy as np
 
 from rbcosim.minimal.tree import Tree, TreeJoint, _conj, _qmul
-from rbcosim.quaternion import to_matrix
+from rbcosim.spatial.quaternion import to_matrix
 
 #: rate_kind values: what a column of the motion subspace is
 ROTATION, TRANSLATION = 0, 1

@@ -36,8 +36,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rbcosim import quaternion as quat
 from rbcosim.model import Model
+from rbcosim.spatial import quaternion as quat
 
 #: Joint kinds that can be tree joints (distance and driver joints are always loop constraints).
 TREE_KINDS = ("revolute", "prismatic", "cylindrical", "universal", "planar", "spherical", "fixed")
@@ -61,7 +61,7 @@ _RATE_NAMES = {
 
 def _quat_of_matrix(m) -> tuple[float, ...]:
     """Unit quaternion (q0 >= 0) of a rotation matrix (3, 3), Shepperd's method in floats
-    (`rbcosim.quaternion.from_matrix` for one matrix, without numpy's per-call cost)."""
+    (`rbcosim.spatial.quaternion.from_matrix` for one matrix, without numpy's per-call cost)."""
     (a, b, c), (d, e, f), (g, h, i) = np.asarray(m, dtype=float).tolist()
     tr = a + e + i
     k = max(range(4), key=(tr, a, e, i).__getitem__)

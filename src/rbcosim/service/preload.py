@@ -12,6 +12,6 @@ import scipy.sparse.csgraph  # noqa: F401
 
 import rbcosim._core
 import rbcosim.cosim.rigid_side
-import rbcosim.flex.body
-import rbcosim.scenario  # noqa: F401 - the scenario reader
+import rbcosim.flex.runtime.body
+import rbcosim.scenario.loader  # noqa: F401 - the scenario reader
 from rbcosim.service import worker_process  # noqa: F401 - the worker's own code

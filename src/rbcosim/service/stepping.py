@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from rbcosim.cosim.scheme import scheme_named
-from rbcosim.divergence import as_divergence
+from rbcosim.maximal.divergence import as_divergence
 from rbcosim.errors import SimulationError
 from rbcosim.service.errors import ProtocolError
 from rbcosim.service.requests import (

@@ -51,7 +51,7 @@ def run_case(scenario_path: str, overrides: dict[str, str], case_key: str, out_d
     Never raises: a failure (a diverged run, a timeout, ...) becomes a row with status
     "failed" and the error message."""
     from rbcosim.runner import run_scenario
-    from rbcosim.scenario import load_scenario
+    from rbcosim.scenario.loader import load_scenario
 
     row = case_row(case_key, overrides)
     start = time.perf_counter()

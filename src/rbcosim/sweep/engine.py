@@ -81,7 +81,7 @@ def check_before_start(path: Path, case: Case, probes: list[tuple[str, float]],
     multi-process run does not do; checked on `case` (every case has the same keys). A bad
     value is left to its cases, which fail as rows."""
     from rbcosim.distributed.flex_solver import check_distributed
-    from rbcosim.scenario import load_scenario
+    from rbcosim.scenario.loader import load_scenario
 
     try:
         scenario = load_scenario(path, dict(case.parameters))

@@ -1,6 +1,6 @@
 /* A flexible body read from its body file, and its side of the exchange, for C programs that
  * run without Python (the C examples, the FMU hosts): the same kernels rbcosim's FlexBody and
- * FlexEndpoint call (endpoint.h), on arrays written by rbcosim.flex.body_file
+ * FlexEndpoint call (endpoint.h), on arrays written by rbcosim.flex.io.body_file
  * (`rbcosim export-body`).
  *
  * Body file (model_file.h): tag "RBCFLEX2", u32 n_arrays, i32 attachment (0 floating,

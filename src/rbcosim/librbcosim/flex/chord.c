@@ -35,7 +35,7 @@ void rbc_fx_chord_residual(const rbc_fx_chord_rows *rows, int64_t k, const doubl
     memcpy(y + 1, eta, (size_t)k * sizeof(double));
     memcpy(yd + 1, etad, (size_t)k * sizeof(double));
     memcpy(ydd + 1, etadd, (size_t)k * sizeof(double));
-    /* axial force N(x) = n0 + n1 (x - L/2)/L + n2 (x²/2 - L²/6)/L² (rbcosim.flex.chord) */
+    /* axial force N(x) = n0 + n1 (x - L/2)/L + n2 (x²/2 - L²/6)/L² (rbcosim.flex.modelling.chord) */
     double n0 = ea_l * y[0];
     double n1 = rho_a * inputs[7];
     double n2 = rho_a * (sdd / length - w * w);

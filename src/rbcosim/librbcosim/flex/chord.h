@@ -1,4 +1,4 @@
-/* The chord-frame beam between two pins (rbcosim.flex.chord, rbcosim.flex.chord_kernels).
+/* The chord-frame beam between two pins (rbcosim.flex.modelling.chord, rbcosim.flex.runtime.chord_kernels).
  *
  * inputs (9): the frame's motion [e_x (x, z), l m, s' m/s, s'' m/s², w rad/s, alpha rad/s²,
  * b (x, z) m/s²].  A set of rows (the modal rows or the pin rows) on y = [s; eta] is

@@ -95,7 +95,7 @@ int rbc_fx_floating_step(double *s, int64_t k, const double *motion, int64_t m,
 }
 
 /* The moment's input vector c (12 + 13k): [b, A (row-major), eta'', kron(w, eta'),
- * kron(A, eta)] (rbcosim.flex.model.moment_invariants). */
+ * kron(A, eta)] (rbcosim.flex.modelling.model.moment_invariants). */
 static void moment_inputs(const double *bs, const double *big_a, const double *ws, int64_t k,
                           const double *eta, const double *etad, const double *etadd, double *c) {
     for (int i = 0; i < 3; i++) c[i] = bs[i];

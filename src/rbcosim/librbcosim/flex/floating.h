@@ -1,4 +1,4 @@
-/* The floating flexible body, linear floating frame of reference (rbcosim.flex.floating).
+/* The floating flexible body, linear floating frame of reference (rbcosim.flex.runtime.floating).
  *
  * Structure-frame inputs are w (rad/s), alpha (rad/s²) and b = a_p - g (m/s²) rotated by
  * R_s = R(q) axis_rotation (structure -> inertial).  The modes obey eta'' = W z with W the
@@ -27,7 +27,7 @@ int rbc_fx_floating_step(double *s, int64_t k, const double *motion, int64_t m,
 /* out (6) = [force N, moment N·m] on the rigid body at the point, inertial, at the state s.
  * total_mass kg, first_moment (3) kg·m, s_e (3, k) modal first moment, spin_inertia (3, 3)
  * kg·m², moment_inv (3 (k + 1), 12 + 13k) the moment's inertia invariants
- * (rbcosim.flex.model.moment_invariants).  Cost O(k²), independent of the FE mesh. */
+ * (rbcosim.flex.modelling.model.moment_invariants).  Cost O(k²), independent of the FE mesh. */
 void rbc_fx_floating_wrench(const double *s, int64_t k, const double *gravity,
                             const double *axis_rotation, const double *wmat, double total_mass,
                             const double *first_moment, const double *s_e,

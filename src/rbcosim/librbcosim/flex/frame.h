@@ -1,6 +1,6 @@
 /* The interface frame over one macro step: what the grounded, floating and chord bodies share.
  *
- * State layout (float64, rbcosim.flex.layout): [t | r (3) q (4) v (3) w (3) a (3) alpha (3) |
+ * State layout (float64, rbcosim.flex.runtime.layout): [t | r (3) q (4) v (3) w (3) a (3) alpha (3) |
  * p_ref (3) q_ref (4) | initialised | eta (k) eta_dot (k)]: time s; the frame at the interface
  * point (inertial position m, quaternion scalar first point -> inertial, velocity m/s, angular
  * velocity rad/s, acceleration m/s², angular acceleration rad/s²); a grounded body's boundary

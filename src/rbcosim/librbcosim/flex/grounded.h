@@ -1,5 +1,5 @@
 /* The grounded flexible body: boundary DOFs that follow the interface point, the interior
- * advanced by its exact discrete propagator (rbcosim.flex.grounded).
+ * advanced by its exact discrete propagator (rbcosim.flex.runtime.grounded).
  *
  * s: the state (frame.h), k modes; r0 (3x3 row-major): structure -> inertial; comps (n_b,):
  * the boundary's structure-frame components (0-2 translations m, 3-5 small rotations rad).

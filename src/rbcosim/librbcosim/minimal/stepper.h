@@ -66,7 +66,7 @@ double rbc_tree_normalize(const rbc_tree_tables *tab, double *y, int64_t ny);
 double rbc_tree_rk4_steps(rbc_tree_system *sys, double *y, double t0, double h, int64_t k0,
                           int64_t n, int64_t *done);
 
-/* The same by SDIRK2 (as rbcosim.integrators.SDIRK2: forward-difference Jacobian, reused
+/* The same by SDIRK2 (as rbcosim.maximal.integrators.SDIRK2: forward-difference Jacobian, reused
  * while Newton converges).  When Newton fails at a stage, NaN is returned with *failed_at the
  * stage time (else NaN in *failed_at). */
 double rbc_tree_sdirk2_steps(rbc_tree_system *sys, rbc_newton *newton, double *y, double t0,

@@ -1,4 +1,4 @@
-/* Python entry points of the maximal (rigid) part of the core: rbcosim.kernels.handle wraps
+/* Python entry points of the maximal (rigid) part of the core: rbcosim.maximal.kernels.handle wraps
  * them one line each.  Array sizes are checked here; the kernels trust them. */
 #include "rbc_py.h"
 #include "../rigid/forces.h"

@@ -1,6 +1,6 @@
 /* Evaluation of an expression program with its first two derivatives in t.
  *
- * A program (rbcosim.expressions.compile_expression) is a float array
+ * A program (rbcosim.scenario.expressions.compile_expression) is a float array
  * [n, depth, op_0, arg_0, ..., op_{n-1}, arg_{n-1}]: n postfix instructions on a stack of jets
  * (u, u', u'') whose deepest point is `depth`.  CONST pushes (arg, 0, 0), TIME pushes (t, 1, 0);
  * the others pop their operands and push the result, derivatives by the chain rule (forward

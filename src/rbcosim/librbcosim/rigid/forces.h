@@ -11,7 +11,7 @@
 
 #include "../rbc_array.h"
 
-/* Mirrors rbcosim.kernels.forces.ForceTable, field by field (10 members, types "dlddlddldd"). */
+/* Mirrors rbcosim.maximal.kernels.forces.ForceTable, field by field (10 members, types "dlddlddldd"). */
 typedef struct rbc_forces {
     rbc_arr gravity_force;     /* (n, 3) N, m g of each body (zeros when built without gravity) */
     rbc_arr load_index;        /* int (l+1, 2) body of each load; first row of its table */

@@ -4,7 +4,7 @@
  * the RK4 / SDIRK2 many-step loops.
  *
  * Model/data split: rbc_maximal_tables (the model, built once from the Python description,
- * rbcosim.kernels.equations.MaximalTables; only the interface-point inputs `points` are written
+ * rbcosim.maximal.kernels.equations.MaximalTables; only the interface-point inputs `points` are written
  * between steps) and rbc_workspace (the data block of scratch arrays, Workspace).  Each struct
  * mirrors its Python NamedTuple field by field, depth-first (rbcosim.core.make_handle).
  *
@@ -45,7 +45,7 @@ typedef struct rbc_rows {
     rbc_arr n_main;       /* int 0-d: rows before the auxiliary ones */
     rbc_arr drivers;      /* int (d, 4) 1 if angle (0 slide), aux row 1, aux row 2, motion kind */
     rbc_arr motion_start; /* int (d+1,) slices of motion_data */
-    rbc_arr motion_data;  /* coefficients (see rbcosim.kernels.rows) */
+    rbc_arr motion_data;  /* coefficients (see rbcosim.maximal.kernels.rows) */
     rbc_arr row_bodies;   /* int (m, 2) bodies a, b of every constraint row */
     rbc_arr motion_stack; /* (s, 3) scratch: the expression programs' stack of jets */
 } rbc_rows;

@@ -1,0 +1,216 @@
+"""ChordBody: the runtime of a chord-frame beam pinned at two rigid interface points.
+
+The frame and the stretch follow the two points (:mod:`rbcosim.flex.modelling.chord`); over a macro
+step each point's acceleration is the polynomial through its motion at the step's start and
+the given past motions (:mod:`rbcosim.flex.runtime.frame`), its velocity and position the exact
+integrals, and the modes (eta, eta') advance by classic RK4 with ``micro_steps`` steps.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rbcosim.errors import SimulationError
+from rbcosim.flex.modelling.chord import ChordModel
+from rbcosim.flex.runtime.chord_kernels import (
+    chord_step,
+    contiguous_rows,
+    frame_inputs,
+    modal_acceleration,
+    residual,
+)
+from rbcosim.flex.runtime.frame import acceleration_polynomial, end_of_step, frame_at, set_frame
+from rbcosim.flex.runtime.layout import ETA
+
+_NO_TAUS = np.zeros(0)
+_NO_ROWS = np.zeros((0, 19))
+
+
+class ChordBody:
+    """A :class:`ChordModel` between two interface points (A first, then B).
+
+    State: time s, the two points' motions (2, 19) at the current time (position, quaternion,
+    velocity, angular velocity, acceleration, angular acceleration, inertial) and the modes
+    (eta, eta') (k each). ``revision`` counts the state's changes.
+    """
+
+    def __init__(self, model: ChordModel, *, gravity=(0.0, 0.0, -9.81), micro_steps: int = 1):
+        if isinstance(micro_steps, bool) or not isinstance(micro_steps, int) or micro_steps < 1:
+            raise ValueError(f"micro_steps: expected an integer >= 1, got {micro_steps!r}")
+        self.model = model
+        self.gravity = np.asarray(gravity, dtype=float).reshape(3)
+        self.micro_steps = micro_steps
+        self.revision = 0
+        k = model.n_modes
+        self._k = k
+        self._minv = np.linalg.inv(model.mass[1:, 1:])
+        self._params = model.params
+        self._modal_rows = contiguous_rows(model.modal_rows)
+        self._pin_rows = contiguous_rows(model.pin_rows)
+        self._time = np.nan
+        self._motions = np.zeros((2, 19))
+        self._modes = np.zeros(2 * k)
+        self._forces: np.ndarray | None = None
+
+    # --- state --------------------------------------------------------------------------
+    @property
+    def time(self) -> float:
+        return self._time
+
+    @property
+    def modal_coordinates(self) -> np.ndarray:
+        """eta (k,), mass-normalised pinned–pinned modes."""
+        return self._modes[: self._k].copy()
+
+    @property
+    def modal_velocities(self) -> np.ndarray:
+        return self._modes[self._k :].copy()
+
+    def get_state(self) -> bytes:
+        """Time, both motions and the modes as little-endian float64 bytes."""
+        s = np.concatenate(([self._time], self._motions.ravel(), self._modes))
+        return s.astype("<f8").tobytes()
+
+    def set_state(self, blob: bytes) -> None:
+        s = np.frombuffer(blob, dtype="<f8").astype(np.float64)
+        if s.size != 39 + 2 * self._k:
+            raise ValueError(f"blob: expected {39 + 2 * self._k} float64 values for this model, "
+                             f"got {s.size}")
+        self._time, self._motions, self._modes = float(s[0]), s[1:39].reshape(2, 19), s[39:]
+        self._changed()
+
+    def _changed(self) -> None:
+        self.revision += 1
+        self._forces = None
+
+    # --- driving ------------------------------------------------------------------------
+    def initialize(self, t0: float, motions) -> None:
+        """Start at ``t0`` at the points' motions (A, B): undeformed, eta' = 0 (the rigid
+        velocity field of the chord)."""
+        self._time = float(t0)
+        self._modes = np.zeros(2 * self._k)
+        self.set_motion(motions)
+
+    def set_motion(self, motions) -> None:
+        """Re-synchronise to the points' motions (A, B) at the current time."""
+        self._motions = np.array([m.as_array() for m in motions], dtype=float).reshape(2, 19)
+        self._changed()
+
+    def step(self, t: float, H: float, motions, extrapolation=None) -> None:
+        """Advance from t to t + H from the points' motions at t (A, B); ``extrapolation``: at
+        most two past pairs of motions (most recent first unless they carry ``time``), whose
+        accelerations make the points' acceleration polynomials of order 1–2."""
+        if not (np.isfinite(H) and H > 0):
+            raise ValueError(f"H: expected a positive finite macro step, got {H!r}")
+        if abs(t - self._time) > 1e-9 * max(1.0, abs(t)):
+            raise SimulationError(f"step: time {t!r} does not match the chord body's time "
+                                  f"{self._time!r}")
+        past = list(extrapolation or ())
+        if len(past) > 2:
+            raise ValueError(f"extrapolation: expected at most 2 past motions, got {len(past)}")
+        taus = np.array([-(j + 1) * H if p[0].time is None else p[0].time - t
+                         for j, p in enumerate(past)]) if past else _NO_TAUS
+        self.set_motion(motions)
+        pins, coeffs = [], []
+        for i, m in enumerate(motions):
+            s = np.zeros(ETA)
+            set_frame(s, m.as_array())
+            rows = np.array([p[i].as_array() for p in past]) if past else _NO_ROWS
+            pins.append(s)
+            coeffs.append(acceleration_polynomial(m.as_array(), taus, rows))
+        y = self._modes.copy()
+        if not chord_step(np.array(pins), np.array(coeffs), H, self.micro_steps, y,
+                          self._modal_rows, self._minv, self._params, self.gravity):
+            raise SimulationError(f"chord body: non-finite modal state after the step from "
+                                  f"t={t!r} (H={H!r})")
+        out = np.empty(18)
+        for i in range(2):  # the points' motion at t + H as the body assumes it
+            frame_at(pins[i], coeffs[i], H, out)
+            self._motions[i, 0:3], self._motions[i, 7:10] = out[0:3], out[3:6]
+            self._motions[i, 3:7] = end_of_step(pins[i], coeffs[i], H, self.micro_steps)
+            self._motions[i, 10:13], self._motions[i, 13:16] = out[12:15], out[6:9]
+            self._motions[i, 16:19] = out[15:18]
+        self._modes = y
+        self._time = t + H
+        self._changed()
+
+    # --- outputs ------------------------------------------------------------------------
+    def frame(self, motions: np.ndarray | None = None) -> np.ndarray:
+        """The chord frame's motion (9,) (:func:`rbcosim.flex.runtime.chord_kernels.frame_inputs`)
+        now, or at the points' ``motions`` (2, 19)."""
+        a, b = (m[[*range(3), *range(7, 10), *range(13, 16)]].reshape(3, 3)
+                for m in (self._motions if motions is None else motions))
+        return frame_inputs(a, b, self.gravity)
+
+    def _forces_at(self, motions: np.ndarray) -> np.ndarray:
+        inputs = self.frame(motions)
+        k = self._k
+        eta, etad = self._modes[:k], self._modes[k:]
+        etadd = modal_acceleration(self._modal_rows, self._minv, self._params, inputs, eta,
+                                   etad)
+        on_beam = residual(self._pin_rows, self._params, inputs, eta, etad, etadd).reshape(2, 2)
+        ex, ez = inputs[0:2], np.array([-inputs[1], inputs[0]])
+        f = np.zeros((2, 3))
+        f[:, [0, 2]] = -(on_beam[:, :1] * ex + on_beam[:, 1:] * ez)
+        return f
+
+    def pin_forces(self) -> np.ndarray:
+        """Forces (2, 3) N on the rigid bodies at A and B, inertial (planar: y component 0),
+        without the stretch's spring (:mod:`rbcosim.flex.modelling.chord`)."""
+        if self._forces is None:
+            self._forces = self._forces_at(self._motions)
+        return self._forces.copy()
+
+    def wrenches(self) -> np.ndarray:
+        """[force (3) N, moment (3) N·m] (2, 6) on the rigid bodies at A and B, inertial; the
+        pins carry no moment."""
+        w = np.zeros((2, 6))
+        w[:, :3] = self.pin_forces()
+        return w
+
+    def frame_accelerations(self) -> np.ndarray:
+        """(2, 6): each point's [a (3) m/s², alpha (3) rad/s²] the body currently assumes."""
+        return self._motions[:, 13:19].copy()
+
+    def added_mass(self) -> np.ndarray:
+        """M_a (12, 12), inertial, points A then B ([a; alpha] each): the wrenches' derivative
+        with respect to the points' accelerations is -M_a (exact: they are affine in them)."""
+        motions = self._motions.copy()
+        motions[:, 13:19] = 0.0
+        base = self._forces_at(motions)
+        out = np.zeros((12, 12))
+        for i in range(2):
+            for j in range(3):
+                motions[:, 13:19] = 0.0
+                motions[i, 13 + j] = 1.0
+                out[[0, 1, 2, 6, 7, 8], 6 * i + j] = (base - self._forces_at(motions)).ravel()
+        return 0.5 * (out + out.T)
+
+    def node_kinematics(self) -> np.ndarray:
+        """(2, 13): each pin's position, quaternion, velocity, angular velocity: the points'
+        motions as the body integrated them over the last step (the pin releases the rotation,
+        so its quaternion and angular velocity are the point's own, extrapolated)."""
+        return self._motions[:, :13].copy()
+
+    def output_displacements(self) -> dict[str, np.ndarray]:
+        """Named output nodes -> elastic (u_x, u_y = 0, u_z) m in the chord frame: u_z is the
+        deflection from the chord A–B."""
+        y = np.concatenate(([self.frame()[2] - self.model.length], self._modes[: self._k]))
+        out = {}
+        for name, rows in zip(self.model.output_names, self.model.output_rows, strict=True):
+            u = rows @ y
+            out[name] = np.array([u[0], 0.0, u[1]])
+        return out
+
+    def output_nodes(self) -> dict[str, np.ndarray]:
+        """Named output nodes -> inertial position (3,) m."""
+        f = self.frame()
+        rot = np.array([[f[0], -f[1]], [f[1], f[0]]])  # columns e_x, e_z on (x, z)
+        origin = self._motions[0, :3]
+        out = {}
+        for (name, u), x in zip(self.output_displacements().items(), self.model.output_x,
+                                strict=True):
+            p = origin.copy()
+            p[[0, 2]] += rot @ (np.array([x, 0.0]) + u[[0, 2]])
+            out[name] = p
+        return out
