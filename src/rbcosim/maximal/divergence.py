@@ -1,7 +1,7 @@
 """When a run has diverged: bounds on its state derived from the model, and the likely cause.
 
 A fixed-step run stops with status "diverged" when an observed state is not finite or leaves
-one of these bounds (L the model's length scale, `rbcosim.maximal.accuracy.length_scale`; E the
+one of these bounds (L the model's length scale, `rbcosim.accuracy_probe.length_scale`; E the
 model's energy scale, the largest of |E0|, the initial kinetic energy and Σ m |g| L):
 
   position     |r_i(t) − r_i(0)| > POSITION_LENGTHS · L + |v(0)|max · t_end + ½ |g| t_end²
@@ -21,8 +21,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rbcosim.accuracy_probe import length_scale
 from rbcosim.errors import DivergedError, SimulationError, SingularJacobianError
-from rbcosim.maximal.accuracy import LINEARIZE_MAX_BODIES, fastest_rate, length_scale
+from rbcosim.maximal.accuracy import LINEARIZE_MAX_BODIES, fastest_rate
 from rbcosim.model import Model
 from rbcosim.state import State
 
