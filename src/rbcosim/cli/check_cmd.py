@@ -10,9 +10,9 @@ import numpy as np
 from rbcosim.cli.options import add_limit_option, load_with_options
 from rbcosim.errors import LimitError, SimulationError
 from rbcosim.limits import RunLimits, enforce, estimate, format_bytes
+from rbcosim.maximal.accuracy import LINEARIZE_MAX_BODIES, fastest_rate
 from rbcosim.maximal.checks import CONSISTENCY_TOL, check_model
 from rbcosim.maximal.divergence import fastest_time_scale, flex_time_scale
-from rbcosim.maximal.linearization import LINEARIZE_MAX_BODIES, fastest_rate
 from rbcosim.minimal.route import coordinate_names, degrees_of_freedom, is_tree, suits_minimal
 
 

@@ -1,4 +1,5 @@
-"""A Richardson probe of a fixed-step run's accuracy, taken at the start of the run.
+"""A Richardson probe of a fixed-step run's accuracy, taken at the start of the run (by the
+run loop, `rbcosim.run_loop`, for either formulation).
 
 From the run's consistent initial state the model is integrated over a probe window of
 N = min(steps of the run, PROBE_STEPS) steps once with the run's step h and once with h/2

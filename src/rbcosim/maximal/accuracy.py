@@ -1,5 +1,5 @@
-"""The fastest time scale of a model: its maximal-coordinate equations linearized at the start
-(`rbcosim check`, the divergence explanations)."""
+"""The fastest time scale of the maximal-coordinate equations, linearized at the initial state
+(`rbcosim check`, and the divergence explanations of `rbcosim.maximal.divergence`)."""
 
 from __future__ import annotations
 
