@@ -1,4 +1,4 @@
-"""The accuracy probe of a run's summary (rbcosim.maximal.accuracy) against true errors.
+"""The accuracy probe of a run's summary (rbcosim.accuracy_probe) against true errors.
 
 Andrews' squeezer has a published reference solution at t = 0.03 s (the Bari/CWI test set, see
 tests/test_andrews_squeezer.py): the probe must flag the default dt = 1e-3 s, estimate an error of
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from test_andrews_squeezer import REFERENCE
 
-from rbcosim.maximal.accuracy import ANGLE_TOLERANCE
+from rbcosim.accuracy_probe import ANGLE_TOLERANCE
 from rbcosim.runner import run_scenario
 from rbcosim.scenario.loader import load_scenario
 

@@ -9,8 +9,6 @@ import ast
 import collections
 from pathlib import Path
 
-import pytest
-
 SRC = Path(__file__).resolve().parents[1] / "src"
 MAX_FUNCTION_LINES = 80
 #: The C extension built from librbcosim: private by name only, imported by every kernel module.
@@ -20,7 +18,6 @@ KNOWN_LONG = {
     "rbcosim.cli.check_cmd:run",
     "rbcosim.cli.export_fmu_cmd:add_parser",
     "rbcosim.cli.serve_cmd:add_parser",
-    "rbcosim.distributed.flex_solver:run_flex_solver",
     "rbcosim.flex.io.matrices_io:validate_structure",
     "rbcosim.flex.modelling.model:FlexModel.from_beam",
     "rbcosim.flex.modelling.model:FlexModel.from_matrices",
@@ -179,7 +176,5 @@ def test_no_new_function_over_80_lines():
     assert sorted(set(long_functions(SRC)) - KNOWN_LONG) == []
 
 
-@pytest.mark.xfail(reason="the functions of KNOWN_LONG are still to be split by their rooms",
-                   strict=True)
 def test_no_function_over_80_lines():
     assert long_functions(SRC) == {}

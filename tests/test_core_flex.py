@@ -22,7 +22,11 @@ from rbcosim.flex.runtime.grounded import boundary, to_structure
 from rbcosim.flex.runtime.layout import AL, ETA, QREF, Q, R, V, W
 from rbcosim.flex.runtime.layout import A as ACC
 from rbcosim.settings import CosimSettings, Coupling
-from rbcosim.spatial.rotation import quat_from_rotation_vector, quat_multiply, rotation_matrix
+from rbcosim.spatial.quaternion import (
+    from_rotation_vector as quat_from_rotation_vector,
+    multiply as quat_multiply,
+    rotation_matrix,
+)
 
 pytestmark = pytest.mark.unit
 

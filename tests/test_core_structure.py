@@ -75,3 +75,14 @@ def test_dead_code_is_gone():
                                     "cosim/rigid_side.py"])
 def test_functions_stay_under_80_lines(module):
     assert {name: n for name, n in _functions(SRC / module).items() if n > 80} == {}
+
+
+def test_the_run_loop_sits_above_both_formulations():
+    """run_loop.py (and the accuracy probe it takes) import neither formulation: the
+    formulations import the loop, so the other way round would close an import cycle."""
+    for module in ("run_loop.py", "accuracy_probe.py", "diagnostics.py"):
+        tree = ast.parse((SRC / module).read_text())
+        imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+        imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        assert not {m for m in imported if m and m.startswith(("rbcosim.maximal",
+                                                                "rbcosim.minimal"))}, module

@@ -1,4 +1,4 @@
-"""Coupling schemes are objects (rbcosim.cosim.scheme) that own the order of the exchange: no
+"""Coupling schemes are objects (rbcosim.scheme) that own the order of the exchange: no
 other module compares scheme names, and the names a scenario may give are the Scheme's."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from rbcosim.cosim.scheme import SCHEMES, scheme_named
 from rbcosim.errors import ScenarioError
 from rbcosim.scenario.loader import load_scenario
+from rbcosim.scheme import SCHEMES, scheme_named
 from rbcosim.settings import SCHEMES as SCENARIO_SCHEMES
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "rbcosim"

@@ -15,7 +15,7 @@ from rbcosim.cosim.master import build_endpoints
 from rbcosim.flex import InterfaceMotion
 from rbcosim.scenario.loader import load_scenario
 from rbcosim.serialization.codec import pack_state, unpack_state
-from rbcosim.spatial.rotation import rotation_matrix
+from rbcosim.spatial.quaternion import rotation_matrix
 
 pytestmark = pytest.mark.unit
 

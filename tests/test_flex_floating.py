@@ -8,7 +8,10 @@ import pytest
 from rbcosim.flex import FlexBody, FlexModel, InterfaceMotion
 from rbcosim.flex.modelling.model import _nodal_operator
 from rbcosim.flex.modelling.nodal import field_nodal as _field_nodal
-from rbcosim.spatial.rotation import quat_from_rotation_vector, rotation_matrix
+from rbcosim.spatial.quaternion import (
+    from_rotation_vector as quat_from_rotation_vector,
+    rotation_matrix,
+)
 
 pytestmark = pytest.mark.unit
 

@@ -362,14 +362,13 @@ def test_converter_command_reads_dof_labels_and_npz_matrices(tmp_path):
 
 
 def test_a_pinned_floating_import_is_refused_with_what_is_missing(tmp_path):
-    """A floating imported body takes one clamp; the refusal says what runs instead and that
-    floating bodies with several interface nodes in 3D are not built."""
+    """A floating imported body with one coupling takes a clamp; the refusal says what runs
+    instead (grounded, or a second interface node: rbcosim.flex.modelling.floating_multi)."""
     _write(tmp_path / "sm.npz")
     structure = load_npz(tmp_path / "sm.npz")
     with pytest.raises(ValueError) as err:
         FlexModel.from_matrices(structure, attachment="floating",
                                 interfaces=(Interface(0, (5,), "s.toml: couplings.p"),))
     assert str(err.value) == (
-        "attachment 'floating': one clamp at the file's interface node 0 (several interface "
-        "nodes and released rotations need attachment = 'grounded'; a floating body with "
-        "several interface nodes in 3D is not supported yet)")
+        "attachment 'floating' with one coupling: a clamp at the file's interface node 0 "
+        "(released rotations need attachment = 'grounded' or a second interface node)")

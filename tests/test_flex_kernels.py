@@ -17,7 +17,10 @@ from scipy.integrate import solve_ivp
 
 from rbcosim.flex import FlexBody, FlexModel, InterfaceMotion
 from rbcosim.flex.runtime.polynomial import polynomial_through
-from rbcosim.spatial.rotation import quat_from_rotation_vector, rotation_matrix
+from rbcosim.spatial.quaternion import (
+    from_rotation_vector as quat_from_rotation_vector,
+    rotation_matrix,
+)
 
 pytestmark = pytest.mark.unit
 

@@ -234,11 +234,9 @@ def test_save_restore_repeats_the_same_bits():
     (TWO_CLAMPS, {"cosim": 'scheme = "interface_jacobian"'},
      ("multi.toml: cosim.scheme: 'interface_jacobian' couples one point per flexible body; "
       "'beam' has 2 couplings (left, right)")),
-    (TWO_CLAMPS, {"attachment": "floating"},
-     "multi.toml: couplings.right: a floating beam takes one coupling, a clamp at node 0"),
-    (TWO_CLAMPS, {"attachment": "floating"},
-     "frame = 'chord' a planar rod pinned at both ends; a floating body with several interface "
-     "nodes in 3D is not supported yet)"),
+    (TWO_CLAMPS, {"attachment": "floating"},  # several couplings float in 3D only
+     "multi.toml: couplings.right: a floating beam with several couplings is 3D: set planar = "
+     "false in its flex_bodies table"),
 ])
 def test_bad_couplings_name_file_and_key(couplings, kwargs, message):
     with pytest.raises(ScenarioError) as err:

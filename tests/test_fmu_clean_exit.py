@@ -126,3 +126,26 @@ def test_start_values_in_instantiated_and_a_state_restored_before_initialization
         assert set(statuses(done.stdout)) <= {OK, "-"}, (plan, done.stdout, done.stderr[-2000:])
         got[plan] = values(done.stdout)[refs[output]]
     assert got["restored"] == got["straight"] != got["without"]
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_terminate_and_free_after_the_fmus_exit_handlers_are_refused_not_a_crash(
+        host, tmp_path, kind):
+    """A host that terminates and frees its instances in its own exit handlers, registered
+    before it loaded the FMU, calls after the FMU's handler released its Python interpreter
+    (OMSimulator does, from its model scope's static destructor, when a script ends without
+    oms_terminate: SIGSEGV in PyGILState_Ensure under pythonfmu's Terminate, measured with
+    OMSimulator 3.0 and here in the C host before the guard). The calls are answered Error,
+    naming the reason, and the host exits 0, 20 runs each."""
+    options, _ = KINDS[kind]
+    fmu = export_fmu(SCENARIO, tmp_path / f"{kind}.fmu", options)
+    head, _, h = unpack(fmu, tmp_path / kind)
+    env = {**os.environ, **host_environment()}
+    calls = ["instantiate", "setup:0", "enter:0", "exit", f"step:0:{h!r}", "atexit",
+             "terminate", "free"]
+    for n in range(RUNS):
+        done = subprocess.run([str(host), *head, *calls], env=env, capture_output=True,
+                              text=True, timeout=300, check=False)
+        assert done.returncode == 0, (n, done.returncode, done.stderr[-2000:])
+        assert statuses(done.stdout) == [OK] * 5 + ["-", ERROR, "-"], done.stdout
+    assert "terminate" in done.stdout and "released at process exit" in done.stderr

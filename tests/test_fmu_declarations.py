@@ -67,6 +67,13 @@ def test_declarations_of_every_kind(kind, tmp_path):
         assert not [n for n in names if n.startswith("sources/fmi") and n.endswith(".h")]
         if any(n.startswith("sources/") for n in names):
             assert "sources/buildDescription.xml" in names
+        # 28.8: the native binary finds libraries placed next to it (RUNPATH $ORIGIN)
+        if kind.startswith("native"):
+            binary = next(n for n in names if n.startswith("binaries/") and n.endswith(".so"))
+            archive.extract(binary, tmp_path / "x")
+            dynamic = subprocess.run(["readelf", "-d", str(tmp_path / "x" / binary)],
+                                     capture_output=True, text=True, check=True).stdout
+            assert "(RUNPATH)" in dynamic and "[$ORIGIN]" in dynamic, dynamic
     # 28.7 / 27.5: one fixed communication step, the scenario's, and its time span
     assert md.coSimulation.canHandleVariableCommunicationStepSize is False
     experiment = md.defaultExperiment

@@ -24,7 +24,7 @@ from rbcosim.flex.modelling.model import FlexModel
 from rbcosim.flex.runtime.body import FlexBody
 from rbcosim.fmu_export.packaging.native_fmu import export_native_fmu
 from rbcosim.scenario.loader import load_scenario
-from rbcosim.spatial.rotation import rotation_matrix
+from rbcosim.spatial.quaternion import rotation_matrix
 
 pytestmark = pytest.mark.fmu
 

@@ -108,7 +108,9 @@ def test_lost_server_gives_an_error_status(fmu_path, scenario, tmp_path):
     else:
         fmu.slave.enterInitializationMode(startTime=float(e.startTime))
     fmu.slave.setString(fmu.vr("server.address"), [server.address])
-    fmu.set(["server.timeout"], [0.3])
+    # long enough for the session's creation on a loaded machine (0.3 s was not), short
+    # enough for the lost server's step to give up soon
+    fmu.set(["server.timeout"], [3.0])
     fmu.slave.exitInitializationMode()
     server.stop()
     thread.join(10)

@@ -11,6 +11,7 @@ import textwrap
 
 import numpy as np
 import pytest
+from server_process import child_env
 from service_helpers import TOY_TWO_POINTS, running_server, spring_inputs, toy_service
 
 from rbcosim.client import Client, ServiceError
@@ -58,7 +59,7 @@ def spawn(
         ],
         stdout=subprocess.PIPE,
         text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        env=child_env(),
     )
     assert proc.stdout.readline().strip() == "attached"
     return proc

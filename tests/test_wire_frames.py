@@ -13,11 +13,11 @@ import msgpack
 import numpy as np
 import pytest
 import zmq
+from service_helpers import TOY_TWO_POINTS, running_server, spring_inputs
 
 import rbcosim.client
 from rbcosim.client import Client
 from rbcosim.service.outbox import Outbox
-from service_helpers import TOY_TWO_POINTS, running_server, spring_inputs
 
 pytestmark = pytest.mark.protocol
 

@@ -21,6 +21,10 @@
  *   unload                dlclose the binary
  *   sleep:S               sleep S seconds (a host that is killed meanwhile)
  *   quit                  exit(0) right here, whatever was (not) freed
+ *   atexit                the CALLs after it run at process exit, in a handler registered
+ *                         before the binary was loaded: after the FMU's own exit handlers,
+ *                         as a host's static destructors (OMSimulator terminates and frees
+ *                         the instances its model scope still holds there)
  *
  * Prints one line per call, "CALL STATUS" (the status number the FMU returned; "-" for void
  * calls), messages of the FMU on stderr. Exit status 0 when the sequence ran to its end (or
@@ -144,21 +148,42 @@ static int call(const char *what, void *c, const char *uri, const char *guid) {
   return -2;
 }
 
+static int run(int first, int argc, char **argv);
+static int exit_first, exit_argc;
+static char **exit_argv;
+
+/* The CALLs after "atexit", at process exit. */
+static void run_at_exit(void) {
+  if (exit_argv) run(exit_first, exit_argc, exit_argv);
+}
+
 int main(int argc, char **argv) {
   if (argc < 6 || (strcmp(argv[1], "2") && strcmp(argv[1], "3"))) {
     fprintf(stderr, "usage: fmi_calls 2|3 BINARY RESOURCES GUID CALL [CALL ...]\n");
     return 2;
   }
   version = atoi(argv[1]);
+  atexit(run_at_exit);  /* before the binary's own handlers: it runs after them */
   lib = dlopen(argv[2], RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
     fprintf(stderr, "fmi_calls: %s\n", dlerror());
     return 2;
   }
-  for (int i = 5; i < argc; i++) {
+  return run(5, argc, argv);
+}
+
+/* Run CALLs argv[first..argc-1]; 0 at their end (or at atexit), 2 on a bad CALL. */
+static int run(int first, int argc, char **argv) {
+  for (int i = first; i < argc; i++) {
     const char *what = argv[i];
     unsigned seconds;
     int status;
+    if (!strcmp(what, "atexit")) {
+      printf("atexit -\n");
+      fflush(stdout);
+      exit_first = i + 1, exit_argc = argc, exit_argv = argv;
+      return 0;
+    }
     if (!strcmp(what, "quit")) {
       printf("quit -\n");
       fflush(stdout);

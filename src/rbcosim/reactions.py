@@ -27,7 +27,7 @@ from rbcosim.maximal.kinematics import Kinematics
 from rbcosim.model import Model
 from rbcosim.results import Results, body_columns
 from rbcosim.spatial import quaternion as quat
-from rbcosim.spatial.linalg3 import cross
+from rbcosim.spatial.linalg3 import cross, skew
 from rbcosim.state import State
 
 WRENCH_FIELDS = ("fx", "fy", "fz", "mx", "my", "mz")
@@ -121,14 +121,10 @@ def tree_wrenches(model: Model, state: State, acc: tuple[np.ndarray, np.ndarray]
         for body, sign in ((joint.marker2.body, 1.0), (joint.marker1.body, -1.0)):
             if body:
                 block = np.eye(6)
-                block[3:, :3] = _skew(p - kin.r[body])
+                block[3:, :3] = skew(p - kin.r[body])
                 A[6 * body - 6 : 6 * body, 6 * k : 6 * k + 6] += sign * block
     sol = np.linalg.lstsq(A, rhs.ravel(), rcond=None)[0]
     return sol.reshape(len(joints), 6)
-
-
-def _skew(a: np.ndarray) -> np.ndarray:
-    return np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
 
 
 def _row_columns(model: Model, kin: Kinematics, wrench: np.ndarray,

@@ -17,7 +17,7 @@ from typing import Protocol
 
 import numpy as np
 
-from rbcosim.maximal.accuracy import ADAPTIVE_ACCURACY, richardson_probe
+from rbcosim.accuracy_probe import ADAPTIVE_ACCURACY, richardson_probe
 from rbcosim.diagnostics import Diagnostics
 from rbcosim.errors import RunFailedError, SimulationError
 from rbcosim.model import Model

@@ -7,11 +7,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rbcosim.cosim.scheme import SCHEMES as _COUPLING_SCHEMES
 from rbcosim.errors import SimulationError
+from rbcosim.scheme import SCHEMES as _COUPLING_SCHEMES
 
 FORMULATIONS = ("maximal", "minimal", "auto")
-#: the names cosim.scheme takes (rbcosim.cosim.scheme owns what each does)
+#: the names cosim.scheme takes (rbcosim.scheme owns what each does)
 SCHEMES = tuple(_COUPLING_SCHEMES)
 VIOLATION_ACTIONS = ("record", "warn", "stop")
 

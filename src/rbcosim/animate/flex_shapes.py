@@ -9,7 +9,9 @@ the run's model) in the frame the run used:
   ``<point>.x..z``, ``<point>.q0..q3``) times the model's beam-axis rotation, nodes at
   ``r_p + R (X + u)``;
 - a chord-frame rod (``frame = "chord"``): origin at the first pin's point, x towards the
-  second's, stretch ``s = |p_B − p_A| − L`` (:mod:`rbcosim.flex.modelling.chord`).
+  second's, stretch ``s = |p_B − p_A| − L`` (:mod:`rbcosim.flex.modelling.chord`);
+- a 3D beam floating at several couplings: its frame and boundary coordinates from the points'
+  poses (:func:`rbcosim.flex.runtime.floating_multi_frame.frame_state`).
 
 Other flexible bodies (grounded attachment, imported matrices) have no node line here: the
 scene shows their output nodes only. Positions inertial, m; ``scale`` multiplies the modal
@@ -23,7 +25,9 @@ import numpy as np
 
 from rbcosim.errors import ScenarioError
 from rbcosim.flex.modelling.chord import ChordModel
+from rbcosim.flex.modelling.floating_multi import FloatingMultiModel
 from rbcosim.flex.modelling.interface_nodes import Interface, released_components
+from rbcosim.flex.runtime.floating_multi_frame import frame_state
 from rbcosim.results import Results
 from rbcosim.scenario.flex_config import flex_model_from_config
 from rbcosim.spatial.quaternion import to_matrix
@@ -72,12 +76,30 @@ class BeamShape:
         eta = self.eta[i]
         if self.chord:
             return self._chord_nodes(p[0], p[1], eta)
+        if isinstance(self.model, FloatingMultiModel):
+            return self._multi_nodes(i, np.array(p), eta)
         q = np.array([r[f"{self.points[0]}.q{k}"][i] for k in range(4)])
         rot = to_matrix(q) @ self.model.axis_rotation
         y = np.concatenate((np.zeros(self.nb), eta))
         u = self.rows @ y
         local = self.model.output_positions[-self.n_nodes:] + self.scale * u
         return p[0] + local @ rot.T, u @ rot.T
+
+    def _multi_nodes(self, i: int, p: np.ndarray, eta: np.ndarray):
+        """A floating multi-node body: each point's structure orientation is its rotation
+        times its mounting at row 0 (as the body takes it at initialize)."""
+        r = self.results
+        rots = [[to_matrix(np.array([r[f"{pt}.q{k}"][j] for k in range(4)]))
+                 for pt in self.points] for j in (0, i)]
+        axes = rots[0][0] @ self.model.axis_rotation
+        orient = np.array([now @ (axes.T @ start).T for start, now in zip(*rots, strict=True)])
+        kin = np.zeros((len(self.points), 18))
+        kin[:, 0:3] = p
+        st = frame_state(kin, orient, self.model, np.zeros(3))
+        u = self.rows @ np.concatenate((st.ub, eta))
+        local = self.model.output_positions[-self.n_nodes:] + self.rows @ np.concatenate(
+            (st.ub, self.scale * eta))
+        return p[0] + local @ st.rot.T, u @ st.rot.T
 
     def _chord_nodes(self, a: np.ndarray, b: np.ndarray, eta: np.ndarray):
         d = (b - a)[[0, 2]]
@@ -111,6 +133,8 @@ def _sign_blocks(model, n_out: int) -> list[np.ndarray]:
     blocks = [np.asarray(model.output_rows[:n_out])[..., nb:]]
     if isinstance(model, ChordModel):
         blocks += [model.load_b[1:].T, model.load_alpha[1:][None], model.pin_mass[:, 1:]]
+    elif isinstance(model, FloatingMultiModel):
+        blocks += [model.modal_first_moment[:, nb:], model.mass[:nb, nb:]]
     elif model.floating is not None:
         blocks.append(model.floating.modes)
     return [np.asarray(b, dtype=float).reshape(-1, model.n_modes) for b in blocks]

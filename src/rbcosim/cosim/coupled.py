@@ -2,7 +2,7 @@
 
 For the master's common case — every flexible body coupled at one point (a
 :class:`~rbcosim.cosim.flex_endpoint.FlexEndpoint` over a :class:`~rbcosim.flex.runtime.body.FlexBody`,
-grounded or floating) and a scheme with a batch code (rbcosim.cosim.scheme: ``jacobi``,
+grounded or floating) and a scheme with a batch code (rbcosim.scheme: ``jacobi``,
 ``gauss_seidel_rigid_first``, ``gauss_seidel_flex_first``) — :meth:`CoupledSteps.run` advances a batch of macro steps in one
 call of ``_core.coupled_steps`` (``librbcosim/cosim/coupled.h``): the rigid macro step, each
 body's exchange step, the wrench polynomials between them, the reports, the continuity gaps and

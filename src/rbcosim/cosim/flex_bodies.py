@@ -1,7 +1,8 @@
 """A scenario's flexible side: one FlexEndpoint per flexible body, with all its couplings.
 
 A body with one coupling is the compiled one-node FlexBody (grounded or floating); a body with
-several is a grounded MultiNodeBody or a chord-frame rod (rbcosim.flex.runtime.chord_body); each is a
+several is a grounded MultiNodeBody, a chord-frame rod (rbcosim.flex.runtime.chord_body) or a
+floating body in 3D (rbcosim.flex.runtime.floating_multi_body); each is a
 :class:`~rbcosim.cosim.flex_endpoint.FlexEndpoint` over its nodes in coupling order. The same
 endpoints run in process, in a flexible-solver process and in a flexible-body FMU.
 """
@@ -9,15 +10,16 @@ endpoints run in process, in a flexible-solver process and in a flexible-body FM
 from __future__ import annotations
 
 from rbcosim.cosim.flex_endpoint import FlexEndpoint
-from rbcosim.cosim.scheme import scheme_named
 from rbcosim.errors import ScenarioError
 from rbcosim.flex.modelling.chord import ChordModel
 from rbcosim.flex.modelling.interface_nodes import Interface, released_components
 from rbcosim.flex.runtime.body import FlexBody
 from rbcosim.flex.runtime.chord_body import ChordBody
+from rbcosim.flex.runtime.floating_multi_body import FloatingMultiBody
 from rbcosim.flex.runtime.multi_body import MultiNodeBody
 from rbcosim.scenario.flex_config import flex_model_from_config
 from rbcosim.scenario.loader import Scenario
+from rbcosim.scheme import scheme_named
 
 
 def body_couplings(scenario: Scenario) -> dict[str, list]:
@@ -49,8 +51,10 @@ def build_endpoints(scenario: Scenario, H: float) -> dict[str, FlexEndpoint]:
             endpoints[couplings[0].name] = FlexEndpoint(couplings[0], body, scenario.cosim, H)
             continue
         _check_multi_node(scenario, name, couplings)
-        # a chord-frame rod (its two pins checked by rbcosim.scenario.chord_spring) or a grounded body
-        kind = ChordBody if isinstance(model, ChordModel) else MultiNodeBody
+        # a chord-frame rod (its two pins checked by rbcosim.scenario.chord_spring), a floating
+        # body in 3D (rbcosim.flex.modelling.floating_multi) or a grounded body
+        kind = (ChordBody if isinstance(model, ChordModel) else FloatingMultiBody
+                if model.attachment == "floating" else MultiNodeBody)
         endpoints[name] = FlexEndpoint(couplings, kind(model, **options), scenario.cosim, H)
     return endpoints
 

@@ -15,14 +15,13 @@ import warnings
 import numpy as np
 
 from rbcosim.flex.runtime.arc_shape import ArcShape, is_beam_line
-from rbcosim.flex.runtime.chord_body import ChordBody
 from rbcosim.flex.runtime.deformation_range import (
     ROTATION_LIMIT,
     DeformationRange,
     DeformationWarning,
 )
 from rbcosim.flex.runtime.spin_limit import SpinLimit, SpinWarning
-from rbcosim.spatial.rotation import rotation_matrix
+from rbcosim.spatial.quaternion import rotation_matrix
 
 
 class RangeChecks:
@@ -33,7 +32,7 @@ class RangeChecks:
         self.endpoint = endpoint
         body = endpoint.body
         model = body.model
-        frame = model.attachment == "floating" and not isinstance(body, ChordBody)
+        frame = getattr(model, "floating", None) is not None  # the node frame (FlexModel)
         linear = frame and model.n_modes and not model.floating.geometric_stiffening
         self._spin_limit = SpinLimit(model) if linear else None
         self._deformation = DeformationRange(model) if frame and model.n_modes else None

@@ -8,7 +8,7 @@ stacked in node order (the couplings' order), as the body's added mass and inter
 are: wrenches (6k,), wrench polynomials (order+1, 6k), Jacobians (6k, 6k). Motions are given
 as {joint: InterfaceMotion} (or one InterfaceMotion for a one-node endpoint, or a list in
 node order). Per macro step
-[t, t + H], in the order of the scheme (rbcosim.cosim.scheme):
+[t, t + H], in the order of the scheme (rbcosim.scheme):
   report()                     each node's kinematics (13,) and the energy (J) delivered;
   inputs_for_rigid(t, motion)  the wrench polynomial the rigid side applies over the step;
   finish(t, motion[, ends])    step the body with the rigid points' motions and commit.
@@ -24,17 +24,17 @@ import numpy as np
 from rbcosim.core import make_handle
 from rbcosim.cosim.flex_checks import RangeChecks, result_columns, result_row
 from rbcosim.cosim.nodes import CompiledNode, NodeSet, hands_point_frame_mass, point_frame_mass
-from rbcosim.cosim.scheme import scheme_named
 from rbcosim.flex.runtime.body import FlexBody
 from rbcosim.flex.runtime.interface_motion import InterfaceMotion
 from rbcosim.flex.runtime.polynomial import exchange_polynomial
+from rbcosim.scheme import scheme_named
 from rbcosim.serialization.codec import StateFormatError, array, field, pack_state, unpack_state
 from rbcosim.serialization.model_digest import check_digest, model_digest
 from rbcosim.settings import CosimSettings, Coupling
 
 _HISTORY = 4  # exchanged wrenches kept (cubic iteration polynomial)
+_COLUMNS = 60  # wrench columns per polynomial call (the C core takes up to 64)
 _NO_TIMES = np.zeros(0)
-_NO_VALUES = np.zeros((0, 6))
 
 
 def motion_of(values: np.ndarray, t: float) -> InterfaceMotion:
@@ -79,6 +79,7 @@ class FlexEndpoint:
         self._motions: list[list[InterfaceMotion]] = []  # rigid motions stepped from, newest first
         self._end_tau = np.array([H])
         self._mid_end_taus = np.array([0.5 * H, H])
+        self._no_values = np.zeros((0, 6 * k))
         self._input: tuple[int, np.ndarray] = (-1, np.zeros(6 * k))  # (body revision, input)
         self.checks = RangeChecks(self)
 
@@ -111,9 +112,9 @@ class FlexEndpoint:
     def _list(self, motion: InterfaceMotion | Mapping[str, InterfaceMotion]) -> list:
         """The rigid points' motions in node order (from {joint: motion}, one motion for a
         one-node endpoint, or a list already in node order)."""
-        if isinstance(motion, list):
+        if type(motion) is list:
             return motion
-        if isinstance(motion, InterfaceMotion):
+        if type(motion) is InterfaceMotion:
             if len(self.joints) != 1:
                 raise ValueError(f"flexible body {self.flex_body!r}: one motion per joint "
                                  f"{list(self.joints)} is needed, as {{joint: motion}}")
@@ -182,19 +183,22 @@ class FlexEndpoint:
         return {j: (nk[i], float(self._energy[i])) for i, j in enumerate(self.joints)}
 
     def _through(self, t: float, count: int, taus: np.ndarray, known: np.ndarray) -> np.ndarray:
-        """Stacked coefficients (len(taus) + count, 6k) in τ = time − t, node by node, through
-        ``known`` (rows (len(taus), 6k)) and the newest ``count`` exchanged wrenches."""
-        return np.hstack([exchange_polynomial(t, self._times, self._wrenches[:, 6 * i:6 * i + 6],
-                                              count, taus, known[:, 6 * i:6 * i + 6])
-                          for i in range(len(self.joints))])
+        """Stacked coefficients (len(taus) + count, 6k) in τ = time − t through ``known`` (rows
+        (len(taus), 6k)) and the newest ``count`` exchanged wrenches; each column on its own
+        (the same bits node by node), up to ten nodes per call of the C core."""
+        width = self._wrenches.shape[1]
+        if width <= _COLUMNS:
+            return exchange_polynomial(t, self._times, self._wrenches, count, taus, known)
+        return np.hstack([exchange_polynomial(t, self._times, self._wrenches[:, i:i + _COLUMNS],
+                                              count, taus, known[:, i:i + _COLUMNS])
+                          for i in range(0, width, _COLUMNS)])
 
     def polynomial(self, t: float, end: np.ndarray | None = None) -> np.ndarray:
         """Wrench coefficients (order+1, 6k) in τ = time − t over [t, t + H]: through the past
         values (extrapolation), or through an end value (6k,) and past values (interpolation)."""
         order = self.settings.extrapolation
         if end is None:
-            return self._through(t, min(order + 1, self._count), _NO_TIMES,
-                                 np.zeros((0, self._wrenches.shape[1])))
+            return self._through(t, min(order + 1, self._count), _NO_TIMES, self._no_values)
         return self._through(t, min(max(order, 1), self._count), self._end_tau,
                              np.asarray(end, dtype=float).reshape(1, -1))
 

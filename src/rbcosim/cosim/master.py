@@ -2,7 +2,7 @@
 
 Each macro step [t_n, t_n + H] exchanges, per rigid–flexible joint, the rigid interface
 point's motion (pose, velocities, accelerations) for the flexible side's wrench, in the order
-of the scenario's coupling scheme (rbcosim.cosim.scheme: jacobi, gauss_seidel_rigid_first,
+of the scenario's coupling scheme (rbcosim.scheme: jacobi, gauss_seidel_rigid_first,
 gauss_seidel_flex_first, iterative, interface_jacobian).
 Inputs are held over a step (extrapolation 0) or extrapolated through 1–2 past macro values.
 After each step the flexible side reports its node kinematics and delivered energy; the rigid
@@ -20,7 +20,6 @@ from rbcosim.cosim.coupled import CoupledSteps
 from rbcosim.cosim.flex_bodies import build_endpoints
 from rbcosim.cosim.flex_endpoint import FlexEndpoint, motion_of
 from rbcosim.cosim.rigid_side import RigidSide
-from rbcosim.cosim.scheme import scheme_named
 from rbcosim.cosim.signals import evaluate
 from rbcosim.errors import DivergedError, SimulationError
 from rbcosim.flex.runtime.interface_motion import InterfaceMotion
@@ -28,6 +27,7 @@ from rbcosim.maximal.divergence import as_divergence, explain_cosim
 from rbcosim.progress import Progress
 from rbcosim.results import Results, failure
 from rbcosim.scenario.loader import Scenario
+from rbcosim.scheme import scheme_named
 from rbcosim.serialization.codec import (
     StateFormatError,
     array,

@@ -11,7 +11,7 @@ gives the in-process run's bits:
             → motions at t_{k+1} → commit
     report (t_end)
 
-The scheme (rbcosim.cosim.scheme) sets the order: Jacobi and interface-Jacobian coupling
+The scheme (rbcosim.scheme) sets the order: Jacobi and interface-Jacobian coupling
 overlap the two solvers' macro steps; the Gauss–Seidel schemes run them in turn. Iterative
 coupling (restore and repeat each step) runs in process only.
 """
@@ -26,6 +26,11 @@ from pathlib import Path
 import numpy as np
 
 from rbcosim.client import Client
+from rbcosim.cosim.flex_bodies import body_couplings, build_endpoints
+from rbcosim.cosim.flex_endpoint import FlexEndpoint, motion_of
+from rbcosim.errors import RbcosimError, ScenarioError
+from rbcosim.scenario.loader import Scenario
+from rbcosim.scheme import DISTRIBUTED_SCHEMES, scheme_named
 from rbcosim.serialization import codec
 from rbcosim.serialization.codec import (
     StateFormatError,
@@ -34,11 +39,6 @@ from rbcosim.serialization.codec import (
     unpack_state,
     write_atomically,
 )
-from rbcosim.cosim.flex_bodies import body_couplings, build_endpoints
-from rbcosim.cosim.flex_endpoint import FlexEndpoint, motion_of
-from rbcosim.cosim.scheme import DISTRIBUTED_SCHEMES, scheme_named
-from rbcosim.errors import RbcosimError, ScenarioError
-from rbcosim.scenario.loader import Scenario
 from rbcosim.settings import whole_steps
 
 FLEX_RESULTS_FORMAT = "rbcosim-flex-results"

@@ -1,7 +1,7 @@
 """When a run has diverged: bounds on its state derived from the model, and the likely cause.
 
 A fixed-step run stops with status "diverged" when an observed state is not finite or leaves
-one of these bounds (L the model's length scale, `rbcosim.maximal.accuracy.length_scale`; E the
+one of these bounds (L the model's length scale, `rbcosim.accuracy_probe.length_scale`; E the
 model's energy scale, the largest of |E0|, the initial kinetic energy and Σ m |g| L):
 
   position     |r_i(t) − r_i(0)| > POSITION_LENGTHS · L + |v(0)|max · t_end + ½ |g| t_end²
@@ -21,8 +21,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rbcosim.accuracy_probe import length_scale
 from rbcosim.errors import DivergedError, SimulationError, SingularJacobianError
-from rbcosim.maximal.accuracy import LINEARIZE_MAX_BODIES, fastest_rate, length_scale
+from rbcosim.maximal.accuracy import LINEARIZE_MAX_BODIES, fastest_rate
 from rbcosim.model import Model
 from rbcosim.state import State
 
@@ -159,7 +160,7 @@ def explain(error: DivergedError, model: Model, solver) -> DivergedError:
 
 def flex_time_scale(groups) -> float | None:
     """s: 1 / (2π f) of the highest fixed-interface frequency f of the flexible bodies of
-    `groups` (rbcosim.cosim.flex_groups; None when none is known)."""
+    `groups` (the flexible endpoints, rbcosim.cosim.flex_bodies; None when none is known)."""
     f = max((max(g.body.model.frequencies_hz, default=0.0) for g in groups), default=0.0)
     return 1.0 / (2.0 * math.pi * f) if f > 0 else None
 

@@ -23,8 +23,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from rbcosim.minimal.tree import Tree, TreeJoint, _conj, _qmul
-from rbcosim.spatial.quaternion import to_matrix
+from rbcosim.minimal.tree import Tree, TreeJoint
+from rbcosim.spatial.quaternion import conjugate, multiply, to_matrix
 
 #: rate_kind values: what a column of the motion subspace is
 ROTATION, TRANSLATION = 0, 1
@@ -124,8 +124,8 @@ def tree_tables(tree: Tree) -> TreeTables:
         joint_nv=np.array([j.nv for j in joints], dtype=np.int64),
         joint_quat=np.array(quat, dtype=np.int64),
         body_joint=body_joint,
-        marker_a=np.array([_qmul(a, f) for a, f in zip(qap, fixed_q)]).reshape(nj, 4),
-        marker_b=np.array([_conj(b) for b in qac]).reshape(nj, 4),
+        marker_a=np.array([multiply(a, f) for a, f in zip(qap, fixed_q)]).reshape(nj, 4),
+        marker_b=np.array([conjugate(b) for b in qac]).reshape(nj, 4),
         marker_parent=np.array([j.sp for j in joints], dtype=float).reshape(nj, 3),
         marker_child=np.array([j.sc for j in joints], dtype=float).reshape(nj, 3),
         fixed_shift=np.einsum("jab,jb->ja", rap, fixed_t),

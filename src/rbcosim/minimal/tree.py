@@ -81,21 +81,6 @@ def _quat_of_matrix(m) -> tuple[float, ...]:
     return tuple(x / norm for x in q)
 
 
-def _qmul(p, q):
-    p0, p1, p2, p3 = p
-    q0, q1, q2, q3 = q
-    return (
-        p0 * q0 - p1 * q1 - p2 * q2 - p3 * q3,
-        p0 * q1 + p1 * q0 + p2 * q3 - p3 * q2,
-        p0 * q2 - p1 * q3 + p2 * q0 + p3 * q1,
-        p0 * q3 + p1 * q2 - p2 * q1 + p3 * q0,
-    )
-
-
-def _conj(q):
-    return (q[0], -q[1], -q[2], -q[3])
-
-
 @dataclass(frozen=True)
 class TreeJoint:
     """One joint of the spanning tree: parent -> body, with constant marker data as tuples.

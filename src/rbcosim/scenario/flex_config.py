@@ -185,16 +185,8 @@ def _damping(cfg, where) -> dict[str, Any]:
     return out
 
 
-def _beam(cfg: dict, where: str, interfaces: Sequence[Interface]) -> FlexModel:
-    _check_keys(cfg, _BEAM_KEYS, where)
-    if cfg.get("frame", "node") != "node":  # "chord": rbcosim.scenario.flex_chord_config
-        raise ScenarioError(f"{where}.frame: expected 'node' or 'chord', got "
-                            f"{cfg.get('frame')!r}")
-    attachment = _attachment(cfg, where, "floating")
-    length = _number(cfg, "length", where)
-    e = _number(cfg, "youngs_modulus", where)
-    rho = _number(cfg, "density", where)
-    section = _section(cfg, where)
+def _shear_modulus(cfg: dict, where: str, youngs_modulus: float) -> float:
+    """G, Pa: ``shear_modulus``, or from ``poissons_ratio`` (default 0.3)."""
     if "shear_modulus" in cfg and "poissons_ratio" in cfg:
         raise ScenarioError(
             f"{where}.poissons_ratio: give shear_modulus or poissons_ratio, not both"
@@ -206,7 +198,21 @@ def _beam(cfg: dict, where: str, interfaces: Sequence[Interface]) -> FlexModel:
             raise ScenarioError(
                 f"{where}.poissons_ratio: expected a number in (-1, 0.5), got {nu!r}"
             )
-        g = e / (2 * (1 + nu))
+        g = youngs_modulus / (2 * (1 + nu))
+    return g
+
+
+def _beam(cfg: dict, where: str, interfaces: Sequence[Interface]) -> FlexModel:
+    _check_keys(cfg, _BEAM_KEYS, where)
+    if cfg.get("frame", "node") != "node":  # "chord": rbcosim.scenario.flex_chord_config
+        raise ScenarioError(f"{where}.frame: expected 'node' or 'chord', got "
+                            f"{cfg.get('frame')!r}")
+    attachment = _attachment(cfg, where, "floating")
+    length = _number(cfg, "length", where)
+    e = _number(cfg, "youngs_modulus", where)
+    rho = _number(cfg, "density", where)
+    section = _section(cfg, where)
+    g = _shear_modulus(cfg, where, e)
     elements = _integer(cfg, "elements", where, minimum=1)
     modes = _integer(cfg, "modes", where, minimum=0)
     planar = cfg.get("planar", True)
@@ -307,6 +313,27 @@ def _matrices(cfg: dict, base_dir: Path, where: str,
             f"{where}.boundary_dofs: expected a list of names out of "
             f"{list(COMPONENT_NAMES)}, got {names!r}"
         )
+    structure = _structure_file(cfg, base_dir, where, attachment, n_b, names)
+    n_interior = structure.mass.shape[0] - structure.n_boundary
+    modes = _integer(cfg, "modes", where, minimum=0, default=n_interior)
+    if "modes" not in cfg:
+        modes = None  # all interior coordinates, with released boundary coordinates among them
+    elif modes > n_interior:
+        raise ScenarioError(
+            f"{where}.modes: expected at most {n_interior} (interior coordinates), got {modes}"
+        )
+    damping = _damping(cfg, where)
+    try:
+        return FlexModel.from_matrices(structure, n_modes=modes, interfaces=interfaces,
+                                       attachment=attachment,
+                                       **damping)
+    except ValueError as exc:
+        raise ScenarioError(f"{where}: {exc}") from exc
+
+
+def _structure_file(cfg: dict, base_dir: Path, where: str, attachment: str, n_b, names):
+    """The StructureMatrices of ``file = "*.npz"`` or ``files = { M = ..., K = ... }``,
+    checked against the table's ``n_boundary`` and ``boundary_dofs``."""
     try:
         if "file" in cfg:
             f = cfg["file"]
@@ -345,21 +372,7 @@ def _matrices(cfg: dict, base_dir: Path, where: str,
     except ScenarioError as exc:
         msg = str(exc)
         raise ScenarioError(msg if msg.startswith(where) else f"{where}: {msg}") from exc
-    n_interior = structure.mass.shape[0] - structure.n_boundary
-    modes = _integer(cfg, "modes", where, minimum=0, default=n_interior)
-    if "modes" not in cfg:
-        modes = None  # all interior coordinates, with released boundary coordinates among them
-    elif modes > n_interior:
-        raise ScenarioError(
-            f"{where}.modes: expected at most {n_interior} (interior coordinates), got {modes}"
-        )
-    damping = _damping(cfg, where)
-    try:
-        return FlexModel.from_matrices(structure, n_modes=modes, interfaces=interfaces,
-                                       attachment=attachment,
-                                       **damping)
-    except ValueError as exc:
-        raise ScenarioError(f"{where}: {exc}") from exc
+    return structure
 
 
 def _from_source(cfg: dict, base_dir: Path, where: str, interfaces: Sequence[Interface],

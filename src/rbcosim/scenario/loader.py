@@ -528,7 +528,7 @@ def build_scenario(raw: dict, *, source: str = "<inline>", base_dir: Path = Path
     flex = {name: resolve_numbers(cfg, functools.partial(_flex_number, b.parameters, name))
             for name, cfg in flex.items()}
     couplings = b.read_couplings(points, list(flex))
-    springs += chord_springs(flex, couplings, points, source)  # rbcosim.scenario.chord_spring
+    springs += chord_springs(flex, couplings, points, source, b.base_dir)  # chord_spring
     bodies = assemble(b.bodies, joints, b.starts, frozenset(b.particles))
     model = Model(tuple(bodies), tuple(joints), tuple(loads), tuple(springs), tuple(torsion),
                   tuple(points), frozen_array(gravity), planar_normal=planar,

@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from rbcosim.cosim.scheme import scheme_named
-from rbcosim.maximal.divergence import as_divergence
 from rbcosim.errors import SimulationError
+from rbcosim.maximal.divergence import as_divergence
+from rbcosim.scheme import scheme_named
 from rbcosim.service.errors import ProtocolError
 from rbcosim.service.requests import (
     Replies,

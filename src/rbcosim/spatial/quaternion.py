@@ -1,9 +1,12 @@
-"""Unit quaternions, scalar first [q0, q1, q2, q3], batched over a leading axis.
+"""Unit quaternions, scalar first [q0, q1, q2, q3], batched over a leading axis (the functions
+named for one quaternion take one).
 
 A quaternion q rotates body-frame vectors into the inertial frame: x_I = R(q) x_b.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -65,6 +68,30 @@ def from_matrix(m: np.ndarray) -> np.ndarray:
     return normalize(q if q[0] >= 0 else -q)
 
 
+def rotation_matrix(q) -> np.ndarray:
+    """R(q), shape (3, 3), of one quaternion (any array-like), normalised first: the operation
+    order of the C core's fx_rotation_matrix (librbcosim/flex/fx_vec.h), bit for bit."""
+    q = np.asarray(q, dtype=np.float64)
+    n = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
+    w, x, y, z = q[0] / n, q[1] / n, q[2] / n, q[3] / n
+    return np.array([
+        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+    ])
+
+
+def from_rotation_vector(v) -> np.ndarray:
+    """Unit quaternion of the rotation vector v (rad), shape (4,)."""
+    v = np.asarray(v, dtype=float)
+    angle = float(np.linalg.norm(v))
+    if angle < 1e-12:
+        q = np.array([1.0, 0.5 * v[0], 0.5 * v[1], 0.5 * v[2]])
+        return q / np.linalg.norm(q)
+    s = math.sin(0.5 * angle) / angle
+    return np.array([math.cos(0.5 * angle), v[0] * s, v[1] * s, v[2] * s])
+
+
 def from_axis_angle(axis, angle: float) -> np.ndarray:
     """Quaternion (4,) of a rotation by `angle` rad about `axis` (any length > 0)."""
     axis = np.asarray(axis, dtype=float)
@@ -72,8 +99,10 @@ def from_axis_angle(axis, angle: float) -> np.ndarray:
     return np.concatenate([[np.cos(angle / 2)], np.sin(angle / 2) * axis])
 
 
-def multiply(p: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """Hamilton product p ⊗ q, shapes (..., 4)."""
+def multiply(p, q) -> np.ndarray:
+    """Hamilton product p ⊗ q, shapes (..., 4) (array-likes; the operation order of the C
+    core's q_mul, librbcosim/rbc_vec.h)."""
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
     p0, p1, p2, p3 = p[..., 0], p[..., 1], p[..., 2], p[..., 3]
     q0, q1, q2, q3 = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
     return np.stack(
@@ -85,6 +114,11 @@ def multiply(p: np.ndarray, q: np.ndarray) -> np.ndarray:
         ],
         axis=-1,
     )
+
+
+def conjugate(q) -> np.ndarray:
+    """q* = [q0, -q1, -q2, -q3], shape (..., 4): the inverse rotation of a unit quaternion."""
+    return np.asarray(q, dtype=float) * np.array([1.0, -1.0, -1.0, -1.0])
 
 
 def rate(q: np.ndarray, omega_body: np.ndarray) -> np.ndarray:

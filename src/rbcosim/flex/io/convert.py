@@ -31,7 +31,7 @@ def convert_structure(
     node_positions: np.ndarray,
     dof_map: np.ndarray,
     *,
-    interface_node: int = 0,
+    interface_node: int | Sequence[int] = 0,
     damping: np.ndarray | None = None,
     output_nodes: Mapping[str, int] | None = None,
     label: str = "structure",
@@ -39,20 +39,25 @@ def convert_structure(
 ) -> StructureMatrices:
     """A validated floating structure from physical matrices on coordinates ``dof_map`` (n, 2)
     = (node, component 0..5 = x y z rx ry rz), node positions (n_nodes, 3) in m (any origin),
-    clamped at ``interface_node``; ``output_nodes`` maps names to node indices. ScenarioError
-    naming ``label`` (the mass file) or ``stiffness_label`` (default ``label``: K's checks)
-    and the key for bad input."""
+    clamped at ``interface_node`` (or several interface nodes, a sequence: their DOFs first,
+    in order; positions relative to the first); ``output_nodes`` maps names to node indices.
+    ScenarioError naming ``label`` (the mass file) or ``stiffness_label`` (default ``label``:
+    K's checks) and the key for bad input."""
     dof_map = np.asarray(dof_map, dtype=np.int64).reshape(-1, 2)
     pos = np.asarray(node_positions, dtype=float)
-    if pos.ndim != 2 or pos.shape[1] != 3 or not 0 <= interface_node < pos.shape[0]:
-        raise ScenarioError(f"{label}: interface_node: expected a node index in "
-                            f"0..{pos.shape[0] - 1} of node positions (n_nodes, 3), got "
-                            f"{interface_node} for shape {pos.shape}")
-    on_interface = dof_map[:, 0] == interface_node
-    n_b = int(np.count_nonzero(on_interface))
-    if n_b == 0:
-        raise ScenarioError(f"{label}: interface_node: node {interface_node} has no DOFs")
-    order = np.concatenate((np.flatnonzero(on_interface), np.flatnonzero(~on_interface)))
+    nodes = [interface_node] if isinstance(interface_node, (int, np.integer)) else list(
+        interface_node)
+    for node in nodes:
+        if pos.ndim != 2 or pos.shape[1] != 3 or not 0 <= node < pos.shape[0]:
+            raise ScenarioError(f"{label}: interface_node: expected a node index in "
+                                f"0..{pos.shape[0] - 1} of node positions (n_nodes, 3), got "
+                                f"{node} for shape {pos.shape}")
+        if not np.any(dof_map[:, 0] == node):
+            raise ScenarioError(f"{label}: interface_node: node {node} has no DOFs")
+    first = [np.flatnonzero(dof_map[:, 0] == node) for node in nodes]
+    order = np.concatenate([*first, np.flatnonzero(~np.isin(dof_map[:, 0], nodes))])
+    n_b = sum(f.size for f in first)
+    owner = np.concatenate([np.full(f.size, j) for j, f in enumerate(first)])
     m, k = np.asarray(mass), np.asarray(stiffness)
     for key, a in (("M", m), ("K", k), ("C", damping)):
         if a is not None and np.shape(a) != (dof_map.shape[0],) * 2:
@@ -63,12 +68,14 @@ def convert_structure(
                                 f"(--dofs-per-node, e.g. x,y,z for solids) or one label per "
                                 f"row (--dof-labels)")
     outputs = dict(output_nodes or {})
+    names = np.array([COMPONENT_NAMES[c] for c in dof_map[order, 1]], dtype=str)
+    several = len(nodes) > 1
     structure = validate_structure(
         label, m[np.ix_(order, order)], k[np.ix_(order, order)],
         None if damping is None else np.asarray(damping)[np.ix_(order, order)],
-        n_b, None, list(outputs) or None, None, None,
-        layout=(pos - pos[interface_node], dof_map[order, 0],
-                np.array([COMPONENT_NAMES[c] for c in dof_map[order, 1]], dtype=str)),
+        n_b, list(names[:n_b]) if several else None, list(outputs) or None, None, None,
+        None, owner if several else None, pos[nodes] - pos[nodes[0]] if several else None,
+        layout=(pos - pos[nodes[0]], dof_map[order, 0], names),
         output_nodes=np.array(list(outputs.values()), dtype=np.int64) if outputs else None)
     check_floating(label, structure, stiffness_label or label)
     return structure

@@ -31,11 +31,11 @@ from rbcosim.errors import ScenarioError
 from rbcosim.flex.io.convert import convert_structure
 from rbcosim.flex.io.matrices_io import StructureMatrices, load_npz, save_npz, validate_structure
 from rbcosim.flex.io.readers import FORMATS, FEModel, read_fe_model
+from rbcosim.flex.io.tie import TIE_KINDS, Tie, apply_ties
 from rbcosim.flex.io.units import to_si
 from rbcosim.flex.modelling.beam import COMPONENT_NAMES
 from rbcosim.flex.modelling.craig_bampton import craig_bampton
 from rbcosim.flex.modelling.nodal import RIGID_MODE_TOLERANCE, NodalLayout, check_held
-from rbcosim.flex.io.tie import TIE_KINDS, Tie, apply_ties
 
 #: Bumped when the reduced file's content changes for the same inputs.
 _CACHE_VERSION = 2
@@ -117,12 +117,10 @@ def import_structure(fe: FEModel, interfaces: Sequence[dict], *, units: str = "m
     perm = np.concatenate([boundary, np.setdiff1d(np.arange(fe.dof_map.shape[0]), boundary)])
     layout = NodalLayout(fe.positions - fe.positions[nodes[0]], fe.dof_map[perm])
     check_held(fe.stiffness_file, fe.stiffness[perm][:, perm], layout, boundary.size)
-    if modes is None:
-        if len(nodes) != 1:
-            raise ScenarioError(f"{where}: several interface nodes need a reduction (modes)")
-        return convert_structure(
+    if modes is None:  # physical: a floating body (several interface nodes: its first two
+        return convert_structure(  # define its frame, rbcosim.flex.modelling.floating_multi)
             fe.mass.toarray(), fe.stiffness.toarray(), fe.positions, fe.dof_map,
-            interface_node=nodes[0], output_nodes=out_idx, label=fe.mass_file,
+            interface_node=nodes, output_nodes=out_idx, label=fe.mass_file,
             stiffness_label=fe.stiffness_file)
     return _reduced(fe, layout, perm, nodes, boundary.size, out_idx, modes)
 

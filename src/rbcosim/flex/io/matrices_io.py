@@ -119,7 +119,7 @@ class StructureMatrices:
 
 #: What a damaged archive or array header raises inside zipfile, zlib and numpy's reader.
 _DAMAGED_ZIP = (OSError, ValueError, EOFError, KeyError, NotImplementedError, OverflowError,
-                MemoryError, struct.error, zipfile.BadZipFile, zlib.error)
+                RuntimeError, MemoryError, struct.error, zipfile.BadZipFile, zlib.error)
 
 
 def load_npz(path: str | Path) -> StructureMatrices:
@@ -292,7 +292,8 @@ def validate_structure(
             f"{label}: n_boundary: expected 1..{most} for {n} coordinates, got {n_boundary}"
         )
     names = _boundary_names(label, n_boundary, boundary_dofs, nodes, node_positions.shape[0])
-    nodal = None if layout is None else read_layout(label, *layout, n, int(n_boundary))
+    nodal = (None if layout is None
+             else read_layout(label, *layout, n, int(n_boundary), nodes))
     if nodal is not None:
         labelled = tuple(COMPONENT_NAMES[c] for c in nodal.dof_map[:n_boundary, 1])
         if boundary_dofs is not None and names != labelled:

@@ -31,7 +31,7 @@ import scipy.sparse
 
 from rbcosim.errors import ScenarioError
 from rbcosim.flex.io.readers.model import FEModel
-from rbcosim.spatial.rotation import skew
+from rbcosim.spatial.linalg3 import skew
 
 TIE_KINDS = ("rigid", "average")
 

@@ -28,10 +28,19 @@ def axial_load_matrices(nodes_x: np.ndarray, line_density: float) -> tuple[np.nd
     node): ``∫ N φ'ᵀφ' dx`` for the axial force fields ``N = rho A_s (L - x)`` (N per m/s² of
     ``b_x``) and ``N = rho A_s (L² - x²) / 2`` (N per 1/s² of ``-A_xx``); ``line_density`` is
     rho A_s, kg/m, ``nodes_x`` the node coordinates along the beam from the clamp (x = 0), m."""
+    length = float(np.asarray(nodes_x, dtype=float)[-1])
+    k_b, k_c = axial_field_matrices(nodes_x, (lambda x: line_density * (length - x),
+                                              lambda x: 0.5 * line_density * (length**2 - x**2)))
+    return k_b, k_c
+
+
+def axial_field_matrices(nodes_x: np.ndarray, fields) -> list[np.ndarray]:
+    """For each axial force field N(x) of ``fields`` (callables, N), ``∫ N (v'ᵀv' + w'ᵀw') dx``
+    (6n, 6n) on the 3D nodal DOFs of a beam along x with nodes at ``nodes_x`` (m); 4-point
+    Gauss per element (exact for N of degree <= 2 with the Hermite slopes)."""
     x = np.asarray(nodes_x, dtype=float)
     n = x.size
-    length = x[-1]
-    k_b, k_c = np.zeros((6 * n, 6 * n)), np.zeros((6 * n, 6 * n))
+    out = [np.zeros((6 * n, 6 * n)) for _ in fields]
     xi = 0.5 * (_GAUSS_X + 1.0)
     # Hermite DOFs per plane: x–y bending (v, theta_z = +v'), x–z bending (w, theta_y = -w').
     planes = (([1, 5, 7, 11], np.array([1.0, 1.0, 1.0, 1.0])),
@@ -41,9 +50,9 @@ def axial_load_matrices(nodes_x: np.ndarray, line_density: float) -> tuple[np.nd
         xs = x[e] + xi * ell
         weights = 0.5 * _GAUSS_W * ell
         slopes = _hermite_slopes(xi, ell)
-        for field, out in (((length - xs), k_b), (0.5 * (length**2 - xs**2), k_c)):
-            block = (slopes * (line_density * field * weights)) @ slopes.T
+        for field, mat in zip(fields, out, strict=True):
+            block = (slopes * (field(xs) * weights)) @ slopes.T
             for dofs, sign in planes:
                 idx = 6 * e + np.array(dofs)
-                out[np.ix_(idx, idx)] += sign[:, None] * block * sign[None, :]
-    return k_b, k_c
+                mat[np.ix_(idx, idx)] += sign[:, None] * block * sign[None, :]
+    return out

@@ -31,7 +31,13 @@ import numpy as np
 
 from rbcosim.flex.modelling.beam import COMPONENT_NAMES, BeamFE, euler_bernoulli_beam
 from rbcosim.flex.modelling.craig_bampton import craig_bampton
-from rbcosim.flex.modelling.geometric import axial_load_matrices
+from rbcosim.flex.modelling.floating_inertia import (  # noqa: F401 - _nodal_operator: tests
+    FloatingInertia,
+    _nodal_operator,
+    _readonly,
+    floating_inertia,
+)
+from rbcosim.flex.modelling.floating_multi import FloatingMultiModel, build_floating_multi
 from rbcosim.flex.modelling.interface_nodes import (
     Interface,
     InterfaceError,
@@ -39,58 +45,13 @@ from rbcosim.flex.modelling.interface_nodes import (
     boundary_of,
     imported_node,
 )
-from rbcosim.flex.modelling.nodal import NodalLayout, field_nodal, rotation_dofs
-from rbcosim.spatial.rotation import shortest_arc, skew
+from rbcosim.flex.modelling.nodal import NodalLayout
+from rbcosim.spatial.linalg3 import shortest_arc
 
 if TYPE_CHECKING:  # the structure file's contents, read by rbcosim.flex.io
     from rbcosim.flex.io.matrices_io import StructureMatrices
 
 ATTACHMENTS = ("grounded", "floating")
-#: What the refusals of a floating body with several couplings say is missing.
-FLOATING_MULTI_NODE = "a floating body with several interface nodes in 3D is not supported yet"
-
-
-def _readonly(a) -> np.ndarray:
-    a = np.array(a, dtype=np.float64)
-    a.setflags(write=False)
-    return a
-
-
-@dataclass(frozen=True)
-class FloatingInertia:
-    """Physical inertia data for the floating frame terms (beam frame, interface node at 0).
-
-    Attributes:
-        mass: 3D consistent mass matrix, shape (n, n), n = 6 * n_nodes, DOFs node-major with
-            components (u_x, u_y, u_z, theta_x, theta_y, theta_z).
-        modes: fixed-interface modes embedded in the 3D DOFs, shape (n, k) (planar models have
-            zero out-of-plane rows).
-        nodes: node positions relative to the interface node, shape (n_nodes, 3), m.
-        total_mass: kg. first_moment: m * r_cm, (3,), kg·m.
-        modal_first_moment: S = P_t^T M Phi, (3, k), kg·m per unit eta: first moment of the
-            elastic displacement field, ``integral rho u = S @ eta``.
-        spin_inertia: (3, 3), kg·m², the sections' rotary (torsional) inertia, which the nodal
-            field terms carry for angular acceleration but not for the gyroscopic term
-            ``omega x (J omega)``; the wrench adds that term so a rigid beam's moment is exact.
-        ode_matrix: W, shape (k, 20k + 15): ``eta_dd = W @ z`` with
-            ``z = [eta, eta_d, b, alpha, kron(w, w), kron(w, eta_d), kron(alpha, eta),
-            kron(kron(w, w), eta), kron(b, eta)]``, all structure-frame components,
-            b = a_p - g (the last block: geometric stiffening, zero without it).
-        moment_invariants: Y, (3 (k + 1), 12 + 13k): the wrench's moment from the state at a
-            cost independent of the mesh (:func:`moment_invariants`).
-        geometric_stiffening: whether ode_matrix carries the geometric stiffness.
-    """
-
-    mass: np.ndarray
-    modes: np.ndarray
-    nodes: np.ndarray
-    total_mass: float
-    first_moment: np.ndarray
-    modal_first_moment: np.ndarray
-    spin_inertia: np.ndarray
-    ode_matrix: np.ndarray
-    moment_invariants: np.ndarray
-    geometric_stiffening: bool = False
 
 
 @dataclass(frozen=True)
@@ -190,8 +151,9 @@ class FlexModel:
         interfaces: Sequence[Interface] = (Interface(),),
     ) -> FlexModel:
         """Beam coupled at its ``interfaces`` (default: clamped at node 0); see
-        :func:`euler_bernoulli_beam` and :mod:`rbcosim.flex.modelling.interface_nodes`. Floating beams take
-        one clamped interface.
+        :func:`euler_bernoulli_beam` and :mod:`rbcosim.flex.modelling.interface_nodes`. A floating beam takes
+        one clamp at node 0 or, 3D, several interfaces
+        (:mod:`rbcosim.flex.modelling.floating_multi`).
 
         ``output_nodes`` maps a name to ``"end"``, a node index (int) or a coordinate along the
         beam (float, m; Hermite-interpolated between nodes). Damping: ``modal_damping_ratio``
@@ -211,43 +173,34 @@ class FlexModel:
         }
         beam = euler_bernoulli_beam(**beam_args, planar=planar)
         nodes = [beam_node(f, beam.nodes[:, 0]) for f in interfaces]
-        if attachment == "floating" and (len(interfaces) != 1 or interfaces[0].released
-                                         or nodes[0] != 0):
-            raise InterfaceError(f"{interfaces[-1].where}: a floating beam takes one coupling, "
-                                 "a clamp at node 0 (attachment = 'grounded' takes several "
-                                 "interface nodes, pins and balls; frame = 'chord' a planar rod "
-                                 f"pinned at both ends; {FLOATING_MULTI_NODE})")
+        damping_args = (modal_damping_ratio, rayleigh)
+        if attachment == "floating" and len(interfaces) > 1:
+            return _floating_multi_beam(beam, nodes, interfaces, n_modes, damping_args,
+                                        output_nodes or {}, axis_in_point_frame,
+                                        (youngs_modulus * area, density * area)
+                                        if geometric_stiffening else (0.0, 0.0))
+        if attachment == "floating" and (interfaces[0].released or nodes[0] != 0):
+            raise InterfaceError(f"{interfaces[-1].where}: a floating beam with one coupling "
+                                 "takes a clamp at node 0 (attachment = 'grounded' takes pins "
+                                 "and balls; two couplings make a floating body with several "
+                                 "interface nodes)")
         boundary, owner = boundary_of(beam.dof_map[:, 0], beam.dof_map[:, 1], nodes, interfaces)
         origin = beam.nodes[nodes[0]]
         names, rows, positions = _beam_outputs(beam, output_nodes or {})
         cb = craig_bampton(beam.mass, beam.stiffness, boundary, n_modes,
                            sign_references=(rows, _translation_rows(beam.dof_map[:, 1])))
         rows = rows @ cb.transformation
-        damping = _damping(cb.mass, cb.stiffness, len(boundary), modal_damping_ratio, rayleigh)
-        axis_rotation = shortest_arc(axis_in_point_frame)
-        positions = positions - origin
-        floating = None
-        if attachment == "floating":
-            beam3 = beam if not planar else euler_bernoulli_beam(**beam_args, planar=False)
-            n_b = len(boundary)
-            floating = floating_inertia(
-                NodalLayout(beam3.nodes - beam3.nodes[0], beam3.dof_map), beam3.mass,
-                beam.dof_map, cb.transformation[:, n_b:], cb.stiffness[n_b:, n_b:],
-                damping[n_b:, n_b:], density * area if geometric_stiffening else 0.0)
+        damping = _damping(cb.mass, cb.stiffness, len(boundary), *damping_args)
+        floating = None if attachment != "floating" else _beam_floating_inertia(
+            beam, beam_args, cb, damping, density * area if geometric_stiffening else 0.0)
         return FlexModel(
-            attachment=attachment,
-            mass=_readonly(cb.mass),
-            stiffness=_readonly(cb.stiffness),
-            damping=_readonly(damping),
-            n_boundary=len(boundary),
+            attachment=attachment, mass=_readonly(cb.mass), stiffness=_readonly(cb.stiffness),
+            damping=_readonly(damping), n_boundary=len(boundary),
             boundary_components=tuple(int(c) for c in beam.dof_map[boundary, 1]),
             frequencies_hz=_readonly(cb.frequencies_hz),
-            axis_rotation=_readonly(axis_rotation),
-            structure_axes="point",
-            output_names=names,
-            output_rows=_readonly(rows),
-            output_positions=_readonly(positions),
-            floating=floating,
+            axis_rotation=_readonly(shortest_arc(axis_in_point_frame)), structure_axes="point",
+            output_names=names, output_rows=_readonly(rows),
+            output_positions=_readonly(positions - origin), floating=floating,
             gravity_load=_readonly(
                 cb.transformation.T @ beam.mass @ _translation_columns(beam.dof_map[:, 1])),
             boundary_interfaces=tuple(int(i) for i in owner),
@@ -288,6 +241,9 @@ class FlexModel:
         """
         n = structure.mass.shape[0]
         nodes = [imported_node(f, structure.interface_positions.shape[0]) for f in interfaces]
+        damping_args = (modal_damping_ratio, rayleigh)
+        if attachment == "floating" and len(interfaces) > 1:
+            return _floating_multi_matrices(structure, nodes, interfaces, n_modes, damping_args)
         pad = np.full(n - structure.n_boundary, -1)
         comps_file = [COMPONENT_NAMES.index(c) for c in structure.boundary_dofs]
         boundary, owner = boundary_of(np.concatenate([structure.boundary_nodes, pad]),
@@ -297,51 +253,100 @@ class FlexModel:
             if structure.layout is None:
                 raise ValueError("layout: required for attachment 'floating' (node positions "
                                  "and DOF labels)")
-            if len(interfaces) != 1 or n_b != structure.n_boundary or nodes[0] != 0:
-                raise ValueError("attachment 'floating': one clamp at the file's interface "
-                                 "node 0 (several interface nodes and released rotations need "
-                                 f"attachment = 'grounded'; {FLOATING_MULTI_NODE})")
+            if n_b != structure.n_boundary or nodes[0] != 0:
+                raise ValueError("attachment 'floating' with one coupling: a clamp at the "
+                                 "file's interface node 0 (released rotations need attachment "
+                                 "= 'grounded' or a second interface node)")
         origin = structure.interface_positions[nodes[0]]
         labels = (np.asarray(structure.layout.dof_map)[:, 1] if structure.layout is not None
                   else np.full(n, -1))  # without labels: the outputs, then every coordinate
         cb = craig_bampton(structure.mass, structure.stiffness, boundary, n_modes,
                            sign_references=(structure.output_rows if structure.output_names
                                             else np.zeros((0, n)), _translation_rows(labels)))
-        damping = _damping(cb.mass, cb.stiffness, n_b, modal_damping_ratio, rayleigh)
+        damping = _damping(cb.mass, cb.stiffness, n_b, *damping_args)
         if structure.damping is not None:
             damping = damping + cb.reduce(structure.damping)
         damping = 0.5 * (damping + damping.T)
         comps = [comps_file[j] for j in boundary]
-        rows = (
-            structure.output_rows @ cb.transformation
-            if structure.output_names
-            else (np.zeros((0, 3, cb.mass.shape[0])))
-        )
+        rows = (structure.output_rows @ cb.transformation if structure.output_names
+                else np.zeros((0, 3, cb.mass.shape[0])))
         common = {
-            "mass": _readonly(cb.mass),
-            "stiffness": _readonly(cb.stiffness),
-            "damping": _readonly(damping),
-            "n_boundary": n_b,
-            "boundary_components": tuple(comps),
+            "mass": _readonly(cb.mass), "stiffness": _readonly(cb.stiffness),
+            "damping": _readonly(damping), "n_boundary": n_b, "boundary_components": tuple(comps),
             "frequencies_hz": _readonly(cb.frequencies_hz),
-            "output_names": tuple(structure.output_names),
-            "output_rows": _readonly(rows),
+            "output_names": tuple(structure.output_names), "output_rows": _readonly(rows),
             "output_positions": _readonly(structure.output_positions - origin),
             "boundary_interfaces": tuple(int(i) for i in owner),
             "interface_positions": _readonly(structure.interface_positions[nodes] - origin),
         }
-        if attachment == "floating":
-            layout = structure.layout
-            floating = floating_inertia(layout, structure.mass, layout.dof_map,
-                                        cb.transformation[:, n_b:], cb.stiffness[n_b:, n_b:],
-                                        damping[n_b:, n_b:])
-            return FlexModel(attachment="floating", structure_axes="point", floating=floating,
-                             **common)
-        load = structure.gravity_load
-        if load is None:  # support acceleration: the boundary alone holds the structure
-            load = structure.mass @ cb.transformation[:, :n_b] @ _translation_columns(comps)
-        return FlexModel(attachment="grounded", structure_axes="inertial",
-                         gravity_load=_readonly(cb.transformation.T @ load), **common)
+        return _matrices_model(structure, attachment, cb, damping, comps, common)
+
+
+def _beam_floating_inertia(beam: BeamFE, beam_args: dict, cb, damping: np.ndarray,
+                           stiffening_density: float) -> FloatingInertia:
+    """A floating beam's inertia data (a planar beam's modes inside its 3D mass)."""
+    beam3 = beam if not beam.planar else euler_bernoulli_beam(**beam_args, planar=False)
+    n_b = cb.boundary_dofs.size
+    return floating_inertia(
+        NodalLayout(beam3.nodes - beam3.nodes[0], beam3.dof_map), beam3.mass, beam.dof_map,
+        cb.transformation[:, n_b:], cb.stiffness[n_b:, n_b:], damping[n_b:, n_b:],
+        stiffening_density)
+
+
+def _matrices_model(structure: StructureMatrices, attachment: str, cb, damping: np.ndarray,
+                    comps, common: dict) -> FlexModel:
+    """The FlexModel of imported matrices after the reduction: floating (inertia from the
+    physical mass) or grounded (gravity through the file's load or the support)."""
+    n_b = common["n_boundary"]
+    if attachment == "floating":
+        layout = structure.layout
+        floating = floating_inertia(layout, structure.mass, layout.dof_map,
+                                    cb.transformation[:, n_b:], cb.stiffness[n_b:, n_b:],
+                                    damping[n_b:, n_b:])
+        return FlexModel(attachment="floating", structure_axes="point", floating=floating,
+                         **common)
+    load = structure.gravity_load
+    if load is None:  # support acceleration: the boundary alone holds the structure
+        load = structure.mass @ cb.transformation[:, :n_b] @ _translation_columns(comps)
+    return FlexModel(attachment="grounded", structure_axes="inertial",
+                     gravity_load=_readonly(cb.transformation.T @ load), **common)
+
+
+def _floating_multi_beam(beam: BeamFE, nodes, interfaces, n_modes, damping_args, outputs,
+                         axis, stiffening) -> FloatingMultiModel:
+    """A 3D beam floating at several interface nodes (:mod:`rbcosim.flex.modelling.floating_multi`)."""
+    if beam.planar:
+        raise InterfaceError(f"{interfaces[-1].where}: a floating beam with several couplings "
+                             "is 3D: set planar = false in its flex_bodies table")
+    origin = beam.nodes[nodes[0]]
+    names, rows, positions = _beam_outputs(beam, outputs)
+    return build_floating_multi(
+        NodalLayout(beam.nodes - origin, beam.dof_map), beam.mass, beam.stiffness, nodes,
+        interfaces, n_modes, lambda m, k, nb: _damping(m, k, nb, *damping_args),
+        outputs=(names, rows, positions - origin), axis_rotation=shortest_arc(axis),
+        stiffening=stiffening, sign_rows=_translation_rows(beam.dof_map[:, 1]))
+
+
+def _floating_multi_matrices(structure: StructureMatrices, nodes, interfaces, n_modes,
+                             damping_args) -> FloatingMultiModel:
+    """Imported physical matrices floating at several of the file's interface nodes."""
+    layout = structure.layout
+    if layout is None:
+        raise ValueError("layout: required for attachment 'floating' (node positions and DOF "
+                         "labels)")
+    dof_nodes = np.asarray(layout.dof_map)[:, 0]
+    bnodes = np.asarray(structure.boundary_nodes)
+    node_of = [int(dof_nodes[np.flatnonzero(bnodes == j)[0]]) for j in nodes]
+    origin = layout.positions[node_of[0]]
+    names = tuple(structure.output_names)
+    rows = structure.output_rows if names else np.zeros((0, 3, structure.mass.shape[0]))
+    positions = structure.output_positions + layout.positions[0] - origin
+    return build_floating_multi(
+        NodalLayout(layout.positions - origin, layout.dof_map), structure.mass,
+        structure.stiffness, node_of, interfaces, n_modes,
+        lambda m, k, nb: _damping(m, k, nb, *damping_args), extra_damping=structure.damping,
+        outputs=(names, rows, positions),
+        sign_rows=_translation_rows(np.asarray(layout.dof_map)[:, 1]))
 
 
 def _translation_columns(components) -> np.ndarray:
@@ -433,117 +438,4 @@ def _beam_outputs(beam: BeamFE, spec: Mapping[str, int | float | str]):
         tuple(names),
         np.array(rows).reshape(len(names), 3, n_dof),
         np.array(positions, dtype=float).reshape(len(names), 3),
-    )
-
-
-def _nodal_block(b: np.ndarray) -> np.ndarray:
-    """(6, 6): one node's map (u, theta) -> (B u, rotation_dofs(B [theta]x))."""
-    q = np.stack([rotation_dofs(b @ skew(e)) for e in np.eye(3)], axis=1)
-    block = np.zeros((6, 6))
-    block[:3, :3] = b
-    block[3:, 3:] = q
-    return block
-
-
-def _nodal_operator(b: np.ndarray, n_nodes: int) -> np.ndarray:
-    """Matrix of the nodal map (u, theta) -> (B u, rotation_dofs(B [theta]x)), (6n, 6n)."""
-    return np.kron(np.eye(n_nodes), _nodal_block(b))
-
-
-def _nodal_apply(b: np.ndarray, phi: np.ndarray) -> np.ndarray:
-    """``_nodal_operator(b, n) @ phi`` node by node, phi (6n, k) -> (6n, k)."""
-    k = phi.shape[1]
-    n = phi.shape[0] // 6
-    return np.einsum("ab,nbk->nak", _nodal_block(b), phi.reshape(n, 6, k)).reshape(6 * n, k)
-
-
-def moment_invariants(m3: np.ndarray, nodes: np.ndarray, phi: np.ndarray) -> np.ndarray:
-    """The floating wrench's moment invariants Y, (3 (k + 1), 12 + 13k), structure frame.
-
-    The nodal moment ``sum_i (X_i + u_i) x f_t,i + f_r,i`` of ``f = M acc`` (module docstring
-    of :mod:`rbcosim.flex.runtime.body`) is bilinear: ``acc = V c`` with the inputs
-    ``c = [b, A (row-major), eta'', kron(w, eta'), kron(A, eta)]`` and the lever arms affine in
-    eta, so the moment is ``(Y_0 + sum_m eta_m Y_m) c`` with ``Y = [Y_0; Y_1; ...; Y_k]``
-    (3 rows each) computed here once: a step's cost no longer depends on the mesh."""
-    eye, zero = np.eye(3), np.zeros((3, 3))
-    units = [np.outer(eye[i], eye[j]) for i in range(3) for j in range(3)]
-    cols = [field_nodal(nodes, e, zero)[:, None] for e in eye]
-    cols += [field_nodal(nodes, np.zeros(3), u)[:, None] for u in units]
-    cols += [phi] + [2.0 * _nodal_apply(skew(e), phi) for e in eye]
-    cols += [_nodal_apply(u, phi) for u in units]
-    f = (m3 @ np.hstack(cols)).reshape(nodes.shape[0], 6, -1)  # node, component, input
-    eps = np.zeros((3, 3, 3))
-    eps[0, 1, 2] = eps[1, 2, 0] = eps[2, 0, 1] = 1.0
-    eps[0, 2, 1] = eps[2, 1, 0] = eps[1, 0, 2] = -1.0
-    y0 = np.einsum("jab,na,nbt->jt", eps, nodes, f[:, :3]) + f[:, 3:].sum(axis=0)
-    arms = phi.reshape(nodes.shape[0], 6, phi.shape[1])[:, :3]  # node, axis, mode
-    y1 = np.einsum("jab,nam,nbt->mjt", eps, arms, f[:, :3])
-    return np.vstack([y0, y1.reshape(-1, y0.shape[1])])
-
-
-def floating_inertia(layout: NodalLayout, mass: np.ndarray, mode_dofs: np.ndarray,
-                     modes: np.ndarray, k_ee: np.ndarray, c_ee: np.ndarray,
-                     stiffening_density: float = 0.0) -> FloatingInertia:
-    """The floating frame's inertia data of any structure described by nodes and DOF labels.
-
-    ``mass`` (n, n) is the physical mass matrix on the coordinates ``layout.dof_map`` labels;
-    ``modes`` (n_m, k) the fixed-interface modes on coordinates labelled ``mode_dofs``
-    (n_m, 2) (node, component), e.g. a planar beam's in-plane DOFs inside its 3D mass;
-    ``k_ee``, ``c_ee`` (k, k) their modal stiffness and damping. Both are embedded in the
-    all-six-components node-major layout the kernels use (absent components: zero mass, zero
-    mode rows). ``stiffening_density`` (rho A, kg/m; 0: none) scales the geometric stiffness of
-    the inertial axial load of a beam along x (:mod:`rbcosim.flex.modelling.geometric`)."""
-    nodes = layout.positions
-    n_nodes = nodes.shape[0]
-    k = modes.shape[1]
-    index = layout.full_index
-    m3 = np.zeros((6 * n_nodes, 6 * n_nodes))
-    m3[np.ix_(index, index)] = mass
-    phi = np.zeros((6 * n_nodes, k))
-    phi[6 * mode_dofs[:, 0] + mode_dofs[:, 1], :] = modes
-    eye = np.eye(3)
-    zero = np.zeros(3)
-    p0 = np.stack([field_nodal(nodes, e, np.zeros((3, 3))) for e in eye], axis=1)
-    total_mass = float(p0[:, 0] @ m3 @ p0[:, 0])
-    # first_moment_i = sum of m x_i: the field x -> e_i x_i tested with unit translation e_i.
-    first_moment = np.array(
-        [p0[:, i] @ m3 @ field_nodal(nodes, zero, np.outer(eye[i], eye[i])) for i in range(3)]
-    )
-    spin = np.zeros((n_nodes, 6))
-    spin[:, 3] = 1.0
-    spin_inertia = np.zeros((3, 3))
-    spin_inertia[0, 0] = spin.ravel() @ m3 @ spin.ravel()
-    pt_m = phi.T @ m3
-    m_ee = pt_m @ phi
-    minv = np.linalg.inv(m_ee) if k else np.zeros((0, 0))
-    sk = [skew(e) for e in eye]
-    l0 = pt_m @ p0
-    l_alpha = np.stack([pt_m @ field_nodal(nodes, zero, s) for s in sk], axis=1)
-    l_ww = np.stack(
-        [pt_m @ field_nodal(nodes, zero, sk[i] @ sk[j]) for i in range(3) for j in range(3)],
-        axis=1,
-    )
-    g = [pt_m @ _nodal_apply(s, phi) for s in sk]
-    h = [pt_m @ _nodal_apply(sk[i] @ sk[j], phi) for i in range(3) for j in range(3)]
-    # Geometric stiffness -b_x K_b + (w_y² + w_z²) K_c: kron(w, w) entries yy (4) and zz (8).
-    gb = np.zeros((k, 3 * k))
-    if stiffening_density > 0.0:
-        k_b, k_c = (phi.T @ g_e @ phi
-                    for g_e in axial_load_matrices(nodes[:, 0], stiffening_density))
-        h[4] = h[4] + k_c
-        h[8] = h[8] + k_c
-        gb[:, :k] = -k_b
-    blocks = [k_ee, c_ee, l0, l_alpha, l_ww, 2.0 * np.hstack(g), np.hstack(g), np.hstack(h), gb]
-    w = -minv @ np.hstack(blocks) if k else np.zeros((0, 15))
-    return FloatingInertia(
-        mass=_readonly(m3),
-        modes=_readonly(phi),
-        nodes=_readonly(nodes),
-        total_mass=total_mass,
-        first_moment=_readonly(first_moment),
-        modal_first_moment=_readonly(p0.T @ m3 @ phi),
-        spin_inertia=_readonly(spin_inertia),
-        ode_matrix=_readonly(w),
-        moment_invariants=_readonly(moment_invariants(m3, nodes, phi)),
-        geometric_stiffening=stiffening_density > 0.0,
     )

@@ -20,7 +20,7 @@ import numpy as np
 from rbcosim.bounds import MAX_MAGNITUDE
 from rbcosim.errors import ScenarioError
 from rbcosim.flex.modelling.beam import COMPONENT_NAMES
-from rbcosim.spatial.rotation import skew
+from rbcosim.spatial.linalg3 import skew
 
 #: Relative size of ``K r`` (r a rigid-body mode) above which a floating structure is refused.
 RIGID_MODE_TOLERANCE = 1e-6
@@ -128,11 +128,12 @@ def check_held(label: str, stiffness, layout: NodalLayout, n_boundary: int) -> N
 
 
 def read_layout(label: str, positions, dof_nodes, dof_components, n: int,
-                n_boundary: int) -> NodalLayout:
+                n_boundary: int, boundary_nodes=None) -> NodalLayout:
     """Validate a structure file's ``node_positions`` (n_nodes, 3), ``dof_nodes`` (n,) int and
     ``dof_components`` (n,) names out of ``x y z rx ry rz``: labels in range and distinct, the
-    first ``n_boundary`` coordinates all the DOFs of one node (the interface node), that node at
-    the origin. ScenarioError naming ``label`` and the key otherwise."""
+    first ``n_boundary`` coordinates all the DOFs of the interface nodes (``boundary_nodes``
+    (n_boundary,): the interface of each, default all 0: one node), one node each, interface
+    node 0 at the origin. ScenarioError naming ``label`` and the key otherwise."""
     pos = np.asarray(positions)
     if pos.dtype.kind not in "iuf" or pos.ndim != 2 or pos.shape[1] != 3 or not pos.shape[0] \
             or not np.all(np.isfinite(pos)) or np.abs(pos).max() > MAX_MAGNITUDE:
@@ -161,12 +162,19 @@ def read_layout(label: str, positions, dof_nodes, dof_components, n: int,
             raise ScenarioError(f"{label}: dof_components: coordinates {pairs[nd, c]} and {i} are "
                                 f"both {COMPONENT_NAMES[c]} of node {nd}")
         pairs[nd, c] = i
+    owner = (np.zeros(n_boundary, dtype=np.int64) if boundary_nodes is None
+             else np.asarray(boundary_nodes))
+    for j in range(int(owner.max()) + 1 if n_boundary else 0):
+        mine = np.flatnonzero(owner == j)
+        node = int(dof_map[mine[0], 0])
+        of_node = np.flatnonzero(dof_map[:, 0] == node)
+        if not np.array_equal(of_node, mine):
+            what = (f"the first n_boundary = {n_boundary} coordinates" if owner.max() == 0 else
+                    f"the boundary coordinates {mine.tolist()} of interface node {j}")
+            raise ScenarioError(f"{label}: dof_nodes: {what} must be all the DOFs of the "
+                                f"interface node {node}; its DOFs are coordinates "
+                                f"{of_node.tolist()}")
     interface = int(dof_map[0, 0])
-    of_interface = np.flatnonzero(dof_map[:, 0] == interface)
-    if not np.array_equal(of_interface, np.arange(n_boundary)):
-        raise ScenarioError(f"{label}: dof_nodes: the first n_boundary = {n_boundary} coordinates "
-                            f"must be all the DOFs of the interface node {interface}; its DOFs "
-                            f"are coordinates {of_interface.tolist()}")
     if np.any(pos[interface] != 0.0):
         raise ScenarioError(f"{label}: node_positions: the interface node {interface} must be at "
                             f"the origin (positions relative to it), got {pos[interface].tolist()}")

@@ -76,7 +76,7 @@ from rbcosim.flex.runtime.grounded import (
 )
 from rbcosim.flex.runtime.interface_motion import InterfaceMotion
 from rbcosim.flex.runtime.layout import AL, ETA, INIT, PREF, QREF, A, Q, R, T, W
-from rbcosim.spatial.rotation import quat_from_rotation_vector, quat_multiply, rotation_matrix
+from rbcosim.spatial.quaternion import from_rotation_vector, multiply, rotation_matrix
 
 _NO_TAUS, _NO_ROWS = np.zeros(0), np.zeros((0, 19))
 _PROPAGATORS_KEPT = 4  # step sizes whose grounded propagator is kept (H, H/2 in practice)
@@ -435,8 +435,8 @@ class FlexBody:
         for i in range(3):
             e = np.zeros(3)
             e[i] = eps
-            qp = quat_multiply(quat_from_rotation_vector(e), q)
-            qm = quat_multiply(quat_from_rotation_vector(-e), q)
+            qp = multiply(from_rotation_vector(e), q)
+            qm = multiply(from_rotation_vector(-e), q)
             dx[:, 3 + i] = (at(qp, w) - at(qm, w)) / (2 * eps)
             scale = eps * max(1.0, float(np.linalg.norm(w)))
             e[i] = scale

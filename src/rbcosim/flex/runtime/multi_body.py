@@ -40,7 +40,7 @@ from rbcosim.flex.runtime.frame import (
 from rbcosim.flex.runtime.grounded import boundary, grounded_matrices, propagator, to_structure
 from rbcosim.flex.runtime.interface_motion import InterfaceMotion
 from rbcosim.flex.runtime.layout import AL, ETA, INIT, PREF, QREF, A, Q, R, T
-from rbcosim.spatial.rotation import rotation_matrix
+from rbcosim.spatial.quaternion import rotation_matrix
 
 _NO_ROWS = np.zeros((0, 19))
 

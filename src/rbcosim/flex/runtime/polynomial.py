@@ -26,12 +26,12 @@ def polynomial_through(taus: np.ndarray, values: np.ndarray) -> np.ndarray:
 
 def exchange_polynomial(t: float, times: np.ndarray, wrenches: np.ndarray, count: int,
                         known_taus: np.ndarray, known: np.ndarray) -> np.ndarray:
-    """Wrench coefficients (len(known_taus) + count, 6) in tau = time - t through the values
+    """Wrench coefficients (len(known_taus) + count, n) in tau = time - t through the values
     ``known`` (rows, at ``known_taus``) and the newest ``count`` exchanged wrenches (rows of
-    ``wrenches``, newest first, at ``times``)."""
+    ``wrenches`` (h, n), n <= 64, newest first, at ``times``); each column on its own."""
     m = known_taus.size
     taus = np.empty(m + count)
-    values = np.empty((m + count, 6))
+    values = np.empty((m + count, wrenches.shape[1]))
     taus[:m] = known_taus
     values[:m] = known
     for i in range(count):

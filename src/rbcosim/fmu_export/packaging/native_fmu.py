@@ -226,7 +226,7 @@ def export_self_contained_fmu(scenario: str | Path, output: str | Path, *, fmi_v
         _copy_native_sources(sources, fmi_version, backend="fmu_local.c")
         core = sources / "librbcosim"
         (core / "rigid").mkdir(parents=True)
-        for file_name in ("rbc_array.h", "model_file.h", "model_file.c"):
+        for file_name in ("rbc_array.h", "rbc_vec.h", "model_file.h", "model_file.c"):
             shutil.copy2(CORE_SOURCES / file_name, core / file_name)
         for path in sorted((CORE_SOURCES / "rigid").glob("*.[ch]")):
             shutil.copy2(path, core / "rigid" / path.name)

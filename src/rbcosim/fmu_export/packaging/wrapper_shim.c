@@ -140,14 +140,21 @@ static int missing(void) { return 3; }
  * destructor: the shared_ptr is empty by the time both run, so neither releases anything, and
  * Python is finalized (when no instance is alive) while every library is still intact. This
  * library is made NODELETE (as the wrapper already is) so that the handler runs at exit only,
- * never at a dlclose while the interpreter may still be in use. */
+ * never at a dlclose while the interpreter may still be in use.
+ *
+ * After it, no call may reach the wrapper: a host's exit handler registered before this
+ * library was loaded runs later (OMSimulator terminates the instances its model scope still
+ * holds from a static destructor), and pythonfmu's Terminate then crashed in
+ * PyGILState_Ensure. Such calls are answered Error (rbc_guard_enter), a free frees ours. */
 static void (*release_wrapper_python)(void);
+static volatile int python_released;
 
 static void release_python(void)
 {
     void (*release)(void) = release_wrapper_python;
     release_wrapper_python = NULL;
     if (release) release();
+    python_released = 1;
 }
 
 __attribute__((constructor)) static void load(void)
@@ -233,6 +240,11 @@ HIDDEN int rbc_guard_enter(void *inner, const char *name)
     if (!g) {
         fprintf(stderr, "rbcosim FMU: %s refused: the instance %p is not a live instance of "
                 "this FMU (null, freed, or another FMU's)\n", name, inner);
+        return STATUS_ERROR;
+    }
+    if (python_released) {
+        fprintf(stderr, "rbcosim FMU: %s refused: the FMU's Python interpreter was released "
+                "at process exit\n", name);
         return STATUS_ERROR;
     }
     if (broken) {
@@ -357,7 +369,7 @@ EXPORTED void fmi2FreeInstance(fmi2Component c)
 {
     Guarded *g = delist(c);
     if (!g) return; /* null, freed twice, or not ours: nothing to free */
-    if (!g->broken) ((fmi2FreeInstanceTYPE *)rbc_p_fmi2FreeInstance)(c);
+    if (!g->broken && !python_released) ((fmi2FreeInstanceTYPE *)rbc_p_fmi2FreeInstance)(c);
     free(g);
 }
 #else
@@ -408,7 +420,7 @@ EXPORTED void fmi3FreeInstance(fmi3Instance c)
 {
     Guarded *g = delist(c);
     if (!g) return; /* null, freed twice, or not ours: nothing to free */
-    if (!g->broken) ((fmi3FreeInstanceTYPE *)rbc_p_fmi3FreeInstance)(c);
+    if (!g->broken && !python_released) ((fmi3FreeInstanceTYPE *)rbc_p_fmi3FreeInstance)(c);
     free(g);
 }
 #endif

@@ -3,7 +3,7 @@
 side.
 
 A doStep from t_n steps the body over [t_n, t_n + H] from the rigid points' motion inputs at
-t_n, as the flexible side of the Jacobi scheme (rbcosim.cosim.scheme.JACOBI) does in
+t_n, as the flexible side of the Jacobi scheme (rbcosim.scheme.JACOBI) does in
 ``CosimMaster``; a master that steps both FMUs from t_n and then exchanges (a Jacobi master)
 runs that scheme. The wrench outputs are the polynomial the rigid side applies over the next
 step (extrapolated through the past exchanged wrenches, ``cosim.extrapolation``), so connecting
@@ -20,17 +20,17 @@ from typing import Any
 
 import numpy as np
 
-from rbcosim.serialization.codec import pack_state, unpack_state
 from rbcosim.cosim.flex_endpoint import FlexEndpoint, motion_of
-from rbcosim.cosim.scheme import JACOBI
+from rbcosim.fmu_export.flex_table import WRENCH_KINDS
 from rbcosim.fmu_export.runtime.derivatives import (
     DerivativeRequests,
     StepRecord,
     central_differences,
 )
-from rbcosim.fmu_export.flex_table import WRENCH_KINDS
 from rbcosim.fmu_export.runtime.fmustate import check_state
 from rbcosim.fmu_export.runtime.values import LogFunction, TableValues
+from rbcosim.scheme import JACOBI
+from rbcosim.serialization.codec import pack_state, unpack_state
 
 #: The scheme a flexible-body FMU steps by (see the module docstring).
 FMU_SCHEME = JACOBI.name

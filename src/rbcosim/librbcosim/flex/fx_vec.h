@@ -1,4 +1,5 @@
-/* Small vector and quaternion helpers of the flexible side (static inline, no allocation).
+/* Small vector and quaternion helpers of the flexible side (static inline, no allocation); the
+ * quaternion product is ../rbc_vec.h's q_mul.
  *
  * Quaternions are scalar first [q0, q1, q2, q3] and rotate a vector from a point's own frame to
  * the inertial frame: v_inertial = R(q) v_point.  Matrices are row-major double[9].
@@ -10,7 +11,10 @@
 #include <math.h>
 #include <stdint.h>
 
-/* out = R(q) (3x3 row-major) from a quaternion, normalised here. */
+#include "../rbc_vec.h"
+
+/* out = R(q) (3x3 row-major) from a quaternion, normalised first (the operation order of
+ * rbcosim.spatial.quaternion.rotation_matrix, bit for bit; q_matrix scales by 2/|q|^2). */
 static inline void fx_rotation_matrix(const double *q, double *out) {
     double n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
     double w = q[0] / n, x = q[1] / n, y = q[2] / n, z = q[3] / n;
@@ -25,20 +29,10 @@ static inline void fx_rotation_matrix(const double *q, double *out) {
     out[8] = 1.0 - 2.0 * (x * x + y * y);
 }
 
-/* out = p ⊗ q (Hamilton product); out may not alias p or q. */
-static inline void fx_quat_product(const double *p, const double *q, double *out) {
-    double pw = p[0], px = p[1], py = p[2], pz = p[3];
-    double qw = q[0], qx = q[1], qy = q[2], qz = q[3];
-    out[0] = pw * qw - px * qx - py * qy - pz * qz;
-    out[1] = pw * qx + px * qw + py * qz - pz * qy;
-    out[2] = pw * qy - px * qz + py * qw + pz * qx;
-    out[3] = pw * qz + px * qy - py * qx + pz * qw;
-}
-
 /* out (3) = rotation vector (rad, angle in [0, pi]) of the unit quaternion q ⊗ conj(q_ref). */
 static inline void fx_relative_rotation_vector(const double *q, const double *q_ref, double *out) {
     double conj[4] = {q_ref[0], -q_ref[1], -q_ref[2], -q_ref[3]}, r[4];
-    fx_quat_product(q, conj, r);
+    q_mul(q, conj, r);
     if (r[0] < 0)
         for (int i = 0; i < 4; i++) r[i] = -r[i];
     double s = sqrt(r[1] * r[1] + r[2] * r[2] + r[3] * r[3]);

@@ -15,13 +15,13 @@ int64_t rbc_tree_kinematics(const rbc_tree_tables *tab, const double *q, const d
     for (int64_t j = 0; j < nj; j++) {
         int64_t b = joint_body[j], p = joint_parent[j];
         int64_t k0 = joint_v0[j], k1 = joint_v0[j] + joint_nv[j];
-        mn_v3 sp = mn_mv(R + 9 * p, mn_v3_at(tab->marker_parent.d + 3 * j));
-        mn_v3 o = {{r[3 * p] + sp.x[0], r[3 * p + 1] + sp.x[1], r[3 * p + 2] + sp.x[2]}};
+        rbc_v3 sp = m3_mul(R + 9 * p, v3_at(tab->marker_parent.d + 3 * j));
+        rbc_v3 o = {{r[3 * p] + sp.x[0], r[3 * p + 1] + sp.x[1], r[3 * p + 2] + sp.x[2]}};
         /* relative attitude A (x) e(q) (x) B and marker shift t_fix + sum d_k a_k (parent) */
         int64_t iq = joint_quat[j];
         mn_q4 e = {{1.0, 0.0, 0.0, 0.0}};
         if (iq >= 0) e = mn_q4_at(q + iq);
-        mn_v3 d = mn_v3_at(tab->fixed_shift.d + 3 * j);
+        rbc_v3 d = v3_at(tab->fixed_shift.d + 3 * j);
         for (int64_t k = k0; k < k1; k++) {
             int64_t i = rate_q[k];
             if (i < 0) continue;
@@ -31,29 +31,29 @@ int64_t rbc_tree_kinematics(const rbc_tree_tables *tab, const double *q, const d
                 d.x[1] = d.x[1] + rate_axis[3 * k + 1] * x;
                 d.x[2] = d.x[2] + rate_axis[3 * k + 2] * x;
             } else {
-                e = mn_qmul(e, mn_half_turn(mn_v3_at(rate_u + 3 * k), q[i]));
+                e = mn_qmul(e, mn_half_turn(v3_at(rate_u + 3 * k), q[i]));
             }
         }
         mn_q4 L = mn_qmul(mn_qmul(mn_q4_at(tab->marker_a.d + 4 * j), e),
                           mn_q4_at(tab->marker_b.d + 4 * j));
         mn_q4 qb = mn_qmul(mn_q4_at(Q + 4 * p), L);
-        mn_rotation_into(qb, R + 9 * b);
-        mn_v3 t = mn_mv(R + 9 * p, d);
-        mn_v3 o2 = {{o.x[0] + t.x[0], o.x[1] + t.x[1], o.x[2] + t.x[2]}};
-        mn_v3 sc = mn_mv(R + 9 * b, mn_v3_at(tab->marker_child.d + 3 * j));
+        q_matrix(qb.x, R + 9 * b);
+        rbc_v3 t = m3_mul(R + 9 * p, d);
+        rbc_v3 o2 = {{o.x[0] + t.x[0], o.x[1] + t.x[1], o.x[2] + t.x[2]}};
+        rbc_v3 sc = m3_mul(R + 9 * b, v3_at(tab->marker_child.d + 3 * j));
         for (int m = 0; m < 4; m++) Q[4 * b + m] = qb.x[m];
         for (int m = 0; m < 3; m++) r[3 * b + m] = o2.x[m] - sc.x[m];
         /* motion subspace, joint velocity S v split by side, velocity product */
         mn_s6 svp = {{0.0, 0.0, 0.0, 0.0, 0.0, 0.0}}, svc = svp;
         for (int64_t k = k0; k < k1; k++) {
             int parent_side = rate_side[k] == RBC_SIDE_PARENT;
-            mn_v3 a = mn_mv(R + 9 * (parent_side ? p : b), mn_v3_at(rate_axis + 3 * k));
+            rbc_v3 a = m3_mul(R + 9 * (parent_side ? p : b), v3_at(rate_axis + 3 * k));
             mn_s6 s;
             if (rate_kind[k] == RBC_TRANSLATION) {
                 mn_s6 st = {{0.0, 0.0, 0.0, a.x[0], a.x[1], a.x[2]}};
                 s = st;
             } else {
-                mn_v3 n = mn_cross3(parent_side ? o : o2, a);
+                rbc_v3 n = v3_cross(parent_side ? o : o2, a);
                 mn_s6 sr = {{a.x[0], a.x[1], a.x[2], n.x[0], n.x[1], n.x[2]}};
                 s = sr;
             }

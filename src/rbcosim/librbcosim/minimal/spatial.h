@@ -1,5 +1,6 @@
-/* Small value-level helpers of the tree recursions: quaternions, rotations, spatial cross
- * products (static inline, values on the stack).
+/* Small value-level helpers of the tree recursions: quaternion values, spatial cross products
+ * (static inline, values on the stack); 3-vectors, 3x3 matrices and the quaternion product
+ * and matrix are ../rbc_vec.h's.
  *
  * Spatial vectors (Featherstone) are in inertial axes at the inertial origin O, angular part
  * first: a motion (omega; v_O) rad/s and m/s, a force (n_O; F) N m and N.  Quaternions are
@@ -12,12 +13,12 @@
 #include <math.h>
 #include <stdint.h>
 
-typedef struct { double x[3]; } mn_v3;
+#include "../rbc_vec.h"
+
 typedef struct { double x[4]; } mn_q4;
 typedef struct { double x[6]; } mn_s6;
 
-/* The 3, 4 or 6 numbers at p. */
-static inline mn_v3 mn_v3_at(const double *p) { mn_v3 o = {{p[0], p[1], p[2]}}; return o; }
+/* The 4 or 6 numbers at p (3: v3_at). */
 static inline mn_q4 mn_q4_at(const double *p) {
     mn_q4 o = {{p[0], p[1], p[2], p[3]}};
     return o;
@@ -27,47 +28,17 @@ static inline mn_s6 mn_s6_at(const double *p) {
     return o;
 }
 
-/* Hamilton product p (x) q. */
+/* Hamilton product p (x) q (q_mul). */
 static inline mn_q4 mn_qmul(mn_q4 p, mn_q4 q) {
-    double p0 = p.x[0], p1 = p.x[1], p2 = p.x[2], p3 = p.x[3];
-    double q0 = q.x[0], q1 = q.x[1], q2 = q.x[2], q3 = q.x[3];
-    mn_q4 o = {{p0 * q0 - p1 * q1 - p2 * q2 - p3 * q3,
-                p0 * q1 + p1 * q0 + p2 * q3 - p3 * q2,
-                p0 * q2 - p1 * q3 + p2 * q0 + p3 * q1,
-                p0 * q3 + p1 * q2 - p2 * q1 + p3 * q0}};
+    mn_q4 o;
+    q_mul(p.x, q.x, o.x);
     return o;
 }
 
 /* The unit quaternion exp(1/2 angle u) of a rotation by `angle` rad about unit axis u. */
-static inline mn_q4 mn_half_turn(mn_v3 u, double angle) {
+static inline mn_q4 mn_half_turn(rbc_v3 u, double angle) {
     double s = sin(0.5 * angle);
     mn_q4 o = {{cos(0.5 * angle), s * u.x[0], s * u.x[1], s * u.x[2]}};
-    return o;
-}
-
-/* Rotation matrix (row-major 3x3 at out) of quaternion q (need not be unit). */
-static inline void mn_rotation_into(mn_q4 q, double *out) {
-    double w = q.x[0], x = q.x[1], y = q.x[2], z = q.x[3];
-    double s = 2.0 / (w * w + x * x + y * y + z * z);
-    double xx = s * x * x, yy = s * y * y, zz = s * z * z;
-    double xy = s * x * y, xz = s * x * z, yz = s * y * z;
-    double wx = s * w * x, wy = s * w * y, wz = s * w * z;
-    out[0] = 1.0 - yy - zz; out[1] = xy - wz;       out[2] = xz + wy;
-    out[3] = xy + wz;       out[4] = 1.0 - xx - zz; out[5] = yz - wx;
-    out[6] = xz - wy;       out[7] = yz + wx;       out[8] = 1.0 - xx - yy;
-}
-
-/* R a, R row-major 3x3 at R. */
-static inline mn_v3 mn_mv(const double *R, mn_v3 a) {
-    mn_v3 o = {{R[0] * a.x[0] + R[1] * a.x[1] + R[2] * a.x[2],
-                R[3] * a.x[0] + R[4] * a.x[1] + R[5] * a.x[2],
-                R[6] * a.x[0] + R[7] * a.x[1] + R[8] * a.x[2]}};
-    return o;
-}
-
-static inline mn_v3 mn_cross3(mn_v3 a, mn_v3 b) {
-    mn_v3 o = {{a.x[1] * b.x[2] - a.x[2] * b.x[1], a.x[2] * b.x[0] - a.x[0] * b.x[2],
-                a.x[0] * b.x[1] - a.x[1] * b.x[0]}};
     return o;
 }
 

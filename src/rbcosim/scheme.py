@@ -1,7 +1,7 @@
 """Coupling schemes: the order in which the rigid and the flexible side exchange per macro step.
 
 A :class:`Scheme` is named by the scenario's ``cosim.scheme`` and owns that order; the
-in-process master (:mod:`.master`), the flexible solver in its own process
+in-process master (:mod:`rbcosim.cosim.master`), the flexible solver in its own process
 (:mod:`rbcosim.distributed.flex_solver`) and the flexible-body FMU read it from here, and no
 other module compares scheme names. Per macro step [t, t + H], with the rigid points' motions
 at t known:
