@@ -15,10 +15,10 @@ import pytest
 from service_helpers import TOY_TWO_POINTS, message, toy_service
 
 from rbcosim.cli.main import main
-from rbcosim.serialization import codec
 from rbcosim.cosim.flex_bodies import build_endpoints
-from rbcosim.serialization.model_digest import model_digest
 from rbcosim.scenario.loader import load_scenario
+from rbcosim.serialization import codec
+from rbcosim.serialization.model_digest import model_digest
 from rbcosim.service import Service
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"

@@ -24,7 +24,11 @@ from rbcosim.flex.runtime.layout import A as ACC
 from rbcosim.settings import CosimSettings, Coupling
 from rbcosim.spatial.quaternion import (
     from_rotation_vector as quat_from_rotation_vector,
+)
+from rbcosim.spatial.quaternion import (
     multiply as quat_multiply,
+)
+from rbcosim.spatial.quaternion import (
     rotation_matrix,
 )
 

@@ -13,9 +13,9 @@ from test_minimal_kernels import with_forces
 
 from rbcosim import _core
 from rbcosim.core import make_handle
+from rbcosim.minimal.route import MinimalSimulation, simulate_minimal
 from rbcosim.minimal.steps import SDIRK2 as _SDIRK2
 from rbcosim.minimal.steps import rk4 as _rk4
-from rbcosim.minimal.route import MinimalSimulation, simulate_minimal
 from rbcosim.minimal.system import TreeSystem
 from rbcosim.model import Body, Model, frozen_array
 from rbcosim.settings import SolverSettings

@@ -10,6 +10,8 @@ from rbcosim.flex.modelling.model import _nodal_operator
 from rbcosim.flex.modelling.nodal import field_nodal as _field_nodal
 from rbcosim.spatial.quaternion import (
     from_rotation_vector as quat_from_rotation_vector,
+)
+from rbcosim.spatial.quaternion import (
     rotation_matrix,
 )
 

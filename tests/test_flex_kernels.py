@@ -19,6 +19,8 @@ from rbcosim.flex import FlexBody, FlexModel, InterfaceMotion
 from rbcosim.flex.runtime.polynomial import polynomial_through
 from rbcosim.spatial.quaternion import (
     from_rotation_vector as quat_from_rotation_vector,
+)
+from rbcosim.spatial.quaternion import (
     rotation_matrix,
 )
 

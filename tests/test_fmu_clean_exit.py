@@ -18,8 +18,8 @@ from fmi_calls_host import build_host, statuses, unpack, values
 from test_fmu_support import REPO
 
 from rbcosim.fmu_export import ExportOptions, export_fmu
-from rbcosim.fmu_export.runtime.host_env import host_environment
 from rbcosim.fmu_export.packaging.native_fmu import export_native_fmu
+from rbcosim.fmu_export.runtime.host_env import host_environment
 
 pytestmark = pytest.mark.fmu
 

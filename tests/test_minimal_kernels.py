@@ -12,9 +12,9 @@ import pytest
 from test_minimal_algorithms import random_state, random_tree
 
 from rbcosim.maximal.dynamics import MaximalSystem
+from rbcosim.minimal.route import MinimalSimulation
 from rbcosim.minimal.steps import SDIRK2 as _SDIRK2
 from rbcosim.minimal.steps import rk4 as _rk4
-from rbcosim.minimal.route import MinimalSimulation
 from rbcosim.minimal.system import TreeSystem
 from rbcosim.model import BodyLoad, Marker, SpringDamper, TorsionalSpringDamper, frozen_array
 from rbcosim.settings import SolverSettings

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rbcosim.errors import DivergedError
 from rbcosim.serialization.codec import StateFormatError, field
 from rbcosim.state import State
 
@@ -48,6 +49,19 @@ class Diagnostics:
         self.max_phidot = max(self.max_phidot, phidot)
         self.max_energy_error = max(self.max_energy_error, abs(energy - self.energy0 - work))
         self.energy_scale = max(self.energy_scale, abs(self.energy0), kinetic_scale, abs(work))
+
+    def take(self, bounds, state: State, row: np.ndarray, energy: float, phi: float,
+             phidot: float, kinetic_scale: float, work: float) -> None:
+        """:meth:`update` with one observed state's figures, then its divergence check by
+        `bounds` (a :class:`rbcosim.maximal.divergence.Bounds`); a DivergedError carries `row`,
+        the state's results row, so that a failed run keeps it."""
+        self.update(energy, phi, phidot, kinetic_scale, work)
+        balance = abs(energy - self.energy0 - work) if self.reported else None
+        try:
+            bounds.check(state, phi, balance, work, self.quaternion_error)
+        except DivergedError as exc:
+            exc.row = row
+            raise
 
     @property
     def reported(self) -> bool:

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rbcosim.spatial import quaternion as quat
 from rbcosim.maximal.kernels.contact_rows import CONTACT_HEIGHT, CONTACT_SLIP, KNIFE
 from rbcosim.maximal.kernels.rows import (
     DIST,
@@ -36,8 +35,9 @@ from rbcosim.maximal.kernels.rows import (
     evaluate_rows,
 )
 from rbcosim.maximal.kinematics import Kinematics
-from rbcosim.model import GROUND, Joint, Marker, Model, Motion
 from rbcosim.maximal.planar import in_plane_rows, plane_basis
+from rbcosim.model import GROUND, Joint, Marker, Model, Motion
+from rbcosim.spatial import quaternion as quat
 from rbcosim.state import State
 
 

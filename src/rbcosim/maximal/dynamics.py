@@ -15,10 +15,9 @@ from __future__ import annotations
 import numpy as np
 
 from rbcosim import _core
-from rbcosim.spatial import quaternion as quat
-from rbcosim.maximal.constraints import Constraints, JacobianAssembler
 from rbcosim.core import make_handle
 from rbcosim.errors import DivergedError, SimulationError, SingularJacobianError
+from rbcosim.maximal.constraints import Constraints, JacobianAssembler
 from rbcosim.maximal.kernels import equations as eq
 from rbcosim.maximal.kernels import handle as kernel
 from rbcosim.maximal.kernels.forces import force_table
@@ -26,6 +25,7 @@ from rbcosim.maximal.kernels.interface_points import add_point_loads, point_inpu
 from rbcosim.maximal.kernels.multipliers import schur_pattern
 from rbcosim.maximal.kinematics import Kinematics
 from rbcosim.model import Model
+from rbcosim.spatial import quaternion as quat
 from rbcosim.state import State
 
 #: Baumgarte defaults (1/s): critically damped constraint error, time constant 0.1 s.

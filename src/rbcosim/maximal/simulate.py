@@ -9,7 +9,16 @@ from pathlib import Path
 
 import numpy as np
 
-from rbcosim.spatial import quaternion as quat
+from rbcosim.diagnostics import Diagnostics, checked_diagnostics, state_row
+from rbcosim.errors import DivergedError, RunFailedError, SimulationError, SingularJacobianError
+from rbcosim.maximal.divergence import Bounds, explain
+from rbcosim.maximal.dynamics import MaximalSystem
+from rbcosim.maximal.integrators import ADAPTIVE, FIXED_STEP
+from rbcosim.maximal.kernels import handle as kernel
+from rbcosim.maximal.kernels.interface_points import PointInputs
+from rbcosim.model import Model
+from rbcosim.results import Results, body_columns, failure
+from rbcosim.run_loop import run_adaptive, run_fixed
 from rbcosim.serialization.codec import (
     StateFormatError,
     array,
@@ -19,17 +28,8 @@ from rbcosim.serialization.codec import (
     write_atomically,
 )
 from rbcosim.serialization.model_digest import check_digest, model_digest
-from rbcosim.diagnostics import Diagnostics, checked_diagnostics, state_row
-from rbcosim.maximal.divergence import Bounds, explain
-from rbcosim.maximal.dynamics import MaximalSystem
-from rbcosim.errors import DivergedError, RunFailedError, SimulationError, SingularJacobianError
-from rbcosim.maximal.integrators import ADAPTIVE, FIXED_STEP
-from rbcosim.maximal.kernels import handle as kernel
-from rbcosim.maximal.kernels.interface_points import PointInputs
-from rbcosim.model import Model
-from rbcosim.results import Results, body_columns, failure
-from rbcosim.run_loop import run_adaptive, run_fixed
 from rbcosim.settings import SolverSettings
+from rbcosim.spatial import quaternion as quat
 from rbcosim.state import State
 
 #: where a C macro step stopped (librbcosim/rigid/macro.h)
@@ -97,9 +97,7 @@ class RigidSimulation:
             if row is None:
                 raise DivergedError(f"diverged: non-finite energy or constraint drift at t = "
                                     f"{state.t:.6g} s (energy {energy:.3g} J, ‖Φ‖∞ {phi:.3g})")
-            d.update(energy, phi, phidot, kinetic, work)
-            balance = abs(energy - d.energy0 - work) if d.reported else None
-            self.bounds.check(state, phi, balance, work, d.quaternion_error)
+            d.take(self.bounds, state, row, energy, phi, phidot, kinetic, work)
         except DivergedError as exc:
             exc.row = row
             raise

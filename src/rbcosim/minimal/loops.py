@@ -32,17 +32,17 @@ from dataclasses import replace
 import numpy as np
 import scipy.linalg as sla
 
-from rbcosim.spatial import quaternion as quat
+from rbcosim.errors import SimulationError, SingularJacobianError
 from rbcosim.maximal.constraints import Constraints, JacobianAssembler
 from rbcosim.maximal.dynamics import independent_rows
-from rbcosim.errors import SimulationError, SingularJacobianError
 from rbcosim.maximal.kinematics import Kinematics
-from rbcosim.spatial.linalg3 import cross
 from rbcosim.minimal.drivers import efforts, prescribed
 from rbcosim.minimal.steps import SDIRK2, rk4
 from rbcosim.minimal.system import TreeSystem
 from rbcosim.minimal.tree import Tree, build_tree
 from rbcosim.model import Model
+from rbcosim.spatial import quaternion as quat
+from rbcosim.spatial.linalg3 import cross
 
 #: Re-partition when cond(G_d) exceeds this multiple of the best choice's at the same state.
 REPARTITION_FACTOR = 10.0

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from rbcosim.spatial import quaternion as quat
 from rbcosim.errors import SimulationError
 from rbcosim.maximal.kinematics import Kinematics
-from rbcosim.spatial.linalg3 import cross
 from rbcosim.minimal.tree import Tree
+from rbcosim.spatial import quaternion as quat
+from rbcosim.spatial.linalg3 import cross
 
 
 def rate_mask(tree: Tree) -> np.ndarray:

@@ -15,11 +15,9 @@ from pathlib import Path
 
 import numpy as np
 
-from rbcosim.serialization.codec import array, field
-from rbcosim.serialization.model_digest import model_digest
 from rbcosim.diagnostics import Diagnostics, state_row
-from rbcosim.maximal.divergence import Bounds, explain
 from rbcosim.errors import DivergedError, RunFailedError, SimulationError, SingularJacobianError
+from rbcosim.maximal.divergence import Bounds, explain
 from rbcosim.maximal.integrators import ADAPTIVE, FIXED_STEP
 from rbcosim.maximal.kernels.interface_points import PointInputs
 from rbcosim.minimal.points import TreePoints
@@ -28,6 +26,8 @@ from rbcosim.minimal.tree import build_tree
 from rbcosim.model import Model
 from rbcosim.results import Results, body_columns, failure
 from rbcosim.run_loop import run_adaptive, run_fixed
+from rbcosim.serialization.codec import array, field
+from rbcosim.serialization.model_digest import model_digest
 from rbcosim.settings import SolverSettings
 from rbcosim.state import State
 
@@ -166,13 +166,7 @@ class MinimalSimulation:
         if not np.isfinite(row).all():
             raise DivergedError(f"diverged: non-finite state, energy or constraint drift at "
                                 f"t = {t:.6g} s (joint coordinates)")
-        d.update(energy, phi, phidot, system.kinetic_energy(state), work)
-        balance = abs(energy - d.energy0 - work) if d.reported else None
-        try:
-            self.bounds.check(state, phi, balance, work, d.quaternion_error)
-        except DivergedError as exc:
-            exc.row = row
-            raise
+        d.take(self.bounds, state, row, energy, phi, phidot, system.kinetic_energy(state), work)
         return row
 
     def summary(self, **figures) -> dict:

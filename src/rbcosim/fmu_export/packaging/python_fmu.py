@@ -18,14 +18,18 @@ import numpy as np
 from rbcosim import __version__
 from rbcosim.cosim.flex_endpoint import motion_of
 from rbcosim.errors import ScenarioError
-from rbcosim.fmu_export.runtime.actuators import actuator_specs
-from rbcosim.fmu_export.packaging.body_points import point_name, with_body_points
-from rbcosim.fmu_export.runtime.core import CONFIG_FILE, RESOURCE_DIR, SCENARIO_DIR, TABLE_FILE
-from rbcosim.fmu_export.packaging.dependencies import EXTERNAL_DEPENDENCIES, python_fmu_dependencies
 from rbcosim.fmu_export.flex_table import build_flex_table
-from rbcosim.fmu_export.runtime.joint_outputs import JointCoordinates, coordinate_info
-from rbcosim.fmu_export.packaging.parameter_info import describe_parameter, fmu_parameters, initial_states
+from rbcosim.fmu_export.packaging.body_points import point_name, with_body_points
+from rbcosim.fmu_export.packaging.dependencies import EXTERNAL_DEPENDENCIES, python_fmu_dependencies
+from rbcosim.fmu_export.packaging.parameter_info import (
+    describe_parameter,
+    fmu_parameters,
+    initial_states,
+)
 from rbcosim.fmu_export.packaging.shim import install_shim
+from rbcosim.fmu_export.runtime.actuators import actuator_specs
+from rbcosim.fmu_export.runtime.core import CONFIG_FILE, RESOURCE_DIR, SCENARIO_DIR, TABLE_FILE
+from rbcosim.fmu_export.runtime.joint_outputs import JointCoordinates, coordinate_info
 from rbcosim.fmu_export.table import VariableTable, numbered_table
 from rbcosim.fmu_export.table_rows import (
     actuator_rows,
@@ -278,7 +282,11 @@ def describe_flex(scenario: Path, body: str) -> tuple[VariableTable, dict]:
     """The variable table and configuration of flexible body ``body``'s FMU: its start values
     are the body placed at the rigid side's initial motion (``flex_core``)."""
     from rbcosim.cosim.rigid_side import RigidSide
-    from rbcosim.fmu_export.runtime.flex_core import FMU_SCHEME, build_flex_endpoints, wrench_derivatives
+    from rbcosim.fmu_export.runtime.flex_core import (
+        FMU_SCHEME,
+        build_flex_endpoints,
+        wrench_derivatives,
+    )
 
     parsed, endpoints = build_flex_endpoints(scenario, body, {})
     if body not in parsed.flex_bodies:

@@ -45,7 +45,6 @@ from rbcosim.fmu_export.runtime import actuators
 from rbcosim.fmu_export.runtime.derivatives import DerivativeRequests, jacobian
 from rbcosim.fmu_export.runtime.fmustate import check_state
 from rbcosim.fmu_export.runtime.joint_outputs import JointCoordinates, Memory
-from rbcosim.fmu_export.table import ADDED_MASS_FRAMES
 from rbcosim.fmu_export.runtime.values import (  # noqa: F401 - the resources' layout, re-exported
     CONFIG_FILE,
     RESOURCE_DIR,
@@ -55,6 +54,7 @@ from rbcosim.fmu_export.runtime.values import (  # noqa: F401 - the resources' l
     StepOutcome,
     TableValues,
 )
+from rbcosim.fmu_export.table import ADDED_MASS_FRAMES
 
 
 class Backend(Protocol):

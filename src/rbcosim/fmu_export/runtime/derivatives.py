@@ -29,8 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rbcosim.fmu_export.table import VariableTable
 from rbcosim.fmu_export.runtime.values import StepOutcome
+from rbcosim.fmu_export.table import VariableTable
 
 #: Keep in step with derivative_shim.c; below 2**31, as the wrappers pass references to Python
 #: as signed 32-bit integers.
