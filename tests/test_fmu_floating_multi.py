@@ -2,7 +2,8 @@
 `scenarios/flexible_slider_crank_3d.toml` (the 3D rod floating between the crank pin and the
 slider) packs the rigid FMU, which carries the rod's stretch spring `rod.stretch`, and ONE rod
 FMU with both pins' connectors; libcosim and a hand-written FMPy Jacobi master (FMI 2 and 3)
-reproduce `rbcosim run` with the Jacobi scheme the FMU pair runs. Each master runs in a child
+reproduce `rbcosim run` with the Jacobi scheme the FMU pair runs; the hand master also runs the
+planar chord rod of `scenarios/flexible_slider_crank.toml` (two pins, in-plane bending). Each master runs in a child
 process (tests/ssp_master.py, tests/ssp_fmpy_master.py)."""
 
 from __future__ import annotations
@@ -38,13 +39,18 @@ def _reference(scenario):
         progress=False)
 
 
+#: the 3D rod and the planar chord rod (`flexible_slider_crank.toml`), the same columns
+CRANKS = [SCENARIO, REPO / "scenarios" / "flexible_slider_crank.toml"]
+
+
+@pytest.mark.parametrize("scenario", CRANKS, ids=["3d", "planar"])
 @pytest.mark.parametrize("fmi", [2, 3])
-def test_a_hand_written_master_runs_the_floating_rod_as_rbcosim_runs(tmp_path, fmi):
-    package = export_ssp(SCENARIO, tmp_path / "crank3d.ssp", fmi)
+def test_a_hand_written_master_runs_the_floating_rod_as_rbcosim_runs(tmp_path, fmi, scenario):
+    package = export_ssp(scenario, tmp_path / "crank.ssp", fmi)
     out = tmp_path / "read-first.npz"
     _run_and_compare([sys.executable, str(REPO / "tests" / "ssp_fmpy_master.py"), "read-first",
                       str(package), str(STEPS), str(out), *COLUMNS.values()], out,
-                     _reference(SCENARIO))
+                     _reference(scenario))
 
 
 def test_libcosim_runs_the_floating_rod_as_rbcosim_runs(tmp_path):
