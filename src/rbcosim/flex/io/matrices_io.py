@@ -122,6 +122,18 @@ _DAMAGED_ZIP = (OSError, ValueError, EOFError, KeyError, NotImplementedError, Ov
                 RuntimeError, MemoryError, struct.error, zipfile.BadZipFile, zlib.error)
 
 
+def _strings(content, key: str, label: str) -> list[str] | None:
+    """The 1-D string array `key` of a structure file as a list (None when absent)."""
+    if key not in content:
+        return None
+    a = content[key]
+    if a.dtype.kind != "U" or a.ndim != 1:
+        raise ScenarioError(
+            f"{label}: {key}: expected a 1-D array of strings, got {a.dtype} shape {a.shape}"
+        )
+    return [str(s) for s in a]
+
+
 def load_npz(path: str | Path) -> StructureMatrices:
     """Read and validate a ``.npz`` structure file (see the module docstring for the keys)."""
     path = Path(path)
@@ -145,24 +157,8 @@ def load_npz(path: str | Path) -> StructureMatrices:
         raise ScenarioError(
             f"{label}: n_boundary: expected an integer scalar, got {n_b.dtype} shape {n_b.shape}"
         )
-    names = None
-    if "boundary_dofs" in content:
-        bd = content["boundary_dofs"]
-        if bd.dtype.kind != "U" or bd.ndim != 1:
-            raise ScenarioError(
-                f"{label}: boundary_dofs: expected a 1-D array of strings, got {bd.dtype} "
-                f"shape {bd.shape}"
-            )
-        names = [str(s) for s in bd]
-    out_names = None
-    if "output_names" in content:
-        on = content["output_names"]
-        if on.dtype.kind != "U" or on.ndim != 1:
-            raise ScenarioError(
-                f"{label}: output_names: expected a 1-D array of strings, got {on.dtype} "
-                f"shape {on.shape}"
-            )
-        out_names = [str(s) for s in on]
+    names = _strings(content, "boundary_dofs", label)
+    out_names = _strings(content, "output_names", label)
     return validate_structure(
         label,
         content["M"],

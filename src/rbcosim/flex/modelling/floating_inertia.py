@@ -12,13 +12,8 @@ import numpy as np
 
 from rbcosim.flex.modelling.geometric import axial_load_matrices
 from rbcosim.flex.modelling.nodal import NodalLayout, field_nodal, rotation_dofs
+from rbcosim.model import frozen_array
 from rbcosim.spatial.linalg3 import skew
-
-
-def _readonly(a) -> np.ndarray:
-    a = np.array(a, dtype=np.float64)
-    a.setflags(write=False)
-    return a
 
 
 @dataclass(frozen=True)
@@ -158,14 +153,14 @@ def floating_inertia(layout: NodalLayout, mass: np.ndarray, mode_dofs: np.ndarra
     blocks = [k_ee, c_ee, l0, l_alpha, l_ww, 2.0 * np.hstack(g), np.hstack(g), np.hstack(h), gb]
     w = -minv @ np.hstack(blocks) if k else np.zeros((0, 15))
     return FloatingInertia(
-        mass=_readonly(m3),
-        modes=_readonly(phi),
-        nodes=_readonly(nodes),
+        mass=frozen_array(m3),
+        modes=frozen_array(phi),
+        nodes=frozen_array(nodes),
         total_mass=total_mass,
-        first_moment=_readonly(first_moment),
-        modal_first_moment=_readonly(p0.T @ m3 @ phi),
-        spin_inertia=_readonly(spin_inertia),
-        ode_matrix=_readonly(w),
-        moment_invariants=_readonly(moment_invariants(m3, nodes, phi)),
+        first_moment=frozen_array(first_moment),
+        modal_first_moment=frozen_array(p0.T @ m3 @ phi),
+        spin_inertia=frozen_array(spin_inertia),
+        ode_matrix=frozen_array(w),
+        moment_invariants=frozen_array(moment_invariants(m3, nodes, phi)),
         geometric_stiffening=stiffening_density > 0.0,
     )

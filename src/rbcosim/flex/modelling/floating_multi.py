@@ -46,6 +46,7 @@ from rbcosim.flex.modelling.floating_inertia import _nodal_apply, floating_inert
 from rbcosim.flex.modelling.geometric import axial_field_matrices
 from rbcosim.flex.modelling.interface_nodes import Interface, InterfaceError, boundary_of
 from rbcosim.flex.modelling.nodal import NodalLayout, field_nodal
+from rbcosim.model import frozen_array
 from rbcosim.spatial.linalg3 import skew
 
 #: The coupled DOFs that define the frame: (interface, component), components 0..5 = x..rz.
@@ -59,12 +60,6 @@ ROTATION_MEASURES = {
     1: {3: (1, 2, 1.0), 5: (1, 0, -1.0)},
     2: {3: (2, 1, -1.0), 4: (2, 0, 1.0)},
 }
-
-
-def _ro(a) -> np.ndarray:
-    a = np.array(a, dtype=np.float64)
-    a.setflags(write=False)
-    return a
 
 
 @dataclass(frozen=True)
@@ -189,18 +184,18 @@ def build_floating_multi(layout: NodalLayout, mass: np.ndarray, stiffness: np.nd
         for j, g in enumerate(axial_field_matrices(xs, fields)):
             geometric[j] = t_e.T @ g[np.ix_(idx, idx)] @ t_e
     return FloatingMultiModel(
-        axis_rotation=_ro(axis_rotation), n_boundary=n_b, boundary=boundary.astype(np.int64),
-        stretch=stretch, mass=_ro(m_qq), stiffness=_ro(k_qq), damping=_ro(c_qq),
-        inertia=_ro(-m_qq @ fl.ode_matrix), total_mass=fl.total_mass,
+        axis_rotation=frozen_array(axis_rotation), n_boundary=n_b, boundary=boundary.astype(np.int64),
+        stretch=stretch, mass=frozen_array(m_qq), stiffness=frozen_array(k_qq), damping=frozen_array(c_qq),
+        inertia=frozen_array(-m_qq @ fl.ode_matrix), total_mass=fl.total_mass,
         first_moment=fl.first_moment, modal_first_moment=fl.modal_first_moment,
         spin_inertia=fl.spin_inertia, moment_invariants=fl.moment_invariants,
-        interface_positions=_ro(layout.positions[list(nodes)]),
+        interface_positions=frozen_array(layout.positions[list(nodes)]),
         released=tuple(tuple(f.released) for f in interfaces), stretch_stiffness=ks,
-        geometric=_ro(geometric), stiffening=(float(stiffening[0]), float(stiffening[1])),
-        output_names=tuple(names), output_rows=_ro(rows @ t_e if len(names) else
+        geometric=frozen_array(geometric), stiffening=(float(stiffening[0]), float(stiffening[1])),
+        output_names=tuple(names), output_rows=frozen_array(rows @ t_e if len(names) else
                                                   np.zeros((0, 3, t_e.shape[1]))),
-        output_positions=_ro(positions), frequencies_hz=_ro(cb.frequencies_hz),
-        kinetic=_ro(kinetic_invariants(layout, mass, t_e)))
+        output_positions=frozen_array(positions), frequencies_hz=frozen_array(cb.frequencies_hz),
+        kinetic=frozen_array(kinetic_invariants(layout, mass, t_e)))
 
 
 def kinetic_invariants(layout: NodalLayout, mass: np.ndarray, t_e: np.ndarray) -> np.ndarray:

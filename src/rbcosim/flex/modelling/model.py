@@ -34,7 +34,6 @@ from rbcosim.flex.modelling.craig_bampton import craig_bampton
 from rbcosim.flex.modelling.floating_inertia import (  # noqa: F401 - _nodal_operator: tests
     FloatingInertia,
     _nodal_operator,
-    _readonly,
     floating_inertia,
 )
 from rbcosim.flex.modelling.floating_multi import FloatingMultiModel, build_floating_multi
@@ -46,6 +45,7 @@ from rbcosim.flex.modelling.interface_nodes import (
     imported_node,
 )
 from rbcosim.flex.modelling.nodal import NodalLayout
+from rbcosim.model import frozen_array
 from rbcosim.spatial.linalg3 import shortest_arc
 
 if TYPE_CHECKING:  # the structure file's contents, read by rbcosim.flex.io
@@ -87,15 +87,15 @@ class FlexModel:
     n_boundary: int
     boundary_components: tuple[int, ...]
     frequencies_hz: np.ndarray
-    axis_rotation: np.ndarray = field(default_factory=lambda: _readonly(np.eye(3)))
+    axis_rotation: np.ndarray = field(default_factory=lambda: frozen_array(np.eye(3)))
     structure_axes: str = "inertial"
     output_names: tuple[str, ...] = ()
-    output_rows: np.ndarray = field(default_factory=lambda: _readonly(np.zeros((0, 3, 0))))
-    output_positions: np.ndarray = field(default_factory=lambda: _readonly(np.zeros((0, 3))))
+    output_rows: np.ndarray = field(default_factory=lambda: frozen_array(np.zeros((0, 3, 0))))
+    output_positions: np.ndarray = field(default_factory=lambda: frozen_array(np.zeros((0, 3))))
     floating: FloatingInertia | None = None
-    gravity_load: np.ndarray = field(default_factory=lambda: _readonly(np.zeros((0, 3))))
+    gravity_load: np.ndarray = field(default_factory=lambda: frozen_array(np.zeros((0, 3))))
     boundary_interfaces: tuple[int, ...] = ()
-    interface_positions: np.ndarray = field(default_factory=lambda: _readonly(np.zeros((1, 3))))
+    interface_positions: np.ndarray = field(default_factory=lambda: frozen_array(np.zeros((1, 3))))
 
     def __post_init__(self) -> None:
         if self.attachment not in ATTACHMENTS:
@@ -194,17 +194,17 @@ class FlexModel:
         floating = None if attachment != "floating" else _beam_floating_inertia(
             beam, beam_args, cb, damping, density * area if geometric_stiffening else 0.0)
         return FlexModel(
-            attachment=attachment, mass=_readonly(cb.mass), stiffness=_readonly(cb.stiffness),
-            damping=_readonly(damping), n_boundary=len(boundary),
+            attachment=attachment, mass=frozen_array(cb.mass), stiffness=frozen_array(cb.stiffness),
+            damping=frozen_array(damping), n_boundary=len(boundary),
             boundary_components=tuple(int(c) for c in beam.dof_map[boundary, 1]),
-            frequencies_hz=_readonly(cb.frequencies_hz),
-            axis_rotation=_readonly(shortest_arc(axis_in_point_frame)), structure_axes="point",
-            output_names=names, output_rows=_readonly(rows),
-            output_positions=_readonly(positions - origin), floating=floating,
-            gravity_load=_readonly(
+            frequencies_hz=frozen_array(cb.frequencies_hz),
+            axis_rotation=frozen_array(shortest_arc(axis_in_point_frame)), structure_axes="point",
+            output_names=names, output_rows=frozen_array(rows),
+            output_positions=frozen_array(positions - origin), floating=floating,
+            gravity_load=frozen_array(
                 cb.transformation.T @ beam.mass @ _translation_columns(beam.dof_map[:, 1])),
             boundary_interfaces=tuple(int(i) for i in owner),
-            interface_positions=_readonly(beam.nodes[nodes] - origin),
+            interface_positions=frozen_array(beam.nodes[nodes] - origin),
         )
 
     @staticmethod
@@ -271,13 +271,13 @@ class FlexModel:
         rows = (structure.output_rows @ cb.transformation if structure.output_names
                 else np.zeros((0, 3, cb.mass.shape[0])))
         common = {
-            "mass": _readonly(cb.mass), "stiffness": _readonly(cb.stiffness),
-            "damping": _readonly(damping), "n_boundary": n_b, "boundary_components": tuple(comps),
-            "frequencies_hz": _readonly(cb.frequencies_hz),
-            "output_names": tuple(structure.output_names), "output_rows": _readonly(rows),
-            "output_positions": _readonly(structure.output_positions - origin),
+            "mass": frozen_array(cb.mass), "stiffness": frozen_array(cb.stiffness),
+            "damping": frozen_array(damping), "n_boundary": n_b, "boundary_components": tuple(comps),
+            "frequencies_hz": frozen_array(cb.frequencies_hz),
+            "output_names": tuple(structure.output_names), "output_rows": frozen_array(rows),
+            "output_positions": frozen_array(structure.output_positions - origin),
             "boundary_interfaces": tuple(int(i) for i in owner),
-            "interface_positions": _readonly(structure.interface_positions[nodes] - origin),
+            "interface_positions": frozen_array(structure.interface_positions[nodes] - origin),
         }
         return _matrices_model(structure, attachment, cb, damping, comps, common)
 
@@ -309,7 +309,7 @@ def _matrices_model(structure: StructureMatrices, attachment: str, cb, damping: 
     if load is None:  # support acceleration: the boundary alone holds the structure
         load = structure.mass @ cb.transformation[:, :n_b] @ _translation_columns(comps)
     return FlexModel(attachment="grounded", structure_axes="inertial",
-                     gravity_load=_readonly(cb.transformation.T @ load), **common)
+                     gravity_load=frozen_array(cb.transformation.T @ load), **common)
 
 
 def _floating_multi_beam(beam: BeamFE, nodes, interfaces, n_modes, damping_args, outputs,
