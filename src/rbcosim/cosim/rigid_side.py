@@ -253,15 +253,23 @@ class RigidSide:
         return self._points_now()[2]
 
     # --- stepping -------------------------------------------------------------------------
-    def step(self, H: float, micro_steps: int | None = None) -> None:
-        """Advance by H s in `micro_steps` (default: the scenario's) equal steps."""
+    def step(self, H: float, micro_steps: int | None = None) -> np.ndarray | None:
+        """Advance by H s in `micro_steps` (default: the scenario's) equal steps. Returns the
+        points' motions after it, (k, 19) as `motions_array`, where the C macro step already
+        evaluated them under the same inputs (maximal formulation, no interface-Jacobian
+        feedback in the step); else None (`motions_array` evaluates them)."""
         if not (isinstance(H, (int, float)) and math.isfinite(H) and H > 0):
             raise ValueError(f"macro step H must be a positive finite number, got {H!r}")
         n = micro_steps or self.scenario.cosim.micro_steps
+        feedback = self.inputs.switches[0]
         start, end, energy = self.sim.macro_step(float(H), n)
         self.start_wrenches, self.end_wrenches = start[:, 13:].copy(), end[:, 13:].copy()
         for name, point in zip(self.couplings, self._joint_point.tolist()):
             self.energy_rigid[name] += energy[point]
+        if feedback or not isinstance(self.sim, RigidSimulation):
+            return None
+        acc = self.sim.macro_scratch(n)[3]  # the accelerations at the step's end
+        return np.concatenate((end[:, :13], acc), axis=1)
 
     def gaps(self) -> dict[str, np.ndarray]:
         """joint -> (4,) [gap_pos m, gap_rot rad, gap_vel m/s, gap_angvel rad/s]; zeros until

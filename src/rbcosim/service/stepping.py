@@ -300,7 +300,7 @@ class StepRequests:
                     rigid.set_interface_jacobian(point, jac[0], jac[1])
             if p.flex_at_end:
                 later.append((c, p))
-        rigid.step(s.macro_step)
+        motions = rigid.step(s.macro_step)  # (n, 19) after the step, where the side gives them
         for c, p in later:
             self._apply_reports(rigid, c, p)
         end_rows = s.nan_gaps
@@ -310,6 +310,8 @@ class StepRequests:
                 s.record_row(s.step + 1)
         s.motions = None
         if s.wants_motions():
+            if isinstance(motions, np.ndarray):
+                s.motions = motions
             return s.current_motions()[:, :13], end_rows  # the outputs are its first columns
         return (s.outputs_array() if s.outputs_array is not None else rigid.point_outputs(),
                 end_rows)
