@@ -34,6 +34,7 @@ from rbcosim.distributed.flex_solver import (
 )
 from rbcosim.distributed.processes import (
     CosimError,
+    ExitWatch,
     ServerProcess,
     describe_exit,
     rbcosim_command,
@@ -45,6 +46,7 @@ from rbcosim.progress import Progress
 from rbcosim.results import Results
 from rbcosim.scenario.loader import Scenario, load_scenario
 
+WATCH_INTERVAL = 0.1  # s between the watcher's heartbeats (progress, a lost server or session)
 FIRST_SESSION_WAIT = 60.0  # s a create_session may wait for a server's fork server (it loads in ~1 s)
 
 
@@ -352,8 +354,10 @@ def _announce(options: CosimOptions, address: str, session: str, scenario: Scena
 
 def _watch(client: Client, flex: list[FlexProcess], n_steps: int, options: CosimOptions,
            server: ServerProcess | None) -> None:
-    """Until every flexible solver has finished (or, external, the session reached t_end)."""
-    with Progress(n_steps, enabled=options.progress, label="cosim") as bar:
+    """Until every flexible solver has finished (or, external, the session reached t_end):
+    a heartbeat every `WATCH_INTERVAL` s, and at once when a flexible solver ends."""
+    with Progress(n_steps, enabled=options.progress, label="cosim") as bar, \
+            ExitWatch([f.proc for f in flex]) as exits:
         while True:
             failed = [m for f in flex if (m := f.failure())]
             if failed:
@@ -375,7 +379,7 @@ def _watch(client: Client, flex: list[FlexProcess], n_steps: int, options: Cosim
             if not flex and hb["step"] >= n_steps and hb.get("last_row_step") == n_steps \
                     and not hb.get("waiting"):
                 return
-            time.sleep(0.1)
+            exits.wait(WATCH_INTERVAL)
 
 
 def _diagnosed(error: CosimError, scenario: Scenario) -> CosimError:

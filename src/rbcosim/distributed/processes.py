@@ -13,6 +13,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Self
 
 from rbcosim.errors import RbcosimError
 
@@ -40,6 +41,30 @@ def tail(path: Path, lines: int = 6) -> str:
     except OSError:
         return ""
     return "\n".join(text[-lines:])
+
+
+class ExitWatch:
+    """Sleep until one of some child processes ends or a time passes (Linux pidfds), so that
+    a watcher polling at intervals notices a process's end at once."""
+
+    def __init__(self, procs: list[subprocess.Popen]):
+        self._sel = selectors.DefaultSelector()
+        for proc in procs:  # not yet reaped (poll() reaps): the pid is still theirs
+            self._sel.register(os.pidfd_open(proc.pid), selectors.EVENT_READ)
+
+    def wait(self, timeout: float) -> None:
+        """Return when a watched process has ended (each ends a wait once) or after timeout s."""
+        for key, _ in self._sel.select(timeout):
+            self._sel.unregister(key.fd)
+            os.close(key.fd)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for key in list(self._sel.get_map().values()):
+            os.close(key.fd)
+        self._sel.close()
 
 
 class ServerProcess:
