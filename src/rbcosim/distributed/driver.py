@@ -252,11 +252,13 @@ def run_distributed(scenario_path: str | Path, overrides: list[str] | None = Non
     """Run the scenario's co-simulation across processes; returns the merged results.
 
     server: a server started ahead for this run (`ServerProcess`, e.g. by the command line
-    before it loaded anything); None starts one here unless options.connect names one. The
-    run stops it when it ends."""
+    before it loaded anything): the run asks it to end when it ends (`terminate`), and the
+    caller then waits for it (`stop`), e.g. after writing the results; None starts one here
+    (and stops it) unless options.connect names one."""
     options = options or CosimOptions()
     scenario_path = Path(scenario_path)
     overrides = list(overrides or [])
+    ours = server is None
     try:
         # Every process starts at once: the server first (its start-up is the longest), then
         # the flexible solvers, which load their bodies while the server starts and the
@@ -270,7 +272,7 @@ def run_distributed(scenario_path: str | Path, overrides: list[str] | None = Non
             return _run(scenario, scenario_path, overrides, options, server, Path(tmp))
     finally:
         if server is not None:
-            server.stop()
+            server.stop() if ours else server.terminate()
 
 
 def _run(scenario: Scenario, scenario_path: Path, overrides: list[str], options: CosimOptions,
