@@ -7,6 +7,7 @@ that asked for port 0 learns the port by reading one line.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import signal
 import sys
@@ -175,10 +176,11 @@ def run(args: argparse.Namespace) -> int:
         raise ServeError(f"--root {args.root}: not a folder")
     run_limits = RunLimits.from_items(args.limits)
     # The session workers' fork server loads the core (most of a second) while this process
-    # imports the service and binds.
+    # imports the service and binds (if it cannot start now, the workers try again and say why).
     from rbcosim.service import fork_server
 
-    fork_server.start()
+    with contextlib.suppress(OSError):
+        fork_server.start()
     import zmq
 
     from rbcosim.service import CurveConfig, Limits, Server, Service
