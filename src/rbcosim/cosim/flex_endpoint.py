@@ -179,8 +179,14 @@ class FlexEndpoint:
 
     def report(self) -> dict[str, tuple[np.ndarray, float]]:
         """{joint: (node kinematics (13,), energy delivered so far J)} for the continuity check."""
-        nk = self._nodes.node_kinematics()
-        return {j: (nk[i], float(self._energy[i])) for i, j in enumerate(self.joints)}
+        nk, energy = np.empty((len(self.joints), 13)), np.empty(len(self.joints))
+        self.report_into(nk, energy)
+        return {j: (nk[i], float(energy[i])) for i, j in enumerate(self.joints)}
+
+    def report_into(self, kinematics: np.ndarray, energy: np.ndarray) -> None:
+        """`report` written to arrays: each node's kinematics (k, 13) and energy (k,) J."""
+        kinematics[:] = self._nodes.node_kinematics()
+        energy[:] = self._energy
 
     def _through(self, t: float, count: int, taus: np.ndarray, known: np.ndarray) -> np.ndarray:
         """Stacked coefficients (len(taus) + count, 6k) in τ = time − t through ``known`` (rows

@@ -49,14 +49,22 @@ class InterfaceMotion:
         """From the flat (19,) layout of :meth:`as_array` (copied once; the attributes are
         read-only views of the copy)."""
         a = np.array(values, dtype=np.float64).reshape(-1)
-        if a.shape != (19,) or not _all_finite(a):
-            # the per-attribute checks name what is wrong
-            InterfaceMotion(a[:3], a[3:7], a[7:10], a[10:13], a[13:16], a[16:19]).as_array()
-            raise ValueError(f"motion: expected 19 values, got shape {np.shape(values)}")
+        if a.shape != (19,) or not np.isfinite(a).all():
+            _refuse(a, values)
         a.setflags(write=False)
-        m = InterfaceMotion(a[:3], a[3:7], a[7:10], a[10:13], a[13:16], a[16:19], time)
-        object.__setattr__(m, "_array", a)
-        return m
+        return _view(a, time)
+
+    @staticmethod
+    def rows(values, time: float | None = None) -> list[InterfaceMotion]:
+        """One motion per row of (n, 19) values in the :meth:`as_array` layout, all at
+        ``time``: the values copied and checked at once, each motion a view of its row."""
+        a = np.array(values, dtype=np.float64)
+        if a.ndim != 2 or a.shape[1] != 19 or not np.isfinite(a).all():
+            for row in np.atleast_1d(a):  # the first bad row names what is wrong
+                InterfaceMotion.from_array(row, time)
+            raise ValueError(f"motions: expected (n, 19) values, got shape {a.shape}")
+        a.setflags(write=False)
+        return [_view(row, time) for row in a]
 
     def as_array(self) -> np.ndarray:
         """Flat (19,) float64, read-only: position, quaternion, velocity, ω, acceleration, α.
@@ -78,8 +86,20 @@ class InterfaceMotion:
         return self._array
 
 
-def _all_finite(a: np.ndarray) -> bool:
-    return bool(np.isfinite(a).all())
+def _view(a: np.ndarray, time: float | None) -> InterfaceMotion:
+    """A motion over the checked, read-only (19,) array ``a`` (no copy, no further checks)."""
+    m = object.__new__(InterfaceMotion)
+    m.__dict__.update(position=a[:3], quaternion=a[3:7], velocity=a[7:10],
+                      angular_velocity=a[10:13], acceleration=a[13:16],
+                      angular_acceleration=a[16:19], time=time, _array=a)
+    return m
+
+
+def _refuse(a: np.ndarray, values) -> None:
+    """Raise the ValueError naming what is wrong with a motion's values (the attribute with
+    non-finite values or too few, or the count)."""
+    InterfaceMotion(a[:3], a[3:7], a[7:10], a[10:13], a[13:16], a[16:19]).as_array()
+    raise ValueError(f"motion: expected 19 values, got shape {np.shape(values)}")
 
 
 def _vec(a, n: int, name: str) -> np.ndarray:
