@@ -371,15 +371,28 @@ def decode_reply(frames: list[bytes]) -> dict:
 
 def arrays_of(value: Any, buffers) -> Any:
     """``value`` with every array descriptor (inline or frame) replaced by its array."""
-    if isinstance(value, dict):
+    if type(value) is dict:
         if "dtype" in value and "shape" in value and ("data" in value or "frame" in value):
-            data = value["data"] if "data" in value else buffers[value["frame"]]
-            return np.frombuffer(data, dtype=_F8).reshape(value["shape"])
-        return {k: arrays_of(v, buffers) if isinstance(v, (dict, list)) else v
+            return _array_of(value, buffers)
+        return {k: arrays_of(v, buffers) if type(v) is dict or type(v) is list else v
                 for k, v in value.items()}
-    if isinstance(value, list):
-        return [arrays_of(v, buffers) if isinstance(v, (dict, list)) else v for v in value]
+    if type(value) is list:
+        return [arrays_of(v, buffers) if type(v) is dict or type(v) is list else v
+                for v in value]
     return value
+
+
+def _array_of(descriptor: dict, buffers) -> np.ndarray:
+    """The read-only float64 array over the bytes a reply's descriptor names (no copy)."""
+    data = descriptor["data"] if "data" in descriptor else buffers[descriptor["frame"]]
+    shape = descriptor["shape"]
+    try:
+        array = np.ndarray(shape, _F8, data)
+        if array.nbytes == len(data):
+            return array
+    except (TypeError, ValueError):
+        pass
+    return np.frombuffer(data, dtype=_F8).reshape(shape)  # (numpy's error, or that array)
 
 
 def _bin_header(size: int) -> bytes:
