@@ -49,7 +49,7 @@ class InterfaceMotion:
         """From the flat (19,) layout of :meth:`as_array` (copied once; the attributes are
         read-only views of the copy)."""
         a = np.array(values, dtype=np.float64).reshape(-1)
-        if a.shape != (19,) or not np.isfinite(a).all():
+        if a.shape != (19,) or not _finite(a):
             _refuse(a, values)
         a.setflags(write=False)
         return _view(a, time)
@@ -59,12 +59,22 @@ class InterfaceMotion:
         """One motion per row of (n, 19) values in the :meth:`as_array` layout, all at
         ``time``: the values copied and checked at once, each motion a view of its row."""
         a = np.array(values, dtype=np.float64)
-        if a.ndim != 2 or a.shape[1] != 19 or not np.isfinite(a).all():
+        if a.ndim != 2 or a.shape[1] != 19 or not _finite(a):
             for row in np.atleast_1d(a):  # the first bad row names what is wrong
                 InterfaceMotion.from_array(row, time)
             raise ValueError(f"motions: expected (n, 19) values, got shape {a.shape}")
         a.setflags(write=False)
         return [_view(row, time) for row in a]
+
+    def __getattr__(self, name: str):
+        """A field of a motion made over its array (`from_array`, `rows`): a view of it, made
+        when first read."""
+        span = _FIELDS.get(name)
+        a = self.__dict__.get("_array")
+        if span is None or a is None:
+            raise AttributeError(f"'InterfaceMotion' object has no attribute {name!r}")
+        value = self.__dict__[name] = a[span]
+        return value
 
     def as_array(self) -> np.ndarray:
         """Flat (19,) float64, read-only: position, quaternion, velocity, ω, acceleration, α.
@@ -86,13 +96,23 @@ class InterfaceMotion:
         return self._array
 
 
+_FIELDS = {"position": slice(0, 3), "quaternion": slice(3, 7), "velocity": slice(7, 10),
+           "angular_velocity": slice(10, 13), "acceleration": slice(13, 16),
+           "angular_acceleration": slice(16, 19)}
+
+
 def _view(a: np.ndarray, time: float | None) -> InterfaceMotion:
-    """A motion over the checked, read-only (19,) array ``a`` (no copy, no further checks)."""
+    """A motion over the checked, read-only (19,) array ``a`` (no copy, no further checks; its
+    fields are views of ``a``, made when first read)."""
     m = object.__new__(InterfaceMotion)
-    m.__dict__.update(position=a[:3], quaternion=a[3:7], velocity=a[7:10],
-                      angular_velocity=a[10:13], acceleration=a[13:16],
-                      angular_acceleration=a[16:19], time=time, _array=a)
+    d = m.__dict__
+    d["_array"], d["time"] = a, time
     return m
+
+
+def _finite(a: np.ndarray) -> bool:
+    """All values finite (the ufunc's reduce: ndarray.all's wrapper costs as much again)."""
+    return bool(np.logical_and.reduce(np.isfinite(a), axis=None))
 
 
 def _refuse(a: np.ndarray, values) -> None:
