@@ -168,3 +168,22 @@ def test_one_call_step_refuses_with_the_step_messages(scenarios_dir):
     with pytest.raises(ValueError, match="past motions at coincident times"):
         ep.inputs_for_rigid(t, motion_of(_swing(t), t))
     assert ep.body.time == t  # refused: nothing stepped
+
+
+def test_timed_rows_keep_the_values_and_a_missing_time():
+    values = _swing(0.4)
+    for time in (0.4, None):
+        row = InterfaceMotion.from_array(values, time).write_timed(np.zeros(20))
+        assert row[:19].tobytes() == values.tobytes()
+        back = InterfaceMotion.from_timed(row)
+        assert back.time == time and back.as_array().tobytes() == values.tobytes()
+    assert math.isnan(row[19])
+
+
+def test_endpoint_motion_history_keeps_the_two_newest(endpoint):
+    ep = endpoint
+    assert ep._motions == []
+    _run(ep, 3)
+    times = [[m.time for m in ms] for ms in ep._motions]
+    assert times == [[2 * ep.H], [ep.H]]
+    assert ep._motions[0][0].as_array().tobytes() == _swing(2 * ep.H).tobytes()

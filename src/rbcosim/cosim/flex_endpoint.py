@@ -17,7 +17,6 @@ node order). Per macro step
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -108,8 +107,8 @@ class FlexEndpoint:
     @property
     def _motions(self) -> list[list[InterfaceMotion]]:
         """The rigid motions stepped from (node order), newest first, at most two."""
-        return [[InterfaceMotion.from_array(r[:19], None if math.isnan(r[19]) else float(r[19]))
-                 for r in self._history[i]] for i in range(int(self._n_history[0]))]
+        return [[InterfaceMotion.from_timed(r) for r in self._history[i]]
+                for i in range(int(self._n_history[0]))]
 
     @_motions.setter
     def _motions(self, motions: list[list[InterfaceMotion]]) -> None:
@@ -119,8 +118,7 @@ class FlexEndpoint:
 
     def _write_motions(self, i: int, motions: list[InterfaceMotion]) -> None:
         for row, m in zip(self._history[i], motions, strict=True):
-            row[:19] = m.as_array()
-            row[19] = math.nan if m.time is None else m.time
+            m.write_timed(row)
 
     @property
     def _count(self) -> int:

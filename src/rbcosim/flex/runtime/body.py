@@ -269,14 +269,14 @@ class FlexBody:
             self.wrench()
         p = self._propagator(H) if self._grounded else _NO_TAUS
         now, end = self._motion_rows
-        _motion_row(now, motion)
         code, rows = _core.flex_step(
             self._handle, exchange, p, self.micro_steps, history, count, checks.quiet,
-            checks.rotations, now, _NO_TAUS if future is None else _motion_row(end, future),
-            t, H, order, poly_order, coef)
+            checks.rotations, motion.write_timed(now),
+            _NO_TAUS if future is None else future.write_timed(end), t, H, order, poly_order,
+            coef)
         if code == _STEP_REFUSED:  # nothing written: the checks of step() say why
-            rows = history.reshape(-1, 20)[:min(order, int(count[0]))]
-            past = [_history_motion(r) for r in rows]
+            kept = history.reshape(-1, 20)[:min(order, int(count[0]))]
+            past = [InterfaceMotion.from_timed(r) for r in kept]
             self._past(t, H, past if future is None else [future, *past[:1]])
             raise SimulationError(f"flexible body: the step from t={t!r} was refused")
         self._changed()
@@ -465,15 +465,3 @@ class FlexBody:
     def _require_init(self) -> None:
         if self._state[INIT] != 1.0:
             raise SimulationError("flexible body: initialize(t0, motion) has not been called")
-
-
-def _motion_row(row: np.ndarray, motion: InterfaceMotion) -> np.ndarray:
-    """A motion's values and time (NaN: none) written to ``row`` (20,)."""
-    row[:19] = motion.as_array()
-    row[19] = math.nan if motion.time is None else motion.time
-    return row
-
-
-def _history_motion(row: np.ndarray) -> InterfaceMotion:
-    """The motion of a history row (20,: values, time s; NaN: none)."""
-    return InterfaceMotion.from_array(row[:19], None if math.isnan(row[19]) else float(row[19]))

@@ -6,6 +6,7 @@ own frame to the inertial frame: ``v_inertial = R(q) @ v_point``.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -65,6 +66,18 @@ class InterfaceMotion:
             raise ValueError(f"motions: expected (n, 19) values, got shape {a.shape}")
         a.setflags(write=False)
         return [_view(row, time) for row in a]
+
+    @staticmethod
+    def from_timed(row) -> InterfaceMotion:
+        """From a (20,) row: the :meth:`as_array` layout, then the time s (NaN: none)."""
+        time = float(row[19])
+        return InterfaceMotion.from_array(row[:19], None if math.isnan(time) else time)
+
+    def write_timed(self, row: np.ndarray) -> np.ndarray:
+        """Write :meth:`as_array` and the time s (NaN: none) to ``row`` (20,); returns it."""
+        row[:19] = self.as_array()
+        row[19] = math.nan if self.time is None else self.time
+        return row
 
     def __getattr__(self, name: str):
         """A field of a motion made over its array (`from_array`, `rows`): a view of it, made
