@@ -121,3 +121,69 @@ def test_motion_from_the_flat_layout_is_validated_once_and_read_only():
         InterfaceMotion.from_array(bad)
     with pytest.raises(ValueError, match="19 values"):
         InterfaceMotion.from_array(np.zeros(20))
+
+
+def _endpoint(scenarios_dir, scheme, *more):
+    scenario = load_scenario(scenarios_dir / "rigid_flex_pendulum.toml",
+                             ["cosim.extrapolation=2", f'cosim.scheme="{scheme}"', *more])
+    ep = next(iter(build_endpoints(scenario, scenario.cosim.macro_step).values()))
+    ep.initialize(0.0, motion_of(_swing(0.0), 0.0))
+    return ep
+
+
+@pytest.mark.parametrize("scheme", ["gauss_seidel_flex_first", "gauss_seidel_rigid_first",
+                                    "jacobi"])
+def test_one_call_step_equals_advance_then_commit(scenarios_dir, scheme):
+    """The endpoint's macro step in one call of the C core (body step, commit, motion history
+    and the quiet range checks: _core.flex_step) gives the bits of its step-by-step
+    formulation: advance(), the interpolating polynomial through the new rigid input, then
+    commit()."""
+    one, two = _endpoint(scenarios_dir, scheme), _endpoint(scenarios_dir, scheme)
+    for i in range(12):
+        t = i * one.H
+        m, end = motion_of(_swing(t), t), motion_of(_swing(t + one.H), t + one.H)
+        coef = one.inputs_for_rigid(t, m)[0]
+        one.finish(t, m, end)
+        future = end if two.needs_end_motion else None
+        if two.scheme.flex_first:
+            two.advance(t, m, future)
+            expect = two.polynomial(t, two.rigid_input())
+        else:
+            expect = two.polynomial(t)
+            two.advance(t, m, future)
+        two.commit(m)
+        assert coef.tobytes() == expect.tobytes()
+        assert one.get_state() == two.get_state()
+        assert one.rigid_input().tobytes() == two.rigid_input().tobytes()
+
+
+def test_one_call_step_refuses_with_the_step_messages(scenarios_dir):
+    ep = _endpoint(scenarios_dir, "gauss_seidel_flex_first")
+    m = motion_of(_swing(0.0), 0.0)
+    ep.inputs_for_rigid(0.0, m)
+    with pytest.raises(Exception, match="does not match the flexible body's time"):
+        ep.inputs_for_rigid(0.0, m)  # the body is at H now
+    t = ep.H
+    ep._motions = [[motion_of(_swing(t), t)]]  # a past motion at the step's own time
+    with pytest.raises(ValueError, match="past motions at coincident times"):
+        ep.inputs_for_rigid(t, motion_of(_swing(t), t))
+    assert ep.body.time == t  # refused: nothing stepped
+
+
+def test_timed_rows_keep_the_values_and_a_missing_time():
+    values = _swing(0.4)
+    for time in (0.4, None):
+        row = InterfaceMotion.from_array(values, time).write_timed(np.zeros(20))
+        assert row[:19].tobytes() == values.tobytes()
+        back = InterfaceMotion.from_timed(row)
+        assert back.time == time and back.as_array().tobytes() == values.tobytes()
+    assert math.isnan(row[19])
+
+
+def test_endpoint_motion_history_keeps_the_two_newest(endpoint):
+    ep = endpoint
+    assert ep._motions == []
+    _run(ep, 3)
+    times = [[m.time for m in ms] for ms in ep._motions]
+    assert times == [[2 * ep.H], [ep.H]]
+    assert ep._motions[0][0].as_array().tobytes() == _swing(2 * ep.H).tobytes()

@@ -35,7 +35,7 @@ import zmq
 
 from rbcosim import PROTOCOL_VERSION
 from rbcosim.errors import RbcosimError
-from rbcosim.service.wire import decode_reply, encode, frames_pay
+from rbcosim.service.wire import RequestEncoder, decode_reply
 
 _F8 = np.dtype("<f8")
 
@@ -71,12 +71,6 @@ class StepResult:
     """Kinematics and accelerations at ``time``, shape (n_points, 19): the 13 of ``kinematics``
     then ax ay az (m/s²) and αx αy αz (rad/s²), inertial; only for clients attached with
     ``motions=True``."""
-
-
-def _f8(array) -> np.ndarray:
-    """A request's array: float64, C order; sent as a view (no copy before msgpack's or
-    ZeroMQ's), inline or, for large ones, as a buffer frame (`frames_pay`)."""
-    return np.ascontiguousarray(array, dtype=_F8)
 
 
 def _rows(values, names: tuple[str, ...], width: int, what: str) -> np.ndarray:
@@ -134,6 +128,7 @@ class Client:
         self._direct_session: str | None = None
         self._poller: zmq.Poller | None = None
         self._ids = itertools.count(1)
+        self._encoder = RequestEncoder(PROTOCOL_VERSION)
         self._prefix = f"py{os.getpid()}-{id(self) & 0xFFFF:x}-"
         self.session: str | None = None
         self.client_id: str | None = None
@@ -203,16 +198,9 @@ class Client:
         """Send one request without waiting; returns its msg_id (see `receive`)."""
         msg_id = f"{self._prefix}{next(self._ids)}"
         session = session if session is not None else self.session
-        header = {
-            "version": PROTOCOL_VERSION,
-            "msg_id": msg_id,
-            "msg_type": msg_type,
-            "session": session,
-            "content": content or {},
-        }
         direct = self.direct is not None and session == self._direct_session \
             and msg_type != "create_session"
-        frames = encode(header, frames_pay(header["content"]))
+        frames = self._encoder.encode(msg_id, msg_type, session, content or {})
         (self.direct if direct else self.socket).send_multipart([b"", *frames])
         return msg_id
 
@@ -382,12 +370,12 @@ class Client:
             poly = np.asarray(wrench_polynomial, dtype=_F8)
             if poly.ndim == 2 and len(self.points) == 1:
                 poly = poly.reshape(1, *poly.shape)
-            content["wrench_polynomial"] = _f8(poly)
+            content["wrench_polynomial"] = poly
         elif self.points:
-            content["wrench"] = _f8(_rows(wrench, self.points, 6, "wrench"))
+            content["wrench"] = _rows(wrench, self.points, 6, "wrench")
         if interface_jacobian is not None:
             jac = np.asarray(interface_jacobian, dtype=_F8).reshape(len(self.points), 2, 6, 6)
-            content["interface_jacobian"] = _f8(jac)
+            content["interface_jacobian"] = jac
         if flex_kinematics_at is not None:
             content["flex_kinematics_at"] = flex_kinematics_at
         return self.send("step", content)
@@ -412,9 +400,9 @@ class Client:
         content = self._report_content(flex_kinematics, flex_energy, step)
         if wrench_polynomial is not None:
             poly = np.asarray(wrench_polynomial, dtype=_F8)
-            content["wrench_polynomial"] = _f8(poly.reshape(len(self.points), -1, 6))
+            content["wrench_polynomial"] = poly.reshape(len(self.points), -1, 6)
         elif wrench is not None:
-            content["wrench"] = _f8(_rows(wrench, self.points, 6, "wrench"))
+            content["wrench"] = _rows(wrench, self.points, 6, "wrench")
         return self._step_result(self.request("report", content))
 
     def _report_content(self, flex_kinematics, flex_energy, step: int | None) -> dict[str, Any]:
@@ -423,12 +411,10 @@ class Client:
             "step": self.step_index if step is None else step,
         }
         if self.joints and flex_kinematics is not None:
-            content["flex_kinematics"] = _f8(
-                _rows(flex_kinematics, self.joints, 13, "flex_kinematics")
-            )
+            content["flex_kinematics"] = _rows(flex_kinematics, self.joints, 13,
+                                               "flex_kinematics")
         if self.joints and flex_energy is not None:
-            energy = np.asarray(flex_energy, dtype=_F8).reshape(len(self.joints))
-            content["flex_energy"] = _f8(energy)
+            content["flex_energy"] = np.asarray(flex_energy, dtype=_F8).reshape(len(self.joints))
         return content
 
     def _step_result(self, c: dict) -> StepResult:
@@ -440,7 +426,7 @@ class Client:
         that it treats it implicitly (the wrenches sent then exclude −M_a·a). frames: per point
         "point" (point-frame axes, the default) or "inertial"."""
         mass = np.asarray(added_mass, dtype=_F8).reshape(len(self.points), 6, 6)
-        content: dict[str, Any] = {"client": self.client_id, "added_mass": _f8(mass)}
+        content: dict[str, Any] = {"client": self.client_id, "added_mass": mass}
         if frames is not None:
             content["frames"] = list(frames)
         return self.request("set_added_mass", content)

@@ -10,6 +10,7 @@ is read at interface node 0.
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -22,6 +23,8 @@ from rbcosim.flex.runtime.deformation_range import (
 )
 from rbcosim.flex.runtime.spin_limit import SpinLimit, SpinWarning
 from rbcosim.spatial.quaternion import rotation_matrix
+
+_NO_ROWS = np.zeros((0, 0))
 
 
 class RangeChecks:
@@ -39,6 +42,17 @@ class RangeChecks:
         self.arc = ArcShape(model) if frame and model.output_names and is_beam_line(model) else None
         #: (s, joint): when and where the rigid side first saw continuity violated (None: never)
         self.continuity_lost: tuple[float, str] | None = None
+        #: what the C core's exchange step (`rbcosim._core.flex_step`) takes to know these
+        #: checks are quiet: [spin floor rad²/s² (inf: off), rotation gain rad per |η| (0:
+        #: off), rotation limit rad], and the nodes' elastic rotation rows (3 N, k)
+        self.quiet = np.zeros(3)
+        self.rotations = _NO_ROWS if self._deformation is None else self._deformation._rotations
+        self._set_quiet()
+
+    def _set_quiet(self) -> None:
+        self.quiet[:] = (math.inf if self._spin_limit is None else self._spin_limit._floor,
+                         0.0 if self._deformation is None else self._deformation._rotation_gain,
+                         ROTATION_LIMIT)
 
     def note_continuity_lost(self, joint: str, t: float) -> None:
         if self.continuity_lost is None:
@@ -58,6 +72,7 @@ class RangeChecks:
         if self._deformation.rotation_exceeds(eta, ROTATION_LIMIT):
             rotation, deflection = self._deformation.measure(eta)
             self._deformation = None
+            self._set_quiet()
             warnings.warn(
                 f"flexible body {self.endpoint.flex_body}: at t = {body.time:.6g} s an elastic "
                 f"rotation of {rotation:.3g} rad (deflection {deflection:.3g} of its length) is "
@@ -77,6 +92,7 @@ class RangeChecks:
         w = rot.T @ nk[10:13]
         if self._spin_limit.unstable(w):
             self._spin_limit = None
+            self._set_quiet()
             name = ep.flex_body
             remedy = f"set flex_bodies.{name}.geometric_stiffening = true"
             if self.continuity_lost is not None:

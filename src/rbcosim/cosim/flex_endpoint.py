@@ -76,7 +76,10 @@ class FlexEndpoint:
         else:
             self._nodes = NodeSet(body, self._handed_mass)
         self._coef = np.zeros((_HISTORY, 6))
-        self._motions: list[list[InterfaceMotion]] = []  # rigid motions stepped from, newest first
+        # the rigid motions stepped from, newest first: (values (19), time s (NaN: none)) per
+        # node, and how many (<= 2) are valid (`_motions`)
+        self._history = np.zeros((2, k, 20))
+        self._n_history = np.zeros(1, dtype=np.int64)
         self._end_tau = np.array([H])
         self._mid_end_taus = np.array([0.5 * H, H])
         self._no_values = np.zeros((0, 6 * k))
@@ -100,6 +103,22 @@ class FlexEndpoint:
     def implicit_mass(self) -> bool:
         """True once the body's added mass was handed to the rigid side."""
         return bool(self._implicit[0])
+
+    @property
+    def _motions(self) -> list[list[InterfaceMotion]]:
+        """The rigid motions stepped from (node order), newest first, at most two."""
+        return [[InterfaceMotion.from_timed(r) for r in self._history[i]]
+                for i in range(int(self._n_history[0]))]
+
+    @_motions.setter
+    def _motions(self, motions: list[list[InterfaceMotion]]) -> None:
+        for i, ms in enumerate(motions):
+            self._write_motions(i, ms)
+        self._n_history[0] = len(motions)
+
+    def _write_motions(self, i: int, motions: list[InterfaceMotion]) -> None:
+        for row, m in zip(self._history[i], motions, strict=True):
+            m.write_timed(row)
 
     @property
     def _count(self) -> int:
@@ -179,8 +198,14 @@ class FlexEndpoint:
 
     def report(self) -> dict[str, tuple[np.ndarray, float]]:
         """{joint: (node kinematics (13,), energy delivered so far J)} for the continuity check."""
-        nk = self._nodes.node_kinematics()
-        return {j: (nk[i], float(self._energy[i])) for i, j in enumerate(self.joints)}
+        nk, energy = np.empty((len(self.joints), 13)), np.empty(len(self.joints))
+        self.report_into(nk, energy)
+        return {j: (nk[i], float(energy[i])) for i, j in enumerate(self.joints)}
+
+    def report_into(self, kinematics: np.ndarray, energy: np.ndarray) -> None:
+        """`report` written to arrays: each node's kinematics (k, 13) and energy (k,) J."""
+        kinematics[:] = self._nodes.node_kinematics()
+        energy[:] = self._energy
 
     def _through(self, t: float, count: int, taus: np.ndarray, known: np.ndarray) -> np.ndarray:
         """Stacked coefficients (len(taus) + count, 6k) in τ = time − t through ``known`` (rows
@@ -259,10 +284,14 @@ class FlexEndpoint:
             coef = self.polynomial(t, self.rigid_input()) if interpolate else None
             self.commit(ms)
             return coef
-        order = self.settings.extrapolation if interpolate else -1
-        rows = self._nodes.exchange_step(t, self.H, ms, self._past(future), order, self._coef)
+        order = self.settings.extrapolation
+        end = None if future is None else self._list(future)[0]
+        quiet, rows = self._nodes.exchange_step(t, self.H, ms[0], end, self._history,
+                                                self._n_history, self.checks, order,
+                                                order if interpolate else -1, self._coef)
         self._input = (self.body.revision, self._rigid_input.copy())
-        self._after_commit(ms)
+        if not quiet:
+            self.checks.after_step()
         return self._coef[:rows].copy() if interpolate else None
 
     # --- stepping ---------------------------------------------------------------------------
@@ -303,7 +332,9 @@ class FlexEndpoint:
 
     def _after_commit(self, motions: list[InterfaceMotion]) -> None:
         """The motion history and the range checks, after a commit."""
-        self._motions = [motions, *self._motions[:1]]
+        self._history[1] = self._history[0]
+        self._write_motions(0, motions)
+        self._n_history[0] = min(int(self._n_history[0]) + 1, 2)
         self.checks.after_step()
 
     def _power(self) -> np.ndarray:

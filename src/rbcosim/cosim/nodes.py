@@ -140,8 +140,11 @@ class CompiledNode:
         _core.rigid_input(self._exchange, body._state, body.wrench(), self._floating, value)
         return value
 
-    def exchange_step(self, t: float, H: float, motions: list[InterfaceMotion],
-                      past: list[list[InterfaceMotion]], order: int, coef: np.ndarray) -> int:
-        """step + commit in one C call (FlexBody.exchange_step); rows of ``coef`` written."""
-        return self.body.exchange_step(t, H, motions[0], [p[0] for p in past], self._exchange,
-                                       order, coef)
+    def exchange_step(self, t: float, H: float, motion: InterfaceMotion,
+                      future: InterfaceMotion | None, history: np.ndarray, count: np.ndarray,
+                      checks, order: int, poly_order: int,
+                      coef: np.ndarray) -> tuple[bool, int]:
+        """step + commit + motion history in one C call (FlexBody.exchange_step): (range
+        checks certainly quiet, rows of ``coef`` written)."""
+        return self.body.exchange_step(t, H, motion, future, self._exchange, history, count,
+                                       checks, order, poly_order, coef)

@@ -27,8 +27,9 @@ import numpy as np
 
 from rbcosim.client import Client
 from rbcosim.cosim.flex_bodies import body_couplings, build_endpoints
-from rbcosim.cosim.flex_endpoint import FlexEndpoint, motion_of
+from rbcosim.cosim.flex_endpoint import FlexEndpoint
 from rbcosim.errors import RbcosimError, ScenarioError
+from rbcosim.flex.runtime.interface_motion import InterfaceMotion
 from rbcosim.scenario.loader import Scenario
 from rbcosim.scheme import DISTRIBUTED_SCHEMES, scheme_named
 from rbcosim.serialization import codec
@@ -247,31 +248,44 @@ def _load_checkpoint(directory: Path, endpoints: list, step: int) -> SolverResul
 
 class _Side:
     """The endpoints one flexible solver drives, and their values as the protocol's arrays in
-    the solver's joint order (endpoint by endpoint, node by node)."""
+    the solver's joint order (endpoint by endpoint, node by node), written in place each step
+    (a message is packed before the next step writes them again)."""
 
     def __init__(self, endpoints: list[FlexEndpoint]):
         self.endpoints = endpoints
         self.joints = [j for ep in endpoints for j in ep.joints]
         self.scheme = endpoints[0].scheme  # one scheme for every body
+        self._spans = []  # each endpoint's rows [a, b) of the protocol's arrays
+        for ep in endpoints:
+            a = self._spans[-1][1] if self._spans else 0
+            self._spans.append((a, a + len(ep.joints)))
+        n = len(self.joints)
+        self._kinematics, self._energies = np.zeros((n, 13)), np.zeros(n)
+        self._polynomials: dict[int, np.ndarray] = {}  # rows m -> (n, m, 6)
 
-    def motions(self, rows: np.ndarray, t: float) -> dict:
-        return {j: motion_of(row, t) for j, row in zip(self.joints, rows)}
+    def motions(self, rows: np.ndarray, t: float) -> list[list]:
+        """Each endpoint's rigid-point motions (node order) from (n_joints, 19) rows at t."""
+        motions = InterfaceMotion.rows(rows, t)
+        return [motions[a:b] for a, b in self._spans]
 
     def reports(self) -> tuple[np.ndarray, np.ndarray]:
         """(node kinematics (n_joints, 13), delivered energies (n_joints,) J)."""
-        reports = {j: r for ep in self.endpoints for j, r in ep.report().items()}
-        return (np.array([reports[j][0] for j in self.joints]),
-                np.array([reports[j][1] for j in self.joints], dtype=np.float64))
+        kinematics, energies = self._kinematics, self._energies
+        for ep, (a, b) in zip(self.endpoints, self._spans):
+            ep.report_into(kinematics[a:b], energies[a:b])
+        return kinematics, energies
 
-    @staticmethod
-    def polynomials(stacked: list[np.ndarray]) -> np.ndarray:
-        """The endpoints' stacked wrench polynomials as one (n_points, m, 6) array; a lower
-        order is padded with zero coefficients (the same W(τ))."""
+    def polynomials(self, stacked: list[np.ndarray]) -> np.ndarray:
+        """The endpoints' stacked wrench polynomials (order+1, 6k) as one (n_points, m, 6)
+        array; a lower order is padded with zero coefficients (the same W(τ))."""
         m = max(len(p) for p in stacked)
-        per_joint = [p[:, 6 * i:6 * i + 6] for p in stacked for i in range(p.shape[1] // 6)]
-        out = np.zeros((len(per_joint), m, 6))
-        for row, p in zip(out, per_joint):
-            row[:len(p)] = p
+        out = self._polynomials.get(m)
+        if out is None:
+            out = self._polynomials[m] = np.zeros((len(self.joints), m, 6))
+        for p, (a, b) in zip(stacked, self._spans):
+            rows = len(p)
+            out[a:b, :rows] = p.reshape(rows, b - a, 6).swapaxes(0, 1)
+            out[a:b, rows:] = 0.0
         return out
 
     @staticmethod
@@ -279,10 +293,11 @@ class _Side:
         """Each point's (∂W/∂x, ∂W/∂v) (one node per endpoint), or None without them."""
         return None if jacobians[0] is None else list(jacobians)
 
-    def hand_over_added_mass(self, client: Client, t: float, motions: dict) -> None:
+    def hand_over_added_mass(self, client: Client, t: float, motions: list) -> None:
         """Initialize each body from its points' motions and hand the added masses over in one
         message (a zero matrix where a body hands none: the rigid side then adds nothing)."""
-        handovers = {j: h for ep in self.endpoints for j, h in ep.initialize(t, motions).items()}
+        handovers = {j: h for ep, ms in zip(self.endpoints, motions)
+                     for j, h in ep.initialize(t, ms).items()}
         if all(handovers[j] is None for j in self.joints):
             return
         masses = [np.zeros((6, 6)) if handovers[j] is None else handovers[j][0]
@@ -298,19 +313,20 @@ class _Side:
         """One macro step from the motions `rows` at t, in the scheme's order; the reply."""
         motions = self.motions(rows, t)
         kinematics, energies = self.reports()
-        inputs = [ep.inputs_for_rigid(t, motions) for ep in self.endpoints]
+        inputs = [ep.inputs_for_rigid(t, ms) for ep, ms in zip(self.endpoints, motions)]
         msg_id = client.start_step(
             wrench_polynomial=self.polynomials([p for p, _ in inputs]),
             flex_kinematics=kinematics, flex_energy=energies,
             interface_jacobian=self.jacobians([jac for _, jac in inputs]))
         if self.scheme.overlaps:
-            for ep in self.endpoints:  # while the rigid side takes the same step
-                ep.finish(t, motions)
+            for ep, ms in zip(self.endpoints, motions):  # while the rigid side takes the step
+                ep.finish(t, ms)
             return client.finish_step(msg_id)
         r = client.finish_step(msg_id)
-        ends = self.motions(r.motions, r.time) if self.scheme.rigid_first else None
-        for ep in self.endpoints:
-            ep.finish(t, motions, ends)
+        ends = self.motions(r.motions, r.time) if self.scheme.rigid_first else [None] * len(
+            self.endpoints)
+        for ep, ms, end in zip(self.endpoints, motions, ends):
+            ep.finish(t, ms, end)
         return r
 
 

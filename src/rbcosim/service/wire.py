@@ -371,12 +371,102 @@ def decode_reply(frames: list[bytes]) -> dict:
 
 def arrays_of(value: Any, buffers) -> Any:
     """``value`` with every array descriptor (inline or frame) replaced by its array."""
-    if isinstance(value, dict):
+    if type(value) is dict:
         if "dtype" in value and "shape" in value and ("data" in value or "frame" in value):
-            data = value["data"] if "data" in value else buffers[value["frame"]]
-            return np.frombuffer(data, dtype=_F8).reshape(value["shape"])
-        return {k: arrays_of(v, buffers) if isinstance(v, (dict, list)) else v
+            return _array_of(value, buffers)
+        return {k: arrays_of(v, buffers) if type(v) is dict or type(v) is list else v
                 for k, v in value.items()}
-    if isinstance(value, list):
-        return [arrays_of(v, buffers) if isinstance(v, (dict, list)) else v for v in value]
+    if type(value) is list:
+        return [arrays_of(v, buffers) if type(v) is dict or type(v) is list else v
+                for v in value]
     return value
+
+
+def _array_of(descriptor: dict, buffers) -> np.ndarray:
+    """The read-only float64 array over the bytes a reply's descriptor names (no copy)."""
+    data = descriptor["data"] if "data" in descriptor else buffers[descriptor["frame"]]
+    shape = descriptor["shape"]
+    try:
+        array = np.ndarray(shape, _F8, data)
+        if array.nbytes == len(data):
+            return array
+    except (TypeError, ValueError):
+        pass
+    return np.frombuffer(data, dtype=_F8).reshape(shape)  # (numpy's error, or that array)
+
+
+def _bin_header(size: int) -> bytes:
+    """msgpack's bin header for ``size`` bytes (bin 8, 16 or 32, as msgpack packs bytes)."""
+    if size < 0x100:
+        return b"\xc4" + size.to_bytes(1, "big")
+    if size < 0x10000:
+        return b"\xc5" + size.to_bytes(2, "big")
+    return b"\xc6" + size.to_bytes(4, "big")
+
+
+class RequestEncoder:
+    """A client's requests as frames ``[header, buffers...]``: the bytes `encode` gives for the
+    envelope {version, msg_id, msg_type, session, content} (arrays as descriptors, as buffer
+    frames when `frames_pay`), built by joining msgpack pieces: what repeats from one request
+    to the next (the envelope of a message type and session, a key, an array's descriptor of a
+    shape) is packed once and kept."""
+
+    _KEPT = 512  # pieces kept (a few per message type, field and shape in practice)
+
+    def __init__(self, version: str = PROTOCOL_VERSION) -> None:
+        self._pack = msgpack.Packer(use_bin_type=True).pack
+        pack = self._pack
+        self._head = b"\x85" + pack("version") + pack(version) + pack("msg_id")
+        self._pieces: dict[tuple, bytes] = {}
+
+    def _piece(self, key: tuple) -> bytes:
+        """The packed bytes of a repeating part: ("envelope", msg_type, session, n_fields),
+        ("field", name) or ("array", name, shape, as_frame)."""
+        pack = self._pack
+        if key[0] == "envelope":
+            _, msg_type, session, n = key
+            piece = (pack("msg_type") + pack(msg_type) + pack("session") + pack(session)
+                     + pack("content") + msgpack.Packer().pack_map_header(n))
+        elif key[0] == "field":
+            piece = pack(key[1])
+        else:
+            _, name, shape, as_frame = key
+            piece = (pack(name) + b"\x83" + pack("dtype") + pack(DTYPE) + pack("shape")
+                     + pack(list(shape)) + pack("frame" if as_frame else "data"))
+        if len(self._pieces) >= self._KEPT:
+            self._pieces.clear()
+        self._pieces[key] = piece
+        return piece
+
+    def encode(self, msg_id: str, msg_type: str, session: str | None, content: dict) -> list:
+        """The frames of one request (numpy arrays anywhere in ``content``)."""
+        header, size = self._header(msg_id, msg_type, session, content, None)
+        if size < FRAME_MIN_BYTES:  # (`frames_pay`, counted on the way)
+            return [header]
+        buffers: list = []
+        header, _ = self._header(msg_id, msg_type, session, content, buffers)
+        return [header, *buffers]
+
+    def _header(self, msg_id, msg_type, session, content: dict,
+                buffers: list | None) -> tuple[bytes, int]:
+        """The header frame (arrays inline, or appended to ``buffers``) and the bytes of the
+        arrays among content's values."""
+        pieces, pack = self._pieces, self._pack
+        key = ("envelope", msg_type, session, len(content))
+        parts = [self._head, pack(msg_id), pieces.get(key) or self._piece(key)]
+        size = 0
+        for name, value in content.items():
+            if isinstance(value, np.ndarray):
+                size += value.nbytes
+                array = np.ascontiguousarray(value, dtype=_F8)
+                key = ("array", name, array.shape, buffers is not None)
+                parts.append(pieces.get(key) or self._piece(key))
+                if buffers is None:
+                    parts += (_bin_header(array.nbytes), array)
+                else:
+                    parts.append(pack(len(buffers)))
+                    buffers.append(memoryview(array))
+            else:
+                key = ("field", name)
+                parts += (pieces.get(key) or self._piece(key), pack(_to_wire(value, buffers)))
+        return b"".join(parts), size

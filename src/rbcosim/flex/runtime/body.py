@@ -79,6 +79,8 @@ from rbcosim.flex.runtime.layout import AL, ETA, INIT, PREF, QREF, A, Q, R, T, W
 from rbcosim.spatial.quaternion import from_rotation_vector, multiply, rotation_matrix
 
 _NO_TAUS, _NO_ROWS = np.zeros(0), np.zeros((0, 19))
+# rbc_cs_flex_step's codes (librbcosim/cosim/coupled.h)
+_STEP_REFUSED, _STEP_NOT_FINITE, _STEP_QUIET = -1, 0, 1
 _PROPAGATORS_KEPT = 4  # step sizes whose grounded propagator is kept (H, H/2 in practice)
 
 
@@ -133,6 +135,7 @@ class FlexBody:
         # The wrench at the current state, computed once asked for (_wrench_ok).
         self._wrench = np.zeros(6)
         self._wrench_ok = False
+        self._motion_rows = np.zeros((2, 20))  # exchange_step's motion and future (values, time)
         # The C core's view of the body (librbcosim/flex/endpoint.h): these arrays are only
         # ever written in place.
         if self._grounded:
@@ -248,25 +251,41 @@ class FlexBody:
         s[T] = t + H
 
     def exchange_step(self, t: float, H: float, motion: InterfaceMotion,
-                      extrapolation: list[InterfaceMotion] | None, exchange, order: int,
-                      coef: np.ndarray) -> int:
+                      future: InterfaceMotion | None, exchange, history: np.ndarray,
+                      count: np.ndarray, checks, order: int, poly_order: int,
+                      coef: np.ndarray) -> tuple[bool, int]:
         """:meth:`step` and its endpoint's commit in one call of the C core
-        (``librbcosim/flex/endpoint.h``): ``exchange`` is the endpoint's handle (histories,
-        energy, added mass); with ``order`` >= 0 the Gauss–Seidel wrench polynomial (flexible
-        side first) is written to the first rows of ``coef`` (4, 6) and their count returned."""
-        past_taus, rows = self._past(t, H, extrapolation)
+        (``_core.flex_step``, the step of ``librbcosim/cosim/coupled.h``): from ``motion`` at t
+        through the newest ``order`` past motions of ``history`` (2, 20: values, time s; NaN:
+        none) with ``count`` (1,) valid (rigid side first: ``future`` at t + H and the newest
+        one), which then takes ``motion``; ``exchange`` is the endpoint's handle (histories,
+        energy, added mass), ``checks`` its RangeChecks (``quiet``, ``rotations``). With
+        ``poly_order`` >= 0 the Gauss–Seidel wrench polynomial (flexible side first) is written
+        to the first rows of ``coef`` (4, 6). Returns (range checks certainly quiet, rows)."""
+        self._require_init()
+        if not (math.isfinite(H) and H > 0):
+            raise ValueError(f"H: expected a positive finite macro step, got {H!r}")
         if not self._wrench_ok:  # the power at the step's start
             self.wrench()
         p = self._propagator(H) if self._grounded else _NO_TAUS
-        n = _core.exchange_step(self._handle, exchange, motion.as_array(), past_taus, rows, t, H,
-                                self.micro_steps, p, order, coef)
+        now, end = self._motion_rows
+        code, rows = _core.flex_step(
+            self._handle, exchange, p, self.micro_steps, history, count, checks.quiet,
+            checks.rotations, motion.write_timed(now),
+            _NO_TAUS if future is None else future.write_timed(end), t, H, order, poly_order,
+            coef)
+        if code == _STEP_REFUSED:  # nothing written: the checks of step() say why
+            kept = history.reshape(-1, 20)[:min(order, int(count[0]))]
+            past = [InterfaceMotion.from_timed(r) for r in kept]
+            self._past(t, H, past if future is None else [future, *past[:1]])
+            raise SimulationError(f"flexible body: the step from t={t!r} was refused")
         self._changed()
-        if n is None:
+        if code == _STEP_NOT_FINITE:
             raise SimulationError(
                 f"flexible body: non-finite modal state after the step from t={t!r} (H={H!r})"
             )
         self._wrench_ok = True  # the core left the wrench at the new state
-        return n
+        return code == _STEP_QUIET, rows
 
     def _past(self, t: float, H: float, extrapolation) -> tuple[np.ndarray, np.ndarray]:
         """Checks of a step from t by H; the past motions' times (relative to t) and rows."""

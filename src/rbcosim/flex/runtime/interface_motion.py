@@ -6,6 +6,7 @@ own frame to the inertial frame: ``v_inertial = R(q) @ v_point``.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -49,14 +50,44 @@ class InterfaceMotion:
         """From the flat (19,) layout of :meth:`as_array` (copied once; the attributes are
         read-only views of the copy)."""
         a = np.array(values, dtype=np.float64).reshape(-1)
-        if a.shape != (19,) or not _all_finite(a):
-            # the per-attribute checks name what is wrong
-            InterfaceMotion(a[:3], a[3:7], a[7:10], a[10:13], a[13:16], a[16:19]).as_array()
-            raise ValueError(f"motion: expected 19 values, got shape {np.shape(values)}")
+        if a.shape != (19,) or not _finite(a):
+            _refuse(a, values)
         a.setflags(write=False)
-        m = InterfaceMotion(a[:3], a[3:7], a[7:10], a[10:13], a[13:16], a[16:19], time)
-        object.__setattr__(m, "_array", a)
-        return m
+        return _view(a, time)
+
+    @staticmethod
+    def rows(values, time: float | None = None) -> list[InterfaceMotion]:
+        """One motion per row of (n, 19) values in the :meth:`as_array` layout, all at
+        ``time``: the values copied and checked at once, each motion a view of its row."""
+        a = np.array(values, dtype=np.float64)
+        if a.ndim != 2 or a.shape[1] != 19 or not _finite(a):
+            for row in np.atleast_1d(a):  # the first bad row names what is wrong
+                InterfaceMotion.from_array(row, time)
+            raise ValueError(f"motions: expected (n, 19) values, got shape {a.shape}")
+        a.setflags(write=False)
+        return [_view(row, time) for row in a]
+
+    @staticmethod
+    def from_timed(row) -> InterfaceMotion:
+        """From a (20,) row: the :meth:`as_array` layout, then the time s (NaN: none)."""
+        time = float(row[19])
+        return InterfaceMotion.from_array(row[:19], None if math.isnan(time) else time)
+
+    def write_timed(self, row: np.ndarray) -> np.ndarray:
+        """Write :meth:`as_array` and the time s (NaN: none) to ``row`` (20,); returns it."""
+        row[:19] = self.as_array()
+        row[19] = math.nan if self.time is None else self.time
+        return row
+
+    def __getattr__(self, name: str):
+        """A field of a motion made over its array (`from_array`, `rows`): a view of it, made
+        when first read."""
+        span = _FIELDS.get(name)
+        a = self.__dict__.get("_array")
+        if span is None or a is None:
+            raise AttributeError(f"'InterfaceMotion' object has no attribute {name!r}")
+        value = self.__dict__[name] = a[span]
+        return value
 
     def as_array(self) -> np.ndarray:
         """Flat (19,) float64, read-only: position, quaternion, velocity, ω, acceleration, α.
@@ -78,8 +109,30 @@ class InterfaceMotion:
         return self._array
 
 
-def _all_finite(a: np.ndarray) -> bool:
-    return bool(np.isfinite(a).all())
+_FIELDS = {"position": slice(0, 3), "quaternion": slice(3, 7), "velocity": slice(7, 10),
+           "angular_velocity": slice(10, 13), "acceleration": slice(13, 16),
+           "angular_acceleration": slice(16, 19)}
+
+
+def _view(a: np.ndarray, time: float | None) -> InterfaceMotion:
+    """A motion over the checked, read-only (19,) array ``a`` (no copy, no further checks; its
+    fields are views of ``a``, made when first read)."""
+    m = object.__new__(InterfaceMotion)
+    d = m.__dict__
+    d["_array"], d["time"] = a, time
+    return m
+
+
+def _finite(a: np.ndarray) -> bool:
+    """All values finite (the ufunc's reduce: ndarray.all's wrapper costs as much again)."""
+    return bool(np.logical_and.reduce(np.isfinite(a), axis=None))
+
+
+def _refuse(a: np.ndarray, values) -> None:
+    """Raise the ValueError naming what is wrong with a motion's values (the attribute with
+    non-finite values or too few, or the count)."""
+    InterfaceMotion(a[:3], a[3:7], a[7:10], a[10:13], a[13:16], a[16:19]).as_array()
+    raise ValueError(f"motion: expected 19 values, got shape {np.shape(values)}")
 
 
 def _vec(a, n: int, name: str) -> np.ndarray:

@@ -88,18 +88,19 @@ static int past_ok(const double *s, double t, double H, int64_t m, const double 
 }
 
 /* One body's exchange step from `motion` (19) at t through m past motions (rows of 20: values,
- * time); coef/rows as endpoint.h.  Then its motion history takes `motion` (time t) and the
- * range checks of FlexEndpoint._after_commit run.  0: the Python master must take the step. */
-static int flex_step(rbc_cs_joint *j, const double *motion, double t, double H, int64_t m,
-                     const double *past20[FX_MAX_PAST], int64_t order, double *coef,
-                     int64_t *rows) {
+ * time; a NaN time: i + 1 steps back), coef/rows as endpoint.h.  Then its motion history takes
+ * `motion` (time motion_time) and the range checks of FlexEndpoint._after_commit run, quiet
+ * with a margin.  Returns an RBC_CS_STEP_* code (coupled.h). */
+static int flex_step(rbc_cs_joint *j, const double *motion, double motion_time, double t,
+                     double H, int64_t m, const double *past20[FX_MAX_PAST], int64_t order,
+                     double *coef, int64_t *rows) {
     double taus[FX_MAX_PAST], past[19 * FX_MAX_PAST];
     for (int64_t i = 0; i < m; i++) {
-        taus[i] = past20[i][19] - t;
+        taus[i] = isnan(past20[i][19]) ? -(double)(i + 1) * H : past20[i][19] - t;
         memcpy(past + 19 * i, past20[i], 19 * sizeof(double));
     }
     double *s = body_state(j);
-    if (!past_ok(s, t, H, m, taus)) return 0;
+    if (!past_ok(s, t, H, m, taus)) return RBC_CS_STEP_REFUSED;
     int ok;
     if (j->floating)
         ok = rbc_fx_floating_exchange_step(j->body, j->x, motion, m, taus, past, t, H,
@@ -107,16 +108,17 @@ static int flex_step(rbc_cs_joint *j, const double *motion, double t, double H, 
     else
         ok = rbc_fx_grounded_exchange_step(j->body, j->x, motion, m, taus, past, t, H,
                                            j->micro_steps, j->p, order, coef, rows);
-    if (!ok) return 0;
+    if (!ok) return RBC_CS_STEP_NOT_FINITE;
     /* _motions = [motion, *_motions[:1]] */
     memcpy(j->motions + 20, j->motions, 20 * sizeof(double));
     memcpy(j->motions, motion, 19 * sizeof(double));
-    j->motions[19] = t;
+    j->motions[19] = motion_time;
     j->n_motions[0] = j->n_motions[0] < 1 ? 1 : 2;
     /* the spin and deformation checks, quiet with a margin (else Python decides) */
     const double *w = s + FX_W;
     double w2 = w[0] * w[0] + w[1] * w[1] + w[2] * w[2];
-    if (!(w2 * (1.0 + 1e-9) * (1.0 + 1e-12) < j->spin_floor * (1.0 - 1e-12))) return 0;
+    if (!(w2 * (1.0 + 1e-9) * (1.0 + 1e-12) < j->spin_floor * (1.0 - 1e-12)))
+        return RBC_CS_STEP_CHECK;
     if (j->rotation_gain > 0.0) {
         int64_t k = (body_size(j) - FX_ETA) / 2;
         const double *eta = s + FX_ETA;
@@ -126,7 +128,7 @@ static int flex_step(rbc_cs_joint *j, const double *motion, double t, double H, 
               <= j->rotation_limit * (1.0 - 1e-12))) {
             /* DeformationRange.rotation: the largest nodal rotation, quiet below the limit
              * with a margin far above the rounding of its sums */
-            if (j->n_rotations == 0) return 0;
+            if (j->n_rotations == 0) return RBC_CS_STEP_CHECK;
             double largest = 0.0;
             for (int64_t node = 0; node + 3 <= j->n_rotations; node += 3) {
                 double s2 = 0.0;
@@ -138,10 +140,10 @@ static int flex_step(rbc_cs_joint *j, const double *motion, double t, double H, 
                 }
                 if (!(s2 <= largest)) largest = s2;
             }
-            if (!(sqrt(largest) < j->rotation_limit * (1.0 - 1e-9))) return 0;
+            if (!(sqrt(largest) < j->rotation_limit * (1.0 - 1e-9))) return RBC_CS_STEP_CHECK;
         }
     }
-    return 1;
+    return RBC_CS_STEP_QUIET;
 }
 
 /* RigidSide.set_wrench_polynomial: the point's coefficients, the inputs' time origin t. */
@@ -168,6 +170,14 @@ static int64_t past_motions(const rbc_cs_joint *j, int64_t order, const double *
     past20[0] = future;
     if (m > 0) past20[1] = j->motions;
     return 1 + (m > 0);
+}
+
+int rbc_cs_flex_step(rbc_cs_joint *j, const double *motion, const double *future, double t,
+                     double H, int64_t order, int64_t poly_order, double *coef, int64_t *rows) {
+    const double *past20[FX_MAX_PAST];
+    int64_t m = past_motions(j, order, future, past20);
+    *rows = 0;
+    return flex_step(j, motion, motion[19], t, H, m, past20, poly_order, coef, rows);
 }
 
 int rbc_cs_steps(rbc_maximal *h, const rbc_stepper *st, double *y, double *t, double H,
@@ -233,7 +243,8 @@ int rbc_cs_steps(rbc_maximal *h, const rbc_stepper *st, double *y, double *t, do
             if (scheme == RBC_CS_FLEX_FIRST) {
                 const double *past20[FX_MAX_PAST];
                 int64_t m = past_motions(j, order, NULL, past20);
-                if (!flex_step(j, now + 19 * j->point, t0, H, m, past20, order, coef, &rows))
+                if (flex_step(j, now + 19 * j->point, t0, t0, H, m, past20, order, coef, &rows)
+                    != RBC_CS_STEP_QUIET)
                     goto fallback;
             } else {
                 int64_t count = order + 1 < j->x->count.i[0] ? order + 1 : j->x->count.i[0];
@@ -277,7 +288,8 @@ int rbc_cs_steps(rbc_maximal *h, const rbc_stepper *st, double *y, double *t, do
                     f = future;
                 }
                 int64_t m = past_motions(j, order, f, past20);
-                if (!flex_step(j, now + 19 * j->point, t0, H, m, past20, -1, NULL, NULL))
+                if (flex_step(j, now + 19 * j->point, t0, t0, H, m, past20, -1, NULL, NULL)
+                    != RBC_CS_STEP_QUIET)
                     goto fallback;
             }
         }

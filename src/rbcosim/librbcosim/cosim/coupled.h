@@ -55,6 +55,25 @@ typedef struct rbc_cs_joint {
     double *ledger;          /* (RBC_CS_LEDGER,) see above */
 } rbc_cs_joint;
 
+/* What one body's exchange step outside a batch did (rbc_cs_flex_step). */
+enum {
+    RBC_CS_STEP_REFUSED = -1,   /* the body is not at t, or past motions at coincident times:
+                                   nothing written */
+    RBC_CS_STEP_NOT_FINITE = 0, /* the step is not finite (the body's state is not to be used) */
+    RBC_CS_STEP_QUIET = 1,      /* committed; the range checks are certainly quiet */
+    RBC_CS_STEP_CHECK = 2       /* committed; the range checks are the caller's to run */
+};
+
+/* One body's exchange step from `motion` (20: the rigid point's 19 values at t, then their time
+ * s, stored in the history; NaN for none) through the newest `order` motions of its history
+ * (rigid side first: `future` (20) at t + H, not NULL, and the newest one), then its commit and
+ * history, as the batch takes it; poly_order >= 0 writes the Gauss–Seidel polynomial (flexible
+ * side first) to coef and its row count to *rows.  Only the joint's body, x, p, micro_steps,
+ * spin_floor, rotation_gain, rotation_limit, rotations, n_rotations, motions and n_motions are
+ * used.  Returns an RBC_CS_STEP_* code. */
+int rbc_cs_flex_step(rbc_cs_joint *j, const double *motion, const double *future, double t,
+                     double H, int64_t order, int64_t poly_order, double *coef, int64_t *rows);
+
 /* Up to K coupled macro steps of H from *t (s, the rigid side's time; updated) with `scheme`,
  * wrench extrapolation order `order` (0..2) and n rigid micro steps.  io: the rigid macro step's
  * caller-owned scratch (rigid/macro.h), holding the last step's values on return.

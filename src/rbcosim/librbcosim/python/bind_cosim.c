@@ -15,6 +15,46 @@ static int sized(const rbc_arr *a, int64_t size, const char *what) {
     return 1;
 }
 
+static int64_t body_state_size(const rbc_cs_joint *j) {
+    return j->floating ? ((rbc_fx_floating_body *)j->body)->state.size
+                       : ((rbc_fx_grounded_body *)j->body)->state.size;
+}
+
+/* The sizes of a joint's body (j->floating set), its exchange and p (the grounded propagator);
+ * sets j->p. */
+static int body_and_exchange(rbc_cs_joint *j, const rbc_arr *p, const char *name) {
+    rbc_arr *state, *wrench;
+    if (j->floating) {
+        rbc_fx_floating_body *b = j->body;
+        state = &b->state;
+        wrench = &b->wrench;
+    } else {
+        rbc_fx_grounded_body *b = j->body;
+        state = &b->state;
+        wrench = &b->wrench;
+    }
+    int64_t modes = (state->size - FX_ETA) / 2;
+    if (state->size < FX_ETA || (state->size - FX_ETA) % 2 || modes > FX_MAX_MODES) {
+        PyErr_Format(PyExc_ValueError, "%s: a body's state is not a flex state", name);
+        return 0;
+    }
+    rbc_fx_exchange *x = j->x;
+    if (!sized(wrench, 6, "wrench") || !sized(&x->times, FX_HISTORY, "times")
+        || !sized(&x->wrenches, 6 * FX_HISTORY, "wrenches") || !sized(&x->count, 1, "count")
+        || !sized(&x->energy, 1, "energy") || !sized(&x->pending, 1, "pending")
+        || !sized(&x->handed_mass, 36, "handed_mass") || !sized(&x->implicit, 1, "implicit")
+        || !sized(&x->rigid_input, 6, "rigid_input"))
+        return 0;
+    if (!j->floating) {
+        rbc_fx_grounded_body *b = j->body;
+        int64_t nb = b->comps.size;
+        if (nb > FX_MAX_BOUNDARY || !sized(p, modes ? 2 * modes * (3 * modes + 5 * nb) : p->size, "p"))
+            return 0;
+    }
+    j->p = p->d;
+    return 1;
+}
+
 /* One joint from (body, exchange, p, ints [point, micro_steps, n_motions], floats [tol (4),
  * spin_floor, rotation_gain, rotation_limit], motions (2, 20), ledger (23,), rotations (3 N, k)
  * or empty). */
@@ -34,35 +74,11 @@ static int parse_joint(PyObject *item, rbc_cs_joint *j, int64_t k, double H) {
                    (void **)&j->x, &p, &ints, &floats, &motions, &ledger, &rotations))
         return 0;
     j->floating = kind[5] == 'f';
-    rbc_arr *state, *wrench;
-    if (j->floating) {
-        rbc_fx_floating_body *b = j->body;
-        state = &b->state;
-        wrench = &b->wrench;
-    } else {
-        rbc_fx_grounded_body *b = j->body;
-        state = &b->state;
-        wrench = &b->wrench;
-    }
-    int64_t modes = (state->size - FX_ETA) / 2;
-    if (state->size < FX_ETA || (state->size - FX_ETA) % 2 || modes > FX_MAX_MODES) {
-        PyErr_SetString(PyExc_ValueError, "coupled_steps: a body's state is not a flex state");
+    if (!body_and_exchange(j, &p, "coupled_steps") || !sized(&ints, 3, "ints")
+        || !sized(&floats, 7, "floats") || !sized(&motions, 40, "motions")
+        || !sized(&ledger, RBC_CS_LEDGER, "ledger"))
         return 0;
-    }
-    rbc_fx_exchange *x = j->x;
-    if (!sized(wrench, 6, "wrench") || !sized(&ints, 3, "ints") || !sized(&floats, 7, "floats")
-        || !sized(&motions, 40, "motions") || !sized(&ledger, RBC_CS_LEDGER, "ledger")
-        || !sized(&x->times, FX_HISTORY, "times") || !sized(&x->wrenches, 6 * FX_HISTORY, "wrenches")
-        || !sized(&x->count, 1, "count") || !sized(&x->energy, 1, "energy")
-        || !sized(&x->pending, 1, "pending") || !sized(&x->handed_mass, 36, "handed_mass")
-        || !sized(&x->implicit, 1, "implicit") || !sized(&x->rigid_input, 6, "rigid_input"))
-        return 0;
-    if (!j->floating) {
-        rbc_fx_grounded_body *b = j->body;
-        int64_t nb = b->comps.size;
-        if (nb > FX_MAX_BOUNDARY || !sized(&p, modes ? 2 * modes * (3 * modes + 5 * nb) : p.size, "p"))
-            return 0;
-    }
+    int64_t modes = (body_state_size(j) - FX_ETA) / 2;
     j->p = p.d;
     j->point = ints.i[0];
     j->micro_steps = ints.i[1];
@@ -138,7 +154,53 @@ static PyObject *py_coupled_steps(PyObject *self, PyObject *const *args, Py_ssiz
     return Py_BuildValue("iLdL", code, (long long)done, t, (long long)micro);
 }
 
+/* flex_step(body, exchange, p, micro_steps, motions, n_motions, checks, rotations, motion,
+ * future, t, H, order, poly_order, coef) -> (code, rows): one body's exchange step outside a
+ * batch (rbc_cs_flex_step): motions (2, 20) and n_motions (1,) its history, checks [spin_floor,
+ * rotation_gain, rotation_limit], rotations (3 N, k) or empty, motion (20,), future (20,) or
+ * empty, coef (4, 6). */
+static PyObject *py_flex_step(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    const char *name = "flex_step";
+    rbc_cs_joint j = {0};
+    rbc_arr p, motions, n_motions, checks, rotations, motion, future, coef;
+    double t, H;
+    int64_t order, poly_order, rows = 0;
+    if (nargs != 15) FAIL("%s() takes 15 arguments (%zd given)", name, nargs);
+    const char *kind = "flex_floating";
+    if (!rbc_parse(args, 1, name, "H", kind, &j.body)) {
+        PyErr_Clear();
+        kind = "flex_grounded";
+    }
+    if (!rbc_parse(args, nargs, name, "HHDnDLDDDDddnnD", kind, &j.body, "flex_exchange",
+                   (void **)&j.x, &p, &j.micro_steps, &motions, &n_motions, &checks, &rotations,
+                   &motion, &future, &t, &H, &order, &poly_order, &coef))
+        return NULL;
+    j.floating = kind[5] == 'f';
+    if (!body_and_exchange(&j, &p, name) || !sized(&motions, 40, "motions")
+        || !sized(&n_motions, 1, "n_motions") || !sized(&checks, 3, "checks")
+        || !sized(&motion, 20, "motion") || !sized(&coef, 6 * FX_HISTORY, "coef"))
+        return NULL;
+    int64_t modes = (body_state_size(&j) - FX_ETA) / 2;
+    if (j.micro_steps < 1 || n_motions.i[0] < 0 || n_motions.i[0] > 2 || order < 0
+        || poly_order >= FX_HISTORY || (future.size != 0 && future.size != 20) || !(H > 0)
+        || rotations.size % (3 * (modes ? modes : 1)) || (rotations.size && !modes))
+        FAIL("%s: micro_steps >= 1, n_motions 0..2, order >= 0, poly_order < %d, future (20,) "
+             "or empty, H > 0, rotations (3 N, k)", name, FX_HISTORY);
+    j.motions = motions.d;
+    j.n_motions = n_motions.i;
+    j.spin_floor = checks.d[0];
+    j.rotation_gain = checks.d[1];
+    j.rotation_limit = checks.d[2];
+    j.rotations = rotations.d;
+    j.n_rotations = modes ? rotations.size / modes : 0;
+    int code = rbc_cs_flex_step(&j, motion.d, future.size ? future.d : NULL, t, H, order,
+                                poly_order, poly_order >= 0 ? coef.d : NULL, &rows);
+    return Py_BuildValue("iL", code, (long long)rows);
+}
+
 PyMethodDef rbc_cosim_methods[] = {
     RBC_METHOD(coupled_steps),
+    RBC_METHOD(flex_step),
     {NULL, NULL, 0, NULL},
 };

@@ -436,49 +436,6 @@ static PyObject *py_rigid_input(PyObject *self, PyObject *const *args, Py_ssize_
     Py_RETURN_NONE;
 }
 
-/* exchange_step(body, exchange, motion, past_taus, past, t, H, n, p, order, coef) -> rows:
- * one macro step and its commit (endpoint.h); coef (4, 6) receives the Gauss–Seidel polynomial
- * when order >= 0 (its first `rows` rows), p: the grounded propagator (ignored when floating).
- * Returns the number of polynomial rows (0 when order < 0), or None if the step is not finite. */
-static PyObject *py_exchange_step(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    rbc_fx_exchange *x;
-    rbc_arr motion, taus, past, p, coef;
-    double t, H;
-    int64_t n, order, rows = 0;
-    const char *name = "exchange_step";
-    if (nargs != 11) FAIL("%s() takes 11 arguments (%zd given)", name, nargs);
-    void *body;
-    const char *kind = "flex_floating";
-    /* The body's kind decides: try floating, then grounded. */
-    if (!rbc_parse(args, 1, name, "H", kind, &body)) {
-        PyErr_Clear();
-        kind = "flex_grounded";
-    }
-    if (!rbc_parse(args, nargs, name, "HHDDDddnDnD", kind, &body, "flex_exchange", (void **)&x,
-                   &motion, &taus, &past, &t, &H, &n, &p, &order, &coef)) return NULL;
-    int floating = kind[5] == 'f';
-    if (!check_exchange(x, name) || !check_motions(&motion, &taus, &past, name)
-        || !check_size(&coef, 6 * FX_HISTORY, name, "coef")) return NULL;
-    if (n < 1) FAIL("%s: n >= 1", name);
-    double *c = order >= 0 ? coef.d : NULL;
-    int ok;
-    if (floating) {
-        rbc_fx_floating_body *b = body;
-        if (!check_floating_body(b, name)) return NULL;
-        ok = rbc_fx_floating_exchange_step(b, x, motion.d, taus.size, taus.d, past.d, t, H, n,
-                                           order, c, &rows);
-    } else {
-        rbc_fx_grounded_body *b = body;
-        if (!check_grounded_body(b, name)) return NULL;
-        int64_t k = (b->state.size - FX_ETA) / 2, nb = b->comps.size;
-        if (!check_size(&p, k ? 2 * k * (3 * k + 5 * nb) : p.size, name, "p")) return NULL;
-        ok = rbc_fx_grounded_exchange_step(b, x, motion.d, taus.size, taus.d, past.d, t, H, n,
-                                           p.d, order, c, &rows);
-    }
-    if (!ok) Py_RETURN_NONE;
-    return PyLong_FromLongLong(rows);
-}
-
 PyMethodDef rbc_flex_methods[] = {
     RBC_METHOD(polynomial_through),
     RBC_METHOD(acceleration_polynomial),
@@ -502,7 +459,6 @@ PyMethodDef rbc_flex_methods[] = {
     RBC_METHOD(floating_body_step),
     RBC_METHOD(grounded_body_step),
     RBC_METHOD(rigid_input),
-    RBC_METHOD(exchange_step),
     {NULL, NULL, 0, NULL},
 };
 
