@@ -5,6 +5,7 @@ server handed to `run_distributed` is left for its caller to reap."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
@@ -96,3 +97,69 @@ def test_the_program_freezes_its_objects_before_it_exits_and_a_caller_keeps_them
     )
     frozen = [line for line in _python(code).splitlines() if line.startswith("frozen ")]
     assert frozen == ["frozen False", "frozen True"]
+
+
+def test_cosim_starts_its_server_and_a_flexible_solver_before_it_loads_numpy(tmp_path):
+    out = _python(
+        "import subprocess, sys\n"
+        "real = subprocess.Popen.__init__\n"
+        "def spy(self, cmd, *a, **k):\n"
+        "    if 'rbcosim' in cmd:\n"
+        "        print(cmd[cmd.index('rbcosim') + 1], 'numpy' in sys.modules, flush=True)\n"
+        "    real(self, cmd, *a, **k)\n"
+        "subprocess.Popen.__init__ = spy\n"
+        "from rbcosim.cli.main import main\n"
+        f"main(['cosim', {str(PENDULUM)!r}, '--t-end', '0.001', '--no-plot', '-q',\n"
+        f"      '-o', {str(tmp_path / 'r.csv')!r}])\n"
+    )
+    assert [line for line in out.splitlines() if line.split()[0] in ("serve", "flex")] == [
+        "serve False", "flex False"]
+
+
+def _processes_naming(text: str) -> list[str]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            if text in cmdline:
+                found.append(cmdline)
+    return found
+
+
+def test_a_refused_scenario_stops_the_flexible_solver_started_ahead(tmp_path):
+    root = tmp_path / "scenarios"
+    root.mkdir()
+    scenario = root / "pendulum.toml"
+    scenario.write_text(PENDULUM.read_text())
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    run = subprocess.run(
+        [sys.executable, "-m", "rbcosim", "cosim", str(scenario), "--set", "cosim.macro_step=0",
+         "--no-plot", "-q", "-o", str(tmp_path / "r.csv")],
+        check=False, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "TMPDIR": str(temp)})
+    assert run.returncode == 1
+    assert run.stderr.strip().splitlines()[-1].startswith("rbcosim cosim: error: ")
+    assert _processes_naming(str(root)) == []
+    assert list(temp.iterdir()) == []
+
+
+def test_flex_reads_its_joints_from_stdin_only_alone_and_says_when_none_come(tmp_path):
+    base = [sys.executable, "-m", "rbcosim", "flex", "--connect", "-", "--session", "-",
+            "--scenario", str(PENDULUM)]
+
+    def flex(joints: list[str], stdin: str) -> subprocess.CompletedProcess:
+        return subprocess.run([*base, *joints], input=stdin, check=False, capture_output=True,
+                              text=True, timeout=120)
+
+    none = flex(["--joint", "-"], "")
+    assert (none.returncode, none.stderr.strip()) == (
+        1, "rbcosim flex: error: --joint -: expected the joint names on stdin, got none")
+    mixed = flex(["--joint", "-", "--joint", "clamp"], "clamp\n")
+    assert (mixed.returncode, mixed.stderr.strip()) == (
+        1, "rbcosim flex: error: --joint - (joints read from stdin) goes alone, with --connect -")
+    unknown = flex(["--joint", "-"], "nosuch\n")
+    assert unknown.returncode == 1 and "nosuch" in unknown.stderr

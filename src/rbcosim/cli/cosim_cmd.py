@@ -10,6 +10,8 @@ results (the same columns and numbers as `rbcosim run`), a JSON summary (the lay
 from __future__ import annotations
 
 import argparse
+import shutil
+import tempfile
 from pathlib import Path
 
 from rbcosim.cli.animate_cmd import add_animate_option
@@ -80,24 +82,46 @@ def run(args: argparse.Namespace) -> int:
         raise ScenarioError(f"{path}: no such scenario file")
     if args.checkpoint_every < 0:
         raise ScenarioError("--checkpoint-every: expected 0 (off) or a positive integer")
-    server = None
-    if args.connect is None:  # before anything else: its start-up is the longest
-        from rbcosim.distributed.processes import ServerProcess
+    # Before anything else, the processes whose start-up is the longest: the server, and a
+    # flexible solver that loads its modules while this process loads the scenario (its
+    # joints follow on its stdin; with --output-interval its overrides wait for the scenario).
+    from rbcosim.distributed.processes import (
+        CosimOptions,
+        ServerProcess,
+        scenario_overrides,
+        start_flex,
+        stop_processes,
+    )
 
+    options = CosimOptions(
+        connect=args.connect, bind=args.bind, serve_external=args.serve_external,
+        progress=not args.quiet, barrier_timeout=args.barrier_timeout, timeout=args.timeout,
+        connect_timeout=args.connect_timeout, checkpoint_every=args.checkpoint_every,
+        curve_server_key=args.curve_server_key, curve_secret=args.curve_secret,
+    )
+    overrides = scenario_overrides(args.overrides, args.t_end)
+    server = None
+    if args.connect is None:
         server = ServerProcess(args.bind, args.barrier_timeout, path.resolve().parent)
+    early, folder = [], Path(tempfile.mkdtemp(prefix="rbcosim-cosim-"))
     try:
-        return _run(args, path, server)
-    finally:  # the run asked it to end: it ends while the results are written
+        if not args.serve_external and args.output_interval is None:
+            early.append(start_flex(None, None, None, path.resolve(), overrides, folder,
+                                    options))
+        return _run(args, path, overrides, options, server, early)
+    finally:  # the run asked the server to end: it ends while the results are written
+        stop_processes(early)
         if server is not None:
             server.stop()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
-def _run(args: argparse.Namespace, path: Path, server) -> int:
-    """`run` once its server (None with --connect) is started."""
-    from rbcosim.distributed.driver import CosimOptions, run_distributed, scenario_overrides
+def _run(args: argparse.Namespace, path: Path, overrides: list[str], options, server,
+         early: list) -> int:
+    """`run` once its server (None with --connect) and early flexible solver are started."""
+    from rbcosim.distributed.driver import run_distributed
     from rbcosim.scenario.loader import load_scenario
 
-    overrides = scenario_overrides(args.overrides, args.t_end)
     scenario = load_scenario(path, overrides)
     if args.output_interval is not None:
         overrides.append(f"solver.output_every={output_every(scenario, args.output_interval)}")
@@ -105,13 +129,7 @@ def _run(args: argparse.Namespace, path: Path, server) -> int:
     warn_unused_overrides(scenario, args.overrides)
     enforce_limits(args, scenario)
     out = Path(args.out or Path("results") / (path.stem + ".csv"))
-    options = CosimOptions(
-        connect=args.connect, bind=args.bind, serve_external=args.serve_external,
-        progress=not args.quiet, barrier_timeout=args.barrier_timeout, timeout=args.timeout,
-        connect_timeout=args.connect_timeout, checkpoint_every=args.checkpoint_every,
-        curve_server_key=args.curve_server_key, curve_secret=args.curve_secret,
-    )
-    results = run_distributed(path, overrides, options, server).results.select(
+    results = run_distributed(path, overrides, options, server, early).results.select(
         args.output_variables)
     written = results.write(out)
     if not args.no_plot:

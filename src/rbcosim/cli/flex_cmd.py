@@ -32,7 +32,8 @@ def add_parser(sub) -> None:
                    help="session id (create_session); '-': read it from stdin with --connect -")
     p.add_argument("--joint", dest="joints", metavar="NAME", action="append", default=[],
                    help="a rigid–flexible joint ([couplings.NAME]) this process drives "
-                        "(repeatable)")
+                        "(repeatable); '-' (with --connect -): read the joints, separated by "
+                        "spaces, from the first line of stdin, before 'ADDR ID'")
     p.add_argument("--body", dest="bodies", metavar="NAME", action="append", default=[],
                    help="drive every joint of this flexible body ([flex_bodies.NAME]; "
                         "repeatable, may be mixed with --joint)")
@@ -74,11 +75,18 @@ def run(args: argparse.Namespace) -> int:
     )
 
     scenario = load(args)
-    joints = select_joints(scenario, args.joints, args.bodies)
     if args.checkpoint_every < 0:
         raise RbcosimError("--checkpoint-every: expected 0 (off) or a positive integer")
     if (args.connect == "-") != (args.session == "-"):
         raise RbcosimError("--connect - and --session - go together (both read from stdin)")
+    names = args.joints
+    if "-" in names:
+        if names != ["-"] or args.bodies or args.connect != "-":
+            raise RbcosimError("--joint - (joints read from stdin) goes alone, with --connect -")
+        names = sys.stdin.readline().split()
+        if not names:
+            raise RbcosimError("--joint -: expected the joint names on stdin, got none")
+    joints = select_joints(scenario, names, args.bodies)
     address, session, endpoints = args.connect, args.session, None
     if address == "-":
         from rbcosim.distributed.flex_solver import endpoints_for

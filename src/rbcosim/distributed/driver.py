@@ -11,8 +11,6 @@ same scenario — the same columns, in the same order, with the same numbers.
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -30,14 +28,16 @@ from rbcosim.distributed.flex_solver import (
     check_distributed,
     macro_steps,
     read_results,
-    solver_tag,
 )
 from rbcosim.distributed.processes import (
     CosimError,
+    CosimOptions,
     ExitWatch,
+    FlexProcess,
     ServerProcess,
     describe_exit,
-    rbcosim_command,
+    start_flex,
+    stop_processes,
     tail,
 )
 from rbcosim.endpoints import is_loopback
@@ -51,32 +51,6 @@ FIRST_SESSION_WAIT = 60.0  # s a create_session may wait for a server's fork ser
 
 
 @dataclass
-class CosimOptions:
-    """How `run_distributed` runs; defaults start everything on this host over loopback."""
-
-    connect: str | None = None
-    """Address of a running server (any host); None starts `rbcosim serve` here."""
-    bind: str = "tcp://127.0.0.1:0"
-    """Where the started server binds (loopback; port 0 picks a free one)."""
-    serve_external: bool = False
-    """Start no flexible solvers: wait for external ones to attach and drive the session."""
-    progress: bool = True
-    barrier_timeout: float = 30.0
-    """Seconds the server waits at a step barrier for a missing flexible solver."""
-    timeout: float = 120.0
-    """Seconds any process waits for one reply from the server."""
-    connect_timeout: float = 10.0
-    """Seconds to wait for the server's first reply (hello)."""
-    checkpoint_every: int = 0
-    """Server snapshots and flexible-solver checkpoints every N macro steps (0: none)."""
-    checkpoint_dir: Path | None = None
-    curve_server_key: str | None = None
-    curve_secret: str | None = None
-    log: object = None
-    """Where status lines go (a callable taking a str); None: stderr."""
-
-
-@dataclass
 class CosimRun:
     """A finished multi-process run."""
 
@@ -86,91 +60,6 @@ class CosimRun:
     processes: dict[str, int] = field(default_factory=dict)
     """joint -> pid of the flexible solver driving it (empty when external solvers drove the
     session)."""
-
-
-def scenario_overrides(overrides: list[str] | None, t_end: float | None) -> list[str]:
-    """The --set list every process gets, with --t-end as solver.t_end."""
-    out = list(overrides or [])
-    if t_end is not None:
-        if not t_end > 0:
-            raise CosimError(f"--t-end: expected a positive number, got {t_end}")
-        out.append(f"solver.t_end={t_end!r}")
-    return out
-
-
-# --- processes ----------------------------------------------------------------------------
-
-
-@dataclass
-class FlexProcess:
-    joints: tuple[str, ...]
-    proc: subprocess.Popen
-    out: Path
-    log: Path
-
-    def hand(self, address: str, session: str) -> None:
-        """Tell a process started without them (`start_flex` with address None) the server
-        and the session: one line on its stdin. A process that already died is left to
-        `failure`."""
-        try:
-            self.proc.stdin.write(f"{address} {session}\n")
-            self.proc.stdin.close()
-        except (BrokenPipeError, OSError, ValueError):
-            pass
-
-    def failure(self) -> str | None:
-        code = self.proc.poll()
-        if code is None or code == 0:
-            return None
-        log = tail(self.log)
-        return (f"the flexible solver of joints {list(self.joints)} (pid {self.proc.pid}) "
-                f"{describe_exit(code)}" + (f":\n{log}" if log else ""))
-
-
-def start_flex(address: str | None, session: str | None, joints: list[str] | tuple[str, ...],
-               scenario_path: Path, overrides: list[str], workdir: Path, options: CosimOptions,
-               resume: bool = False) -> FlexProcess:
-    """One `rbcosim flex` process driving `joints` as one client; its output and log go to
-    `workdir`. With address and session None it starts at once, loads the scenario and its
-    flexible bodies, and waits for them on its stdin (`FlexProcess.hand`): so it starts while
-    the server does."""
-    tag = solver_tag(joints)
-    out = workdir / f"{tag}.flex"
-    log = workdir / f"{tag}.log"
-    later = address is None
-    cmd = rbcosim_command("flex", "--connect", "-" if later else address,
-                           "--session", "-" if later else session)
-    for joint in joints:
-        cmd += ["--joint", joint]
-    cmd += ["--scenario", str(scenario_path), "--out", str(out), "--timeout", repr(options.timeout)]
-    for item in overrides:
-        cmd += ["--set", item]
-    if options.checkpoint_every:
-        cmd += ["--checkpoint-every", str(options.checkpoint_every),
-                "--checkpoint-dir", str(options.checkpoint_dir or workdir / "checkpoints")]
-    if resume:
-        cmd.append("--resume")
-    if options.curve_server_key:
-        cmd += ["--curve-server-key", options.curve_server_key]
-    if options.curve_secret:
-        cmd += ["--curve-secret", options.curve_secret]
-    with open(log, "w") as log_file:
-        proc = subprocess.Popen(cmd, stdout=log_file, stderr=subprocess.STDOUT,
-                                stdin=subprocess.PIPE if later else subprocess.DEVNULL,
-                                text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    return FlexProcess(tuple(joints), proc, out, log)
-
-
-def stop_processes(flex: list[FlexProcess]) -> None:
-    for f in flex:
-        if f.proc.poll() is None:
-            f.proc.terminate()
-    for f in flex:
-        try:
-            f.proc.wait(5)
-        except subprocess.TimeoutExpired:
-            f.proc.kill()
-            f.proc.wait()
 
 
 # --- results ------------------------------------------------------------------------------
@@ -247,14 +136,18 @@ def _connect(address: str, options: CosimOptions) -> Client:
 
 
 def run_distributed(scenario_path: str | Path, overrides: list[str] | None = None,
-                    options: CosimOptions | None = None,
-                    server: ServerProcess | None = None) -> CosimRun:
+                    options: CosimOptions | None = None, server: ServerProcess | None = None,
+                    early: list[FlexProcess] | None = None) -> CosimRun:
     """Run the scenario's co-simulation across processes; returns the merged results.
 
     server: a server started ahead for this run (`ServerProcess`, e.g. by the command line
     before it loaded anything): the run asks it to end when it ends (`terminate`), and the
     caller then waits for it (`stop`), e.g. after writing the results; None starts one here
-    (and stops it) unless options.connect names one."""
+    (and stops it) unless options.connect names one.
+
+    early: flexible solvers started ahead, before their joints were known (`start_flex` with
+    joints None, the same overrides and options): the run gives them the bodies' joints in
+    order, starts more if there are more bodies, and stops them all when it ends."""
     options = options or CosimOptions()
     scenario_path = Path(scenario_path)
     overrides = list(overrides or [])
@@ -269,22 +162,28 @@ def run_distributed(scenario_path: str | Path, overrides: list[str] | None = Non
         scenario = load_scenario(scenario_path, overrides)
         check_distributed(scenario)
         with tempfile.TemporaryDirectory(prefix="rbcosim-cosim-") as tmp:
-            return _run(scenario, scenario_path, overrides, options, server, Path(tmp))
+            return _run(scenario, scenario_path, overrides, options, server, Path(tmp),
+                        list(early or []))
     finally:
+        stop_processes(early or [])
         if server is not None:
             server.stop() if ours else server.terminate()
 
 
 def _run(scenario: Scenario, scenario_path: Path, overrides: list[str], options: CosimOptions,
-         server: ServerProcess | None, workdir: Path) -> CosimRun:
+         server: ServerProcess | None, workdir: Path, early: list[FlexProcess]) -> CosimRun:
     """`run_distributed` once its server runs (or is named) and its scenario is loaded."""
     n_steps = macro_steps(scenario)
     flex: list[FlexProcess] = []
     client = None
     try:
         if not options.serve_external:
-            flex = [start_flex(None, None, joints, scenario_path.resolve(), overrides,
-                               workdir, options) for joints in body_joints(scenario).values()]
+            bodies = list(body_joints(scenario).values())
+            flex = early[:len(bodies)] + [
+                start_flex(None, None, None, scenario_path.resolve(), overrides, workdir,
+                           options) for _ in bodies[len(early):]]
+            for f, joints in zip(flex, bodies):
+                f.assign(joints)
         address = options.connect if server is None else server.wait_address()
         client = _connect(address, options)
         info = _create_session(client, scenario_path, overrides, address, options,

@@ -1,9 +1,10 @@
 """The child processes of `rbcosim cosim`: light to import (no numpy, no solver), so that the
-command line starts its server before it loads anything else."""
+command line starts its server and a flexible solver before it loads anything else."""
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import selectors
 import shutil
@@ -12,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Self
 
@@ -41,6 +43,134 @@ def tail(path: Path, lines: int = 6) -> str:
     except OSError:
         return ""
     return "\n".join(text[-lines:])
+
+
+@dataclass
+class CosimOptions:
+    """How `run_distributed` runs; defaults start everything on this host over loopback."""
+
+    connect: str | None = None
+    """Address of a running server (any host); None starts `rbcosim serve` here."""
+    bind: str = "tcp://127.0.0.1:0"
+    """Where the started server binds (loopback; port 0 picks a free one)."""
+    serve_external: bool = False
+    """Start no flexible solvers: wait for external ones to attach and drive the session."""
+    progress: bool = True
+    barrier_timeout: float = 30.0
+    """Seconds the server waits at a step barrier for a missing flexible solver."""
+    timeout: float = 120.0
+    """Seconds any process waits for one reply from the server."""
+    connect_timeout: float = 10.0
+    """Seconds to wait for the server's first reply (hello)."""
+    checkpoint_every: int = 0
+    """Server snapshots and flexible-solver checkpoints every N macro steps (0: none)."""
+    checkpoint_dir: Path | None = None
+    curve_server_key: str | None = None
+    curve_secret: str | None = None
+    log: object = None
+    """Where status lines go (a callable taking a str); None: stderr."""
+
+
+def scenario_overrides(overrides: list[str] | None, t_end: float | None) -> list[str]:
+    """The --set list every process gets, with --t-end as solver.t_end."""
+    out = list(overrides or [])
+    if t_end is not None:
+        if not t_end > 0:
+            raise CosimError(f"--t-end: expected a positive number, got {t_end}")
+        out.append(f"solver.t_end={t_end!r}")
+    return out
+
+
+_names = itertools.count(1)  # the flexible solvers' file names in a run's folder
+
+
+@dataclass
+class FlexProcess:
+    """An `rbcosim flex` process (`start_flex`); joints is () until `assign` names them."""
+
+    joints: tuple[str, ...]
+    proc: subprocess.Popen
+    out: Path
+    log: Path
+
+    def assign(self, joints: list[str] | tuple[str, ...]) -> None:
+        """Tell a process started without them (`start_flex` with joints None) its joints: one
+        line on its stdin, before `hand`."""
+        self.joints = tuple(joints)
+        self._write(" ".join(joints) + "\n", close=False)
+
+    def hand(self, address: str, session: str) -> None:
+        """Tell a process started without them (`start_flex` with address None) the server
+        and the session: one line on its stdin. A process that already died is left to
+        `failure`."""
+        self._write(f"{address} {session}\n", close=True)
+
+    def _write(self, line: str, close: bool) -> None:
+        try:
+            self.proc.stdin.write(line)
+            self.proc.stdin.flush()
+            if close:
+                self.proc.stdin.close()
+        except (BrokenPipeError, OSError, ValueError):
+            pass
+
+    def failure(self) -> str | None:
+        code = self.proc.poll()
+        if code is None or code == 0:
+            return None
+        log = tail(self.log)
+        return (f"the flexible solver of joints {list(self.joints)} (pid {self.proc.pid}) "
+                f"{describe_exit(code)}" + (f":\n{log}" if log else ""))
+
+
+def start_flex(address: str | None, session: str | None,
+               joints: list[str] | tuple[str, ...] | None, scenario_path: Path,
+               overrides: list[str], workdir: Path, options: CosimOptions,
+               resume: bool = False) -> FlexProcess:
+    """One `rbcosim flex` process driving `joints` as one client; its output and log go to
+    `workdir`. With address and session None it starts at once, loads its modules and the
+    scenario, and waits on its stdin: for its joints first when joints is None
+    (`FlexProcess.assign`), then for the server and the session (`FlexProcess.hand`), so that
+    it starts while the server does, and before this process has loaded the scenario."""
+    name = f"flex{next(_names)}"
+    out = workdir / f"{name}.flex"
+    log = workdir / f"{name}.log"
+    later = address is None
+    if joints is None and not later:
+        raise ValueError("start_flex: joints None (read from stdin) needs address None")
+    cmd = rbcosim_command("flex", "--connect", "-" if later else address,
+                           "--session", "-" if later else session)
+    for joint in ["-"] if joints is None else joints:
+        cmd += ["--joint", joint]
+    cmd += ["--scenario", str(scenario_path), "--out", str(out), "--timeout", repr(options.timeout)]
+    for item in overrides:
+        cmd += ["--set", item]
+    if options.checkpoint_every:
+        cmd += ["--checkpoint-every", str(options.checkpoint_every),
+                "--checkpoint-dir", str(options.checkpoint_dir or workdir / "checkpoints")]
+    if resume:
+        cmd.append("--resume")
+    if options.curve_server_key:
+        cmd += ["--curve-server-key", options.curve_server_key]
+    if options.curve_secret:
+        cmd += ["--curve-secret", options.curve_secret]
+    with open(log, "w") as log_file:
+        proc = subprocess.Popen(cmd, stdout=log_file, stderr=subprocess.STDOUT,
+                                stdin=subprocess.PIPE if later else subprocess.DEVNULL,
+                                text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    return FlexProcess(tuple(joints or ()), proc, out, log)
+
+
+def stop_processes(flex: list[FlexProcess]) -> None:
+    for f in flex:
+        if f.proc.poll() is None:
+            f.proc.terminate()
+    for f in flex:
+        try:
+            f.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            f.proc.kill()
+            f.proc.wait()
 
 
 class ExitWatch:
