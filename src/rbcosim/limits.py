@@ -28,9 +28,12 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rbcosim.errors import LimitError, ScenarioError
-from rbcosim.flex.io.declared_size import DeclaredArray, DeclaredSizeError, declared_arrays
+
+if TYPE_CHECKING:  # rbcosim.flex loads numpy: `rbcosim serve` and `cosim` parse without it
+    from rbcosim.flex.io.declared_size import DeclaredArray
 
 ROWS_PER_JOINT = {"fixed": 6, "revolute": 5, "prismatic": 5, "universal": 4, "cylindrical": 4,
                   "spherical": 3, "planar": 3, "distance": 1, "driver": 1, "rolling_disk": 3,
@@ -118,6 +121,8 @@ def _structure_files(cfg: dict, base_dir: Path) -> dict[str, Path]:
 
 
 def _declared(path: Path) -> list[DeclaredArray]:
+    from rbcosim.flex.io.declared_size import DeclaredSizeError, declared_arrays
+
     try:
         return declared_arrays(path)
     except (OSError, DeclaredSizeError):

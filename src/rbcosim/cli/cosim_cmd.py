@@ -86,20 +86,24 @@ def run(args: argparse.Namespace) -> int:
 
         server = ServerProcess(args.bind, args.barrier_timeout, path.resolve().parent)
     try:
-        from rbcosim.distributed.driver import CosimOptions, run_distributed, scenario_overrides
-        from rbcosim.scenario.loader import load_scenario
-
-        overrides = scenario_overrides(args.overrides, args.t_end)
-        scenario = load_scenario(path, overrides)
-        if args.output_interval is not None:
-            overrides.append(f"solver.output_every={output_every(scenario, args.output_interval)}")
-            scenario = load_scenario(path, overrides)
-        warn_unused_overrides(scenario, args.overrides)
-        enforce_limits(args, scenario)
-    except BaseException:
+        return _run(args, path, server)
+    finally:  # the run asked it to end: it ends while the results are written
         if server is not None:
             server.stop()
-        raise
+
+
+def _run(args: argparse.Namespace, path: Path, server) -> int:
+    """`run` once its server (None with --connect) is started."""
+    from rbcosim.distributed.driver import CosimOptions, run_distributed, scenario_overrides
+    from rbcosim.scenario.loader import load_scenario
+
+    overrides = scenario_overrides(args.overrides, args.t_end)
+    scenario = load_scenario(path, overrides)
+    if args.output_interval is not None:
+        overrides.append(f"solver.output_every={output_every(scenario, args.output_interval)}")
+        scenario = load_scenario(path, overrides)
+    warn_unused_overrides(scenario, args.overrides)
+    enforce_limits(args, scenario)
     out = Path(args.out or Path("results") / (path.stem + ".csv"))
     options = CosimOptions(
         connect=args.connect, bind=args.bind, serve_external=args.serve_external,

@@ -7,20 +7,23 @@ that asked for port 0 learns the port by reading one line.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import signal
 import sys
 import threading
 from pathlib import Path
 
-import zmq
-
 from rbcosim import PROTOCOL_VERSION, __version__
 from rbcosim.cli.limit_option import add_limit_option
 from rbcosim.errors import RbcosimError
 from rbcosim.limits import RunLimits
-from rbcosim.service.outbox import DEFAULT_SEND_BYTES
-from rbcosim.service.server import DEFAULT_BUILD_TIMEOUT, DEFAULT_SEND_HWM, DEFAULT_SESSION_IDLE
+from rbcosim.service.defaults import (
+    DEFAULT_BUILD_TIMEOUT,
+    DEFAULT_SEND_BYTES,
+    DEFAULT_SEND_HWM,
+    DEFAULT_SESSION_IDLE,
+)
 
 #: The folder `rbcosim serve` reads and writes in when no --root is given (in the working
 #: directory, created on start).
@@ -146,9 +149,9 @@ def _announce_sessions(server) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rbcosim.service import CurveConfig, Limits, Server, Service, generate_keys
-
     if args.generate_keys:
+        from rbcosim.service import generate_keys
+
         keys = generate_keys(args.generate_keys)
         for name, (public, secret) in keys.items():
             print(f"{name}: public {public}, secret {secret}")
@@ -159,7 +162,6 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if (args.curve_secret is None) != (args.curve_clients is None):
         raise ServeError("--curve-secret and --curve-clients go together")
-    curve = CurveConfig(args.curve_secret, args.curve_clients) if args.curve_secret else None
     for option, value in (("--send-hwm", args.send_hwm), ("--send-bytes", args.send_bytes),
                           ("--request-timeout", args.request_timeout),
                           ("--session-idle", args.session_idle),
@@ -172,13 +174,25 @@ def run(args: argparse.Namespace) -> int:
         root.mkdir(exist_ok=True)
     elif not root.is_dir():
         raise ServeError(f"--root {args.root}: not a folder")
+    run_limits = RunLimits.from_items(args.limits)
+    # The session workers' fork server loads the core (most of a second) while this process
+    # imports the service and binds (if it cannot start now, the workers try again and say why).
+    from rbcosim.service import fork_server
+
+    with contextlib.suppress(OSError):
+        fork_server.start()
+    import zmq
+
+    from rbcosim.service import CurveConfig, Limits, Server, Service
+
+    curve = CurveConfig(args.curve_secret, args.curve_clients) if args.curve_secret else None
     service = Service(
         rigid_factory=_load_factory(args.rigid_factory) if args.rigid_factory else None,
         barrier_timeout=args.barrier_timeout,
         root=root,
         max_sessions=args.max_sessions,
         limits=Limits(max_message_size=args.max_message_size),
-        run_limits=RunLimits.from_items(args.limits),
+        run_limits=run_limits,
     )
     try:
         server = Server(

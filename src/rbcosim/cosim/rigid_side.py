@@ -9,11 +9,13 @@ coupling, the flexible side's ∂W/∂x and ∂W/∂v times the point's motion s
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
 
-from rbcosim.cosim.continuity import enforce, joint_gaps
+from rbcosim import _core
+from rbcosim.cosim.continuity import enforce
 from rbcosim.cosim.interface_layout import (
     GAP_FIELDS,
     OUTPUT_FIELDS,
@@ -76,6 +78,14 @@ class RigidSide:
         self.gap_max = {name: np.zeros(4) for name in self.couplings}
         self.violations: list[str] = []
         self.violation_counts = {name: 0 for name in self.couplings}
+        couplings = self.couplings.values()
+        #: each joint's point row, its tolerances (nj, 4) and the points' outputs (k, 13): the
+        #: arrays of `gaps` (one C call for every joint)
+        self._joint_point = np.array([self.points.index(c.point) for c in couplings],
+                                     dtype=np.int64)
+        self._tolerances = np.array([c.tolerances for c in couplings],
+                                    dtype=np.float64).reshape(-1, 4)
+        self._outputs = np.empty((len(self.points.names), 13))
 
     # --- construction ---------------------------------------------------------------------
     @classmethod
@@ -159,8 +169,8 @@ class RigidSide:
 
     def motions_array(self) -> np.ndarray:
         """(k, 19) outputs and accelerations of all points (what a flexible side needs)."""
-        outputs, acc, _ = self._points_now()
-        return np.hstack([outputs, acc])
+        out, acc = self.sim.point_state()
+        return np.concatenate((out[:, :13], acc), axis=1)
 
     def point_accelerations(self) -> np.ndarray:
         """(k, 6) linear and angular accelerations of the points under the current inputs."""
@@ -168,10 +178,10 @@ class RigidSide:
 
     # --- inputs ---------------------------------------------------------------------------
     def _check(self, name: str, values, size: int) -> np.ndarray:
-        a = np.asarray(values, dtype=float)
+        a = np.ascontiguousarray(values, dtype=np.float64)
         if a.shape != (size,):
             raise ValueError(f"{name}: expected {size} numbers, got shape {a.shape}")
-        if not np.isfinite(a).all():
+        if not _core.all_finite(a):
             raise ValueError(f"{name}: non-finite value {a.tolist()}")
         return a
 
@@ -182,14 +192,15 @@ class RigidSide:
     def set_wrench_polynomial(self, point: str, coefficients) -> None:
         """W(t) = Σ c_k (t − t_now)^k over the next step; coefficients (order+1, 6)."""
         i = self.points.index(point)
-        c = np.asarray(coefficients, dtype=float)
+        c = np.ascontiguousarray(coefficients, dtype=np.float64)
         if c.ndim != 2 or c.shape[1] != 6 or not 1 <= c.shape[0] <= MAX_POLY_ORDER + 1:
             raise ValueError(f"{point}: expected 1 to {MAX_POLY_ORDER + 1} rows of 6 coefficients, "
                              f"got shape {c.shape}")
-        if not np.isfinite(c).all():
+        if not _core.all_finite(c):
             raise ValueError(f"{point}: non-finite wrench {c.tolist()}")
-        self.inputs.poly[i] = 0.0
-        self.inputs.poly[i, : c.shape[0]] = c
+        poly = self.inputs.poly[i]
+        poly[c.shape[0]:] = 0.0
+        poly[: c.shape[0]] = c
         self.inputs.t0[0] = self.time
 
     def set_interface_jacobian(self, point: str, d_dx, d_dv) -> None:
@@ -216,16 +227,18 @@ class RigidSide:
 
     def set_flex_kinematics(self, joint: str, kinematics) -> None:
         """The flexible side's view of the joint (13,) for the continuity check."""
-        self._coupling(joint)
+        if joint not in self._flex:
+            self._coupling(joint)
         self._flex[joint] = self._check(f"{joint} kinematics", kinematics, 13)
 
     def set_flex_report(self, joint: str, kinematics, energy: float) -> None:
         """The flexible side's joint kinematics (13,) and the energy (J) it has delivered
         through the joint so far, at the current time."""
         self.set_flex_kinematics(joint, kinematics)
-        if not np.isfinite(energy):
+        energy = float(energy)
+        if not math.isfinite(energy):
             raise ValueError(f"{joint} energy: non-finite value {energy}")
-        self.energy_flex[joint] = float(energy)
+        self.energy_flex[joint] = energy
 
     def energy_residual(self, joint: str) -> float:
         """Energy the coupling created (> 0) or destroyed (< 0) at `joint` so far, J: the work
@@ -242,26 +255,28 @@ class RigidSide:
     # --- stepping -------------------------------------------------------------------------
     def step(self, H: float, micro_steps: int | None = None) -> None:
         """Advance by H s in `micro_steps` (default: the scenario's) equal steps."""
-        if not (isinstance(H, (int, float)) and np.isfinite(H) and H > 0):
+        if not (isinstance(H, (int, float)) and math.isfinite(H) and H > 0):
             raise ValueError(f"macro step H must be a positive finite number, got {H!r}")
         n = micro_steps or self.scenario.cosim.micro_steps
         start, end, energy = self.sim.macro_step(float(H), n)
         self.start_wrenches, self.end_wrenches = start[:, 13:].copy(), end[:, 13:].copy()
-        for name, c in self.couplings.items():
-            self.energy_rigid[name] += energy[self.points.index(c.point)]
+        for name, point in zip(self.couplings, self._joint_point.tolist()):
+            self.energy_rigid[name] += energy[point]
 
     def gaps(self) -> dict[str, np.ndarray]:
         """joint -> (4,) [gap_pos m, gap_rot rad, gap_vel m/s, gap_angvel rad/s]; zeros until
         the flexible side has reported; applies each joint's on_violation action."""
-        outputs = self.point_outputs()
+        self.sim.point_outputs(self._outputs)
+        rows = np.empty((len(self.couplings), 4))
+        over = _core.served_gaps(self._outputs, self._joint_point, tuple(self._flex.values()),
+                                 self._tolerances, rows)
         out = {}
-        for name, c in self.couplings.items():
-            flex = self._flex[name]
-            g = np.zeros(4) if flex is None else joint_gaps(outputs[c.point], flex)
-            message = enforce(c, g, self.time, self.violation_counts[name])
-            if message:
-                self.violations.append(message)
-                self.violation_counts[name] += 1
+        for (name, c), g in zip(self.couplings.items(), rows):
+            if over:  # some joint is over its tolerances: its on_violation action
+                message = enforce(c, g, self.time, self.violation_counts[name])
+                if message:
+                    self.violations.append(message)
+                    self.violation_counts[name] += 1
             out[name] = g
             self.last_gaps[name] = g
             np.maximum(self.gap_max[name], g, out=self.gap_max[name])
@@ -338,7 +353,9 @@ class RigidSide:
         p = self.inputs
         p.poly[:], p.t0[0] = d["poly"], float(d["t0"])
         p.gains[:, 0], p.gains[:, 1], p.switches[0] = d["kx"], d["kv"], int(bool(d["feedback"]))
-        self._flex = {name: d["flex"].get(name) for name in self.couplings}
+        self._flex = {name: None if d["flex"].get(name) is None
+                      else np.ascontiguousarray(d["flex"][name], dtype=np.float64)
+                      for name in self.couplings}
         for name in self.couplings:
             j = d["joints"][name]
             self.energy_rigid[name], self.energy_flex[name] = float(j[0]), float(j[1])

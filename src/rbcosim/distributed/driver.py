@@ -34,6 +34,7 @@ from rbcosim.distributed.flex_solver import (
 )
 from rbcosim.distributed.processes import (
     CosimError,
+    ExitWatch,
     ServerProcess,
     describe_exit,
     rbcosim_command,
@@ -45,6 +46,7 @@ from rbcosim.progress import Progress
 from rbcosim.results import Results
 from rbcosim.scenario.loader import Scenario, load_scenario
 
+WATCH_INTERVAL = 0.1  # s between the watcher's heartbeats (progress, a lost server or session)
 FIRST_SESSION_WAIT = 60.0  # s a create_session may wait for a server's fork server (it loads in ~1 s)
 
 
@@ -250,11 +252,13 @@ def run_distributed(scenario_path: str | Path, overrides: list[str] | None = Non
     """Run the scenario's co-simulation across processes; returns the merged results.
 
     server: a server started ahead for this run (`ServerProcess`, e.g. by the command line
-    before it loaded anything); None starts one here unless options.connect names one. The
-    run stops it when it ends."""
+    before it loaded anything): the run asks it to end when it ends (`terminate`), and the
+    caller then waits for it (`stop`), e.g. after writing the results; None starts one here
+    (and stops it) unless options.connect names one."""
     options = options or CosimOptions()
     scenario_path = Path(scenario_path)
     overrides = list(overrides or [])
+    ours = server is None
     try:
         # Every process starts at once: the server first (its start-up is the longest), then
         # the flexible solvers, which load their bodies while the server starts and the
@@ -268,7 +272,7 @@ def run_distributed(scenario_path: str | Path, overrides: list[str] | None = Non
             return _run(scenario, scenario_path, overrides, options, server, Path(tmp))
     finally:
         if server is not None:
-            server.stop()
+            server.stop() if ours else server.terminate()
 
 
 def _run(scenario: Scenario, scenario_path: Path, overrides: list[str], options: CosimOptions,
@@ -352,8 +356,10 @@ def _announce(options: CosimOptions, address: str, session: str, scenario: Scena
 
 def _watch(client: Client, flex: list[FlexProcess], n_steps: int, options: CosimOptions,
            server: ServerProcess | None) -> None:
-    """Until every flexible solver has finished (or, external, the session reached t_end)."""
-    with Progress(n_steps, enabled=options.progress, label="cosim") as bar:
+    """Until every flexible solver has finished (or, external, the session reached t_end):
+    a heartbeat every `WATCH_INTERVAL` s, and at once when a flexible solver ends."""
+    with Progress(n_steps, enabled=options.progress, label="cosim") as bar, \
+            ExitWatch([f.proc for f in flex]) as exits:
         while True:
             failed = [m for f in flex if (m := f.failure())]
             if failed:
@@ -375,7 +381,7 @@ def _watch(client: Client, flex: list[FlexProcess], n_steps: int, options: Cosim
             if not flex and hb["step"] >= n_steps and hb.get("last_row_step") == n_steps \
                     and not hb.get("waiting"):
                 return
-            time.sleep(0.1)
+            exits.wait(WATCH_INTERVAL)
 
 
 def _diagnosed(error: CosimError, scenario: Scenario) -> CosimError:

@@ -13,6 +13,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Self
 
 from rbcosim.errors import RbcosimError
 
@@ -42,6 +43,30 @@ def tail(path: Path, lines: int = 6) -> str:
     return "\n".join(text[-lines:])
 
 
+class ExitWatch:
+    """Sleep until one of some child processes ends or a time passes (Linux pidfds), so that
+    a watcher polling at intervals notices a process's end at once."""
+
+    def __init__(self, procs: list[subprocess.Popen]):
+        self._sel = selectors.DefaultSelector()
+        for proc in procs:  # not yet reaped (poll() reaps): the pid is still theirs
+            self._sel.register(os.pidfd_open(proc.pid), selectors.EVENT_READ)
+
+    def wait(self, timeout: float) -> None:
+        """Return when a watched process has ended (each ends a wait once) or after timeout s."""
+        for key, _ in self._sel.select(timeout):
+            self._sel.unregister(key.fd)
+            os.close(key.fd)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for key in list(self._sel.get_map().values()):
+            os.close(key.fd)
+        self._sel.close()
+
+
 class ServerProcess:
     """`rbcosim serve` in a child process, started at construction; `wait_address` reads the
     address from its first stdout line. Its log goes to a folder of its own (removed by `stop`).
@@ -69,6 +94,7 @@ class ServerProcess:
         )
         self.address: str | None = None
         self._stopping = False
+        self._terminated = False
 
     def wait_address(self, wait: float = 60.0) -> str:
         """The address it serves on, once it says (s to wait: it first imports the service)."""
@@ -96,21 +122,27 @@ class ServerProcess:
         self.stop()
         raise CosimError(f"the rbcosim server {why}: {log or 'no output'}")
 
-    def stop(self) -> None:
-        """SIGTERM (SIGKILL after 5 s) and remove the log folder. A server still starting is
-        first awaited until it says its address: from then on it handles SIGTERM by closing
-        its workers and their folder, which a SIGTERM during its start-up would skip."""
+    def terminate(self) -> None:
+        """Ask it to end (SIGTERM) without waiting for it; `stop` waits and cleans up. A server
+        still starting is first awaited until it says its address: from then on it handles
+        SIGTERM by closing its workers and their folder, which a SIGTERM during its start-up
+        would skip."""
         if self.proc.poll() is None and self.address is None and not self._stopping:
             self._stopping = True  # wait_address calls stop when the server fails
             with contextlib.suppress(CosimError):
                 self.wait_address(wait=30.0)
-        if self.proc.poll() is None:
+        if self.proc.poll() is None and not self._terminated:
+            self._terminated = True
             self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+
+    def stop(self) -> None:
+        """`terminate`, wait for it (SIGKILL after 5 s) and remove the log folder."""
+        self.terminate()
+        try:
+            self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
         if self.proc.stdout is not None:
             self.proc.stdout.close()
         self._log.close()

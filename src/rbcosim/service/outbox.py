@@ -19,7 +19,6 @@ import zmq
 log = logging.getLogger("rbcosim.service")
 
 PIPE_HWM = 2  # messages ZeroMQ itself queues per peer; the rest waits here, counted in bytes
-DEFAULT_SEND_BYTES = 32 * 1024 * 1024  # bytes of replies queued per client (serve --send-bytes)
 
 
 class Outbox:

@@ -94,11 +94,16 @@ def name_list(content: dict, key: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+_SUM_AS_FLOATS = 256  # entries up to which check_finite sums Python floats
+
+
 def check_finite(array: np.ndarray, field_name: str, names: tuple[str, ...]) -> None:
     """ProtocolError non_finite naming the first row of ``array`` (one per name) with a NaN
-    or infinity. A finite sum clears the whole array with one reduction (a NaN or infinity
-    makes the sum one); only a sum that is not finite (or overflows) looks row by row."""
-    if math.isfinite(array.sum()):
+    or infinity. A finite sum clears the whole array at once (a NaN or infinity makes the sum
+    one); only a sum that is not finite (or overflows) looks row by row. Small arrays (the
+    step path's) are summed as Python floats, cheaper than a numpy reduction."""
+    if math.isfinite(sum(array.ravel().tolist()) if array.size <= _SUM_AS_FLOATS
+                     else array.sum()):
         return
     if not np.isfinite(array).all():
         row = int(np.flatnonzero(~np.isfinite(array).all(axis=1))[0])

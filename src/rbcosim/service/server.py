@@ -15,7 +15,9 @@ that cannot be sent, each becomes an error reply or is dropped, and the loop goe
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import threading
 
 import zmq
@@ -23,19 +25,23 @@ import zmq
 from rbcosim.endpoints import is_loopback
 from rbcosim.service.core import Service, error_reply
 from rbcosim.service.curve import CurveConfig, generate_keys, secure
+from rbcosim.service.defaults import (
+    DEFAULT_BIND,
+    DEFAULT_BUILD_TIMEOUT,
+    DEFAULT_SEND_BYTES,
+    DEFAULT_SEND_HWM,
+    DEFAULT_SESSION_IDLE,
+)
 from rbcosim.service.errors import ProtocolError
-from rbcosim.service.outbox import DEFAULT_SEND_BYTES, Outbox
+from rbcosim.service.outbox import Outbox
 from rbcosim.service.wire import Limits, decode, encode
 from rbcosim.service.workers import QUEUED_REQUESTS, SessionWorkers
 
-__all__ = ["CurveConfig", "Server", "generate_keys", "is_loopback", "serve_in_thread"]
+__all__ = ["DEFAULT_BIND", "DEFAULT_BUILD_TIMEOUT", "DEFAULT_SEND_HWM", "DEFAULT_SESSION_IDLE",
+           "CurveConfig", "Server", "generate_keys", "is_loopback", "serve_in_thread"]
 
 log = logging.getLogger("rbcosim.service")
 
-DEFAULT_BIND = "tcp://127.0.0.1:5555"
-DEFAULT_SEND_HWM = 1000  # unread replies queued per client before further ones are dropped
-DEFAULT_BUILD_TIMEOUT = 120.0  # s a create_session's model build may take
-DEFAULT_SESSION_IDLE = 3600.0  # s a session may go without a request before it is closed
 _BATCH = 64  # messages taken from one socket before the loop looks at the other
 
 
@@ -115,13 +121,21 @@ class Server:
             session_idle=session_idle, request_timeout=request_timeout, send_bytes=send_bytes)
         self.workers.announced = service.announced_limits
         self._stop = threading.Event()
+        self._wake_r, self._wake_w = os.pipe()  # `stop` wakes the loop's poll at once
+        os.set_blocking(self._wake_w, False)
 
     def stop(self) -> None:
-        """Ask `serve_forever` to return (thread-safe)."""
+        """Ask `serve_forever` to return (thread-safe, and safe in a signal handler)."""
         self._stop.set()
+        if self._wake_w >= 0:  # -1 once closed
+            with contextlib.suppress(BlockingIOError):  # a full pipe wakes it already
+                os.write(self._wake_w, b"!")
 
     def close(self) -> None:
         self.workers.close()
+        wake, self._wake_w = self._wake_w, -1
+        os.close(wake)
+        os.close(self._wake_r)
         self.socket.close(0)
         if self._auth is not None:
             self._auth.stop()
@@ -129,12 +143,13 @@ class Server:
             self.context.term()
 
     def serve_forever(self, poll_interval: float = 0.1) -> None:
-        """Serve until `stop`; poll_interval (s) bounds how late a stop, a build timeout or an
-        ended worker is noticed."""
+        """Serve until `stop` (noticed at once); poll_interval (s) bounds how late a build
+        timeout or an ended worker is noticed."""
         front, back = self.socket, self.workers.socket
         poller = zmq.Poller()
         poller.register(front, zmq.POLLIN)
         poller.register(back, zmq.POLLIN)
+        poller.register(self._wake_r, zmq.POLLIN)
         wait_ms = max(1, int(poll_interval * 1000.0))
         while not self._stop.is_set():
             # create_session requests wait for the fork server: look for it often meanwhile

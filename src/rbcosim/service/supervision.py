@@ -75,6 +75,7 @@ def arm_server_death(read_fd: int) -> None:
 
 
 _STATUS = struct.Struct("<ddd")  # busy since (monotonic s, 0: idle), step index, time (s)
+_BUSY = struct.Struct("<d")  # the first of them
 
 
 class WorkerStatus:
@@ -93,6 +94,11 @@ class WorkerStatus:
 
     def set(self, busy_since: float, step: float, time: float) -> None:
         _STATUS.pack_into(self._map, 0, busy_since, step, time)
+
+    def busy(self, since: float) -> None:
+        """Busy since `since` (monotonic s); step and time stay as the last `set` wrote them
+        (the worker's session changes them only while busy)."""
+        _BUSY.pack_into(self._map, 0, since)
 
     def read(self) -> tuple[float, float, float] | None:
         """In the socket loop: (busy since, step, time), or None if the worker wrote none."""

@@ -95,7 +95,7 @@ def _serve(service: Service, peer, body: list[bytes], endpoint: str | None,
     try:
         msg = decode(body, service.limits)
         if status is not None and msg["msg_type"] not in QUICK_REQUESTS:
-            status.set(time.monotonic(), *_where(service))
+            status.busy(time.monotonic())
         if peer[3] == DIRECT and msg["msg_type"] == "create_session":
             raise ProtocolError(
                 "invalid_argument", "this is a session's direct endpoint; send create_session "
@@ -208,6 +208,7 @@ def run_worker(settings: WorkerSettings, server_pipe: Any) -> None:
     status.create()
     service = Service(**settings.config)
     service.announced_limits.update(settings.announced or {})
+    status.set(0.0, *_where(service))  # `busy` changes only the first field
     ctx = zmq.Context()
     sock = ctx.socket(zmq.DEALER)
     sock.setsockopt(zmq.IDENTITY, settings.worker_id)

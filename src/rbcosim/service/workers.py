@@ -32,27 +32,24 @@ peer is ``(identity, delimited, use_frames, route)``, route `VIA_SERVER` or `DIR
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import logging
-import multiprocessing
 import multiprocessing.connection
 import os
 import shutil
 import signal
-import sys
 import tempfile
 import threading
 import time
-import types
 from dataclasses import dataclass, field
 from typing import Any
 
 import zmq
 
+from rbcosim.service import fork_server
 from rbcosim.service.core import error_reply, ok_reply
+from rbcosim.service.defaults import DEFAULT_SEND_BYTES
 from rbcosim.service.errors import ProtocolError
-from rbcosim.service.outbox import DEFAULT_SEND_BYTES
 from rbcosim.service.supervision import ProcessIdentity, WorkerStatus, check_fd_headroom
 from rbcosim.service.worker_process import (
     QUEUED_REQUESTS,
@@ -111,17 +108,10 @@ class Worker:
         return self.adopted and self.identity.alive()
 
 
-#: Room left in a socket path (sun_path, 107 bytes) for the names made in the workers' folder.
-_NAME_ROOM = 40
-
-
 def workers_folder() -> str:
     """A new private folder for the workers' ipc sockets and status files, in the temporary
-    folder. When that (TMPDIR) is too long for socket paths (sun_path, 107 bytes), this
-    process's temporary folder becomes /tmp first: the fork server's own socket goes there too
-    (multiprocessing), and would not start otherwise."""
-    if len(tempfile.gettempdir().encode()) + _NAME_ROOM > getattr(zmq, "IPC_PATH_MAX_LEN", 107):
-        tempfile.tempdir = "/tmp"
+    folder (/tmp when TMPDIR is too long for socket paths: `fork_server.short_tempdir`)."""
+    fork_server.short_tempdir()
     return tempfile.mkdtemp(prefix="rbcosim-workers-")
 
 
@@ -168,13 +158,12 @@ class SessionWorkers:
         # when this process ends, however, every worker ends (worker_process).
         read_end, self._alive_w = os.pipe()
         self._alive_r = multiprocessing.connection.Connection(read_end, writable=False)
-        self._mp = multiprocessing.get_context("forkserver")
-        # One fork server per process, started here on a thread so that the server answers at
-        # once and the first session does not wait for it longer than it must; it preloads
-        # the compiled core (rbcosim.service.preload). create_session requests that come
-        # before it is ready wait in `deferred`; so do those while a fork server that died is
-        # replaced.
-        self._mp.set_forkserver_preload(["rbcosim.service.preload"])
+        # One fork server per process (`rbcosim serve` starts it before it imports this),
+        # awaited here on a thread so that the server answers at once and the first session
+        # does not wait for it longer than it must; it preloads the compiled core
+        # (rbcosim.service.preload). create_session requests that come before it is ready
+        # wait in `deferred`; so do those while a fork server that died is replaced.
+        self._mp = fork_server.context()
         self._fork_ready = threading.Event()
         self._fork_error: str | None = None
         self.deferred: list[tuple[Any, dict, list[bytes]]] = []
@@ -238,7 +227,7 @@ class SessionWorkers:
         """Start the fork server (multiprocessing starts a new one when the last one died)
         and wait until it has loaded the core (about a second of imports), so that no
         create_session waits for it."""
-        with _without_main_module():
+        with fork_server.without_main_module():
             probe = self._mp.Process(target=int, daemon=True)
             probe.start()
         probe.join()
@@ -276,7 +265,7 @@ class SessionWorkers:
             target=run_worker, name=f"rbcosim session worker {worker_id.decode()}",
             args=(self._settings(worker_id), self._alive_r), daemon=True)
         try:
-            with _without_main_module():
+            with fork_server.without_main_module():
                 process.start()
         except (OSError, EOFError) as exc:  # fds or processes ran out, or the fork server died
             self._restart_fork_server()
@@ -453,18 +442,6 @@ class SessionWorkers:
         out = [(peer, error_reply(envelope, exc)) for peer, envelope in w.outstanding.values()]
         w.outstanding.clear()
         return out
-
-
-@contextlib.contextmanager
-def _without_main_module():
-    """Start a worker without multiprocessing's re-import of the parent's ``__main__`` (a
-    worker needs nothing from it, and a script read from stdin cannot be re-imported)."""
-    main = sys.modules["__main__"]
-    sys.modules["__main__"] = types.ModuleType("__main__")
-    try:
-        yield
-    finally:
-        sys.modules["__main__"] = main
 
 
 def _notices(w: Worker, sentence: str) -> list[tuple[Any, dict]]:

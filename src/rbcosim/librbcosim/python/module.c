@@ -222,13 +222,15 @@ static struct PyModuleDef module_def = {
 
 /* cosim/coupled.h: the coupled macro steps (python/bind_cosim.c) */
 extern PyMethodDef rbc_cosim_methods[];
+/* cosim/served.h: a served rigid side's gaps (python/bind_served.c) */
+extern PyMethodDef rbc_served_methods[];
 
 PyMODINIT_FUNC PyInit__core(void) {
     if (PyType_Ready(&RbcHandleType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module_def);
     if (!m) return NULL;
     PyMethodDef *tables[] = {module_methods, rbc_maximal_methods, rbc_minimal_methods,
-                             rbc_flex_methods, rbc_cosim_methods};
+                             rbc_flex_methods, rbc_cosim_methods, rbc_served_methods};
     for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
         if (PyModule_AddFunctions(m, tables[t]) < 0) { Py_DECREF(m); return NULL; }
     Py_INCREF(&RbcHandleType);
