@@ -26,7 +26,8 @@ CASES = [
     ("x", "s", {"nested": [np.zeros(3), {"a": np.ones((2, 2))}], "g": np.float64(2.5),
                 "i": np.int64(3), "n": None, "big": np.zeros((40, 300))}),
     ("y", "s", {"e": np.zeros((0, 6)), "f": np.arange(6.0).reshape(2, 3).T,
-                "f32": np.ones((4, 4), dtype=np.float32), "long": "é" * 40000}),
+                "f32": np.ones((4, 4), dtype=np.float32), "long": "é" * 40000,
+                "bin16": np.ones((100, 10))}),
 ]
 
 

@@ -74,7 +74,7 @@ class StepResult:
 
 
 def _rows(values, names: tuple[str, ...], width: int, what: str) -> np.ndarray:
-    if isinstance(values, Mapping):
+    if not isinstance(values, np.ndarray) and isinstance(values, Mapping):
         missing = [n for n in names if n not in values]
         if missing:
             raise ValueError(

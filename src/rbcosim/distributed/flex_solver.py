@@ -261,6 +261,8 @@ class _Side:
             self._spans.append((a, a + len(ep.joints)))
         n = len(self.joints)
         self._kinematics, self._energies = np.zeros((n, 13)), np.zeros(n)
+        self._reported = [(ep, self._kinematics[a:b], self._energies[a:b])
+                          for ep, (a, b) in zip(endpoints, self._spans)]  # views, per endpoint
         self._polynomials: dict[int, np.ndarray] = {}  # rows m -> (n, m, 6)
 
     def motions(self, rows: np.ndarray, t: float) -> list[list]:
@@ -270,10 +272,9 @@ class _Side:
 
     def reports(self) -> tuple[np.ndarray, np.ndarray]:
         """(node kinematics (n_joints, 13), delivered energies (n_joints,) J)."""
-        kinematics, energies = self._kinematics, self._energies
-        for ep, (a, b) in zip(self.endpoints, self._spans):
-            ep.report_into(kinematics[a:b], energies[a:b])
-        return kinematics, energies
+        for ep, kinematics, energies in self._reported:
+            ep.report_into(kinematics, energies)
+        return self._kinematics, self._energies
 
     def polynomials(self, stacked: list[np.ndarray]) -> np.ndarray:
         """The endpoints' stacked wrench polynomials (order+1, 6k) as one (n_points, m, 6)

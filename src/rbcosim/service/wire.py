@@ -12,6 +12,7 @@ with :func:`as_array`, so nothing walks the content twice on the hot path.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -421,7 +422,8 @@ class RequestEncoder:
 
     def _piece(self, key: tuple) -> bytes:
         """The packed bytes of a repeating part: ("envelope", msg_type, session, n_fields),
-        ("field", name) or ("array", name, shape, as_frame)."""
+        ("field", name), or ("data" | "frame", name, shape): an array's key and descriptor up
+        to its bytes (inline: with their bin header) or its frame index."""
         pack = self._pack
         if key[0] == "envelope":
             _, msg_type, session, n = key
@@ -430,9 +432,11 @@ class RequestEncoder:
         elif key[0] == "field":
             piece = pack(key[1])
         else:
-            _, name, shape, as_frame = key
+            where, name, shape = key
             piece = (pack(name) + b"\x83" + pack("dtype") + pack(DTYPE) + pack("shape")
-                     + pack(list(shape)) + pack("frame" if as_frame else "data"))
+                     + pack(list(shape)) + pack(where))
+            if where == "data":
+                piece += _bin_header(8 * math.prod(shape))
         if len(self._pieces) >= self._KEPT:
             self._pieces.clear()
         self._pieces[key] = piece
@@ -459,12 +463,12 @@ class RequestEncoder:
             if isinstance(value, np.ndarray):
                 size += value.nbytes
                 array = np.ascontiguousarray(value, dtype=_F8)
-                key = ("array", name, array.shape, buffers is not None)
-                parts.append(pieces.get(key) or self._piece(key))
                 if buffers is None:
-                    parts += (_bin_header(array.nbytes), array)
+                    key = ("data", name, array.shape)
+                    parts += (pieces.get(key) or self._piece(key), array)
                 else:
-                    parts.append(pack(len(buffers)))
+                    key = ("frame", name, array.shape)
+                    parts += (pieces.get(key) or self._piece(key), pack(len(buffers)))
                     buffers.append(memoryview(array))
             else:
                 key = ("field", name)
