@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -79,8 +80,8 @@ def test_pin_values():
 
 
 @pytest.mark.parametrize("text, message", [
-    ("fast", "--pin fast: expected auto, none or a CPU number"),
-    ("-1", "--pin -1: expected auto, none or a CPU number"),
+    ("fast", "expected auto, none or a CPU number, got 'fast'"),
+    ("-1", "expected auto, none or a CPU number, got '-1'"),
 ])
 def test_bad_pin_values_say_what_is_accepted(text, message):
     with pytest.raises(PlacementError) as err:
@@ -93,4 +94,52 @@ def test_a_cpu_outside_the_allowed_set_is_refused_with_the_set():
     outside = max(allowed_cpus()) + 1
     with pytest.raises(PlacementError) as err:
         parse_pin(str(outside))
-    assert str(err.value) == f"--pin {outside}: this process may run on CPUs {allowed_cpus()}"
+    assert str(err.value) == (f"CPU {outside} is not one this process may run on: "
+                              f"{allowed_cpus()}")
+
+
+class _Proc:
+    def __init__(self, proc):
+        self.proc = proc
+
+
+@needs_affinity
+@pytest.mark.parametrize("pin, server, placed", [
+    ("auto", True, True), ("none", True, False), ("auto", False, False), (0, False, True)])
+def test_a_run_places_its_server_and_flexible_solvers(pin, server, placed):
+    """driver._place: auto moves a run's own server (with its children) and flexible solvers;
+    not with a server it did not start (--connect), nor with none; a number always."""
+    from rbcosim.distributed.driver import _place
+    from rbcosim.distributed.processes import CosimOptions
+
+    procs = [subprocess.Popen([sys.executable, "-c", TREE], stdout=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    try:
+        for p in procs:
+            p.stdout.readline()
+        cpu = pin if isinstance(pin, int) else allowed_cpus()[-1]
+        before = {pid: _allowed(pid, str(pid)) for p in procs for pid in descendants(p.pid)}
+        _place(CosimOptions(pin=pin), _Proc(procs[0]) if server else None, [_Proc(procs[1])])
+        moved = procs if server else procs[1:]
+        for p in procs:
+            for pid in descendants(p.pid):
+                for tid in os.listdir(f"/proc/{pid}/task"):
+                    want = str(cpu) if placed and p in moved else before[pid]
+                    assert _allowed(pid, tid) == want
+    finally:
+        for p in procs:
+            for pid in reversed(descendants(p.pid)):
+                os.kill(pid, 9)
+            p.wait()
+
+
+def test_the_command_refuses_a_bad_pin_before_it_starts_anything(capsys, tmp_path):
+    from rbcosim.cli.main import main
+
+    scenario = Path(__file__).resolve().parents[1] / "scenarios" / "rigid_flex_pendulum.toml"
+    code = main(["cosim", str(scenario), "--pin", "fast",
+                 "-o", str(tmp_path / "r.csv")])
+    assert code == 2
+    assert ("argument --pin: expected auto, none or a CPU number, got 'fast'"
+            in capsys.readouterr().err)
+    assert not any(tmp_path.iterdir())

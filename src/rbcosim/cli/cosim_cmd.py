@@ -22,6 +22,7 @@ from rbcosim.cli.options import (
     output_every,
     warn_unused_overrides,
 )
+from rbcosim.distributed.placement import PlacementError, parse_pin
 from rbcosim.errors import ScenarioError
 
 
@@ -66,6 +67,14 @@ def add_parser(sub) -> None:
                    help="seconds any process waits for one reply (default %(default)s)")
     p.add_argument("--connect-timeout", type=float, default=10.0, metavar="S",
                    help="seconds to wait for the server's first reply (default %(default)s)")
+    p.add_argument("--pin", type=_pin, default="auto", metavar="CPU",
+                   help="once they step, run the server and the flexible solvers this command "
+                        "starts on one CPU: a number, auto (the last CPU this process may use; "
+                        "nothing on one CPU) or none (where the OS puts them; for a machine "
+                        "busy with other work, or flexible solvers heavy enough to gain from "
+                        "stepping beside the rigid side). One CPU makes the macro step's "
+                        "exchange a switch instead of a wake-up on another CPU "
+                        "(default %(default)s)")
     p.add_argument("--checkpoint-every", type=int, default=0, metavar="N",
                    help="server snapshots and flexible-solver checkpoints every N macro steps")
     p.add_argument("--curve-server-key", metavar="FILE",
@@ -98,6 +107,7 @@ def run(args: argparse.Namespace) -> int:
         progress=not args.quiet, barrier_timeout=args.barrier_timeout, timeout=args.timeout,
         connect_timeout=args.connect_timeout, checkpoint_every=args.checkpoint_every,
         curve_server_key=args.curve_server_key, curve_secret=args.curve_secret,
+        pin=args.pin,
     )
     overrides = scenario_overrides(args.overrides, args.t_end)
     server = None
@@ -147,3 +157,10 @@ def _run(args: argparse.Namespace, path: Path, overrides: list[str], options, se
         print(format_summary(results.summary()))
     print("results: " + ", ".join(str(p) for p in written))
     return 0
+
+
+def _pin(text: str) -> str | int:
+    try:
+        return parse_pin(text)
+    except PlacementError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None

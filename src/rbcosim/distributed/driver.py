@@ -29,6 +29,7 @@ from rbcosim.distributed.flex_solver import (
     macro_steps,
     read_results,
 )
+from rbcosim.distributed.placement import chosen_cpu, descendants, pin_processes
 from rbcosim.distributed.processes import (
     CosimError,
     CosimOptions,
@@ -194,6 +195,7 @@ def _run(scenario: Scenario, scenario_path: Path, overrides: list[str], options:
             _announce(options, address, session, scenario, scenario_path, overrides)
         for f in flex:
             f.hand(address, session)
+        _place(options, server, flex)
         try:
             _watch(client, flex, n_steps, options, server)
         except CosimError as exc:
@@ -214,6 +216,24 @@ def _run(scenario: Scenario, scenario_path: Path, overrides: list[str], options:
         stop_processes(flex)
         if client is not None:
             client.close_socket()
+
+
+def _place(options: CosimOptions, server: ServerProcess | None,
+           flex: list[FlexProcess]) -> None:
+    """The processes this run started onto one CPU (`CosimOptions.pin`) as they begin to step:
+    with auto, only a run whose server and flexible solvers are all its own."""
+    ours = server is not None and bool(flex)
+    cpu = chosen_cpu(options.pin) if ours or isinstance(options.pin, int) else None
+    if cpu is None:
+        return
+    pids = [pid for f in flex for pid in descendants(f.proc.pid)]
+    if server is not None:
+        pids += descendants(server.proc.pid)
+    try:
+        pin_processes(pids, cpu)
+    except OSError as exc:  # e.g. a CPU a cgroup withholds: the run goes on unplaced
+        _say(options, f"--pin {options.pin}: cannot place the processes on CPU {cpu} ({exc}); "
+                      "they run where the OS puts them")
 
 
 def _create_session(client: Client, scenario_path: Path, overrides: list[str], address: str,

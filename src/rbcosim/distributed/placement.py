@@ -33,18 +33,17 @@ def allowed_cpus() -> list[int]:
 
 
 def parse_pin(text: str) -> str | int:
-    """`--pin` as given: "auto", "none" or a CPU number (checked against the allowed set)."""
+    """A `--pin` value: "auto", "none" or a CPU number (checked against the allowed set)."""
     value = text.strip().lower()
     if value in (AUTO, NONE):
         return value
     if not value.isdigit():
-        raise PlacementError(f"--pin {text}: expected auto, none or a CPU number")
+        raise PlacementError(f"expected auto, none or a CPU number, got {text!r}")
     cpu = int(value)
     if not hasattr(os, "sched_setaffinity"):
-        raise PlacementError(f"--pin {text}: this platform cannot place processes on a CPU; "
-                             "use --pin none")
+        raise PlacementError("this platform cannot place processes on a CPU; use none")
     if cpu not in allowed_cpus():
-        raise PlacementError(f"--pin {text}: this process may run on CPUs {allowed_cpus()}")
+        raise PlacementError(f"CPU {cpu} is not one this process may run on: {allowed_cpus()}")
     return cpu
 
 

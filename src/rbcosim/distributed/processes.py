@@ -69,6 +69,9 @@ class CosimOptions:
     curve_secret: str | None = None
     log: object = None
     """Where status lines go (a callable taking a str); None: stderr."""
+    pin: str | int = "auto"
+    """Once they step, the CPU of the server and flexible solvers started here: a number,
+    "auto" or "none" (rbcosim.distributed.placement)."""
 
 
 def scenario_overrides(overrides: list[str] | None, t_end: float | None) -> list[str]:

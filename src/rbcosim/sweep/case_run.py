@@ -80,6 +80,7 @@ def _distributed(scenario_path: str, overrides: dict[str, str]):
     """The case's results from a multi-process co-simulation on this host (quiet)."""
     from rbcosim.distributed.driver import CosimOptions, run_distributed
 
-    options = CosimOptions(progress=False, log=lambda text: None)
+    # pin none: the sweep's cases run side by side, and one CPU each is not ours to choose
+    options = CosimOptions(progress=False, log=lambda text: None, pin="none")
     sets = [f"{key}={value}" for key, value in overrides.items()]
     return run_distributed(scenario_path, sets, options).results
