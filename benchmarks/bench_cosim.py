@@ -9,8 +9,11 @@ round runs, one after the other, so that load from other processes hits all alik
   results file and all; no plot), and `rbcosim cosim` of the first 4 macro steps: its wall
   time is the multi-process run's start-up and shut-down (processes started, session created,
   flexible solver attached, results merged); the full run's wall time less it is the stepping;
+- `rbcosim cosim --pin none`: the same with the processes where the OS puts them (the default,
+  --pin auto, moves them onto one CPU once they step: rbcosim.distributed.placement);
 - a raw pyzmq + msgpack echo (benchmarks/bench_service.py) round trip of one interface point,
-  the floor of one macro step's exchange on this machine at this moment.
+  the floor of one macro step's exchange on this machine at this moment, with the two
+  processes where the OS puts them and both on one CPU.
 
 Then the start-up's parts, measured apart: `rbcosim serve` until it prints its address, the
 first create_session (it waits for the session workers' fork server) and a second one, and an
@@ -40,6 +43,7 @@ sys.path.insert(0, str(HERE))
 from bench_service import ECHO, RawLoop, start
 
 from rbcosim.client import Client
+from rbcosim.distributed.placement import allowed_cpus, pin_processes
 from rbcosim.scenario.loader import load_scenario
 
 
@@ -92,6 +96,16 @@ def startup_parts(scenario: Path, joint: str) -> dict[str, float]:
     return out
 
 
+def pinned_echo(loop: RawLoop, echo: subprocess.Popen, n: int) -> float:
+    """µs per echo round trip with this process and the echo server on one CPU."""
+    cpus = allowed_cpus()
+    pin_processes([os.getpid(), echo.pid], cpus[-1])
+    try:
+        return loop.run(n)
+    finally:
+        pin_processes([os.getpid(), echo.pid], cpus)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("scenario", nargs="?",
@@ -105,7 +119,8 @@ def main(argv: list[str] | None = None) -> int:
     echo, echo_address = start(ECHO, "tcp://127.0.0.1:0", "1")
     loop = RawLoop(echo_address, 1)
     loop.run(200)
-    rows: dict[str, list[float]] = {k: [] for k in ("run", "cosim", "start-up", "echo")}
+    rows: dict[str, list[float]] = {
+        k: [] for k in ("run", "cosim", "cosim --pin none", "start-up", "echo", "echo pinned")}
     cpu: dict[str, list[float]] = {k: [] for k in ("run", "cosim", "start-up")}
     parts: dict[str, list[float]] = {}
     load = [os.getloadavg()[0]]
@@ -117,10 +132,13 @@ def main(argv: list[str] | None = None) -> int:
                                         cpu=cpu["run"]))
                 rows["cosim"].append(wall("cosim", str(path), "--no-plot", "--quiet", "--out",
                                           out, cpu=cpu["cosim"]))
+                rows["cosim --pin none"].append(wall("cosim", str(path), "--no-plot",
+                                                     "--quiet", "--out", out, "--pin", "none"))
                 rows["start-up"].append(wall("cosim", str(path), "--no-plot", "--quiet",
                                              "--out", out, "--t-end", repr(4 * H),
                                              cpu=cpu["start-up"]))
                 rows["echo"].append(loop.run(min(steps, 2000)))  # µs per round trip
+                rows["echo pinned"].append(pinned_echo(loop, echo, min(steps, 2000)))
                 for k, v in startup_parts(path, scenario.couplings[0].name).items():
                     parts.setdefault(k, []).append(v)
                 load.append(os.getloadavg()[0])
@@ -139,8 +157,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  start-up and shut-down         {med['start-up']:7.2f} s   (cosim of 4 steps)")
     print(f"  stepping                       {med['cosim'] - med['start-up']:7.2f} s   "
           f"{statistics.median(stepping):.0f} µs per macro step")
+    print(f"rbcosim cosim --pin none         {med['cosim --pin none']:7.2f} s   "
+          f"{statistics.median(c / r for c, r in zip(rows['cosim --pin none'], rows['run'])):.2f}"
+          "x run")
     print(f"raw pyzmq+msgpack echo           {med['echo']:7.0f} µs per round trip   stepping "
           f"{statistics.median(s / e for s, e in zip(stepping, rows['echo'])):.2f}x echo")
+    print(f"  the same on one CPU            {med['echo pinned']:7.0f} µs per round trip   "
+          f"{steps} of them: {med['echo pinned'] * steps * 1e-6:.2f} s")
     for k, v in parts.items():
         print(f"  {k:30s} {statistics.median(v) * 1e3:7.0f} ms")
     c = {k: statistics.median(v) for k, v in cpu.items()}

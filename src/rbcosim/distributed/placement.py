@@ -79,10 +79,11 @@ def descendants(root: int) -> list[int]:
     return out
 
 
-def pin_processes(pids: Iterable[int], cpu: int) -> int:
-    """Every thread of every process in `pids` onto `cpu` (threads and processes made later
-    inherit it); returns how many threads were moved. Processes or threads that ended
-    meanwhile are skipped."""
+def pin_processes(pids: Iterable[int], cpu: int | Iterable[int]) -> int:
+    """Every thread of every process in `pids` onto `cpu` (or a set of CPUs; threads and
+    processes made later inherit it); returns how many threads were moved. Processes or
+    threads that ended meanwhile are skipped."""
+    mask = {cpu} if isinstance(cpu, int) else set(cpu)
     moved = 0
     for pid in pids:
         try:
@@ -91,7 +92,7 @@ def pin_processes(pids: Iterable[int], cpu: int) -> int:
             continue
         for tid in threads:
             try:
-                os.sched_setaffinity(int(tid), {cpu})
+                os.sched_setaffinity(int(tid), mask)
             except (ProcessLookupError, FileNotFoundError):
                 continue
             moved += 1
