@@ -51,7 +51,8 @@ class ServiceError(RbcosimError):
 
 
 class ServiceTimeout(RbcosimError, TimeoutError):
-    """No reply from the server within the client's timeout."""
+    """No reply from the server within the client's timeout (or a request that could not
+    even be handed to ZeroMQ within it)."""
 
 
 @dataclass(frozen=True)
@@ -201,7 +202,17 @@ class Client:
         direct = self.direct is not None and session == self._direct_session \
             and msg_type != "create_session"
         frames = self._encoder.encode(msg_id, msg_type, session, content or {})
-        (self.direct if direct else self.socket).send_multipart([b"", *frames])
+        sock = self.direct if direct else self.socket
+        try:
+            sock.send_multipart([b"", *frames], flags=zmq.NOBLOCK)
+        except zmq.Again:  # no peer to queue for (e.g. a refused CURVE handshake) or queue full
+            wait = None if self.timeout is None else self.timeout * 1000.0
+            if not sock.poll(wait, zmq.POLLOUT):
+                raise ServiceTimeout(
+                    f"cannot send {msg_type} to {self.address} within {self.timeout} s: no "
+                    "connection takes it (no server, a refused CURVE key, or "
+                    f"{sock.getsockopt(zmq.SNDHWM)} requests unread)") from None
+            sock.send_multipart([b"", *frames])
         return msg_id
 
     def receive(self, msg_id: str, timeout: float | None = ...) -> dict:
