@@ -7,6 +7,10 @@ import ipaddress
 
 _LOOPBACK_NAMES = {"localhost", "lo", "ip6-localhost"}
 
+IPC_PATH_MAX = 100
+"""Bytes of an ipc socket path every OS takes (sun_path: 108 on Linux, 104 on BSD and macOS,
+with the NUL), less a margin."""
+
 
 def is_loopback(address: str) -> bool:
     """True for ipc://, inproc:// and tcp:// endpoints on a loopback host or interface."""

@@ -1,6 +1,7 @@
 """`rbcosim cosim SCENARIO`: the coupled run across processes — the project's main job.
 
-Starts `rbcosim serve` on a free loopback port (or uses --connect ADDR, any host) and one
+Starts `rbcosim serve` on an ipc socket of its own (or --bind, loopback; or uses --connect
+ADDR, any host) and one
 `rbcosim flex` process per flexible body (or, with --serve-external, waits for external
 flexible solvers), runs to the end time with a progress bar, prints a summary, and writes the
 results (the same columns and numbers as `rbcosim run`), a JSON summary (the layout of
@@ -55,8 +56,10 @@ def add_parser(sub) -> None:
     where.add_argument("--connect", metavar="ADDR",
                        help="use the rbcosim server at ADDR (e.g. tcp://host:5555) instead of "
                             "starting one on loopback")
-    where.add_argument("--bind", default="tcp://127.0.0.1:0", metavar="ADDR",
-                       help="loopback endpoint for the server started here (default %(default)s)")
+    where.add_argument("--bind", metavar="ADDR",
+                       help="loopback endpoint for the server started here, e.g. "
+                            "tcp://127.0.0.1:0 (default: an ipc socket in a folder of its "
+                            "own, which only this user reaches)")
     p.add_argument("--serve-external", action="store_true",
                    help="start no flexible solvers: print the session and wait for external "
                         "solvers to attach to its joints and drive it to the end time "

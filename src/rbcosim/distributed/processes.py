@@ -51,8 +51,9 @@ class CosimOptions:
 
     connect: str | None = None
     """Address of a running server (any host); None starts `rbcosim serve` here."""
-    bind: str = "tcp://127.0.0.1:0"
-    """Where the started server binds (loopback; port 0 picks a free one)."""
+    bind: str | None = None
+    """Where the started server binds (loopback tcp or ipc); None: its own ipc socket
+    (`private_endpoint`)."""
     serve_external: bool = False
     """Start no flexible solvers: wait for external ones to attach and drive the session."""
     progress: bool = True
@@ -200,6 +201,19 @@ class ExitWatch:
         self._sel.close()
 
 
+def private_endpoint(folder: Path) -> str:
+    """A server address for one run: an ipc socket in the run's own folder (made by mkdtemp,
+    mode 0700: no other user reaches it, and no port to find; cheaper than tcp loopback per
+    message), or tcp loopback with an OS-chosen port where ipc is unavailable (Windows) or
+    the folder's path is too long for a socket."""
+    from rbcosim.endpoints import IPC_PATH_MAX
+
+    path = folder / "server.sock"
+    if os.name == "nt" or len(os.fsencode(path)) > IPC_PATH_MAX:
+        return "tcp://127.0.0.1:0"
+    return f"ipc://{path}"
+
+
 class ServerProcess:
     """`rbcosim serve` in a child process, started at construction; `wait_address` reads the
     address from its first stdout line. Its log goes to a folder of its own (removed by `stop`).
@@ -207,16 +221,17 @@ class ServerProcess:
     root: the only folder it may read (the scenario's own folder, which holds what it names).
     Refuses (CosimError, nothing started) a bind address that is not loopback."""
 
-    def __init__(self, bind: str, barrier_timeout: float, root: Path):
+    def __init__(self, bind: str | None, barrier_timeout: float, root: Path):
         from rbcosim.endpoints import is_loopback
 
-        if not is_loopback(bind):
+        if bind is not None and not is_loopback(bind):
             raise CosimError(
                 f"--bind {bind}: the server `rbcosim cosim` starts binds to loopback only; to "
                 "serve other hosts run `rbcosim serve --allow-remote ...` yourself and pass "
                 "--connect ADDR"
             )
         self._folder = Path(tempfile.mkdtemp(prefix="rbcosim-serve-"))
+        bind = bind if bind is not None else private_endpoint(self._folder)
         self.log_path = self._folder / "server.log"
         self._log = open(self.log_path, "w")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(

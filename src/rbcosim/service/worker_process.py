@@ -25,6 +25,7 @@ from typing import Any
 import msgpack
 import zmq
 
+from rbcosim.endpoints import IPC_PATH_MAX
 from rbcosim.service.core import Service, error_reply
 from rbcosim.service.curve import CurveConfig, secure
 from rbcosim.service.errors import ProtocolError
@@ -37,7 +38,6 @@ log = logging.getLogger("rbcosim.service")
 QUICK_REQUESTS = ("close", "heartbeat")  # answered by the socket loop while the worker is busy
 QUEUED_REQUESTS = 1000  # requests waiting for one session's worker before more are refused
 VIA_SERVER, DIRECT = 0, 1  # the route of a worker's peer: through the socket loop, or direct
-_IPC_PATH_MAX = 100  # bytes of an ipc path the OS takes (sun_path is 108 with the NUL)
 
 
 def flags_of(delimited: bool, use_frames: bool) -> bytes:
@@ -151,7 +151,7 @@ def direct_bind(server_address: str, folder: str, worker_id: bytes) -> str | Non
         return f"tcp://{rest.rsplit(':', 1)[0]}:0"
     if scheme == "ipc":
         path = f"{rest}.{worker_id.decode()}"
-        if len(path.encode()) > _IPC_PATH_MAX:
+        if len(path.encode()) > IPC_PATH_MAX:
             path = f"{folder}/{worker_id.decode()}.sock"
         return f"ipc://{path}"
     return None
