@@ -118,7 +118,7 @@ def test_state_files_are_confined_typed_and_atomic(tmp_path):
     os.mkfifo(root / "fifo")
     (root / "zero").symlink_to("/dev/zero")
     with running_server(toy_service(root=root)) as server, Client(server.address,
-                                                                   timeout=10) as c:
+                                                                   timeout=60) as c:
         c.create_session(text=TOY_TWO_POINTS)
         c.attach(["a", "b"], ["a", "b"])
         for path in ("../outside.bin", str(outside), "zero"):
@@ -162,7 +162,7 @@ def test_structure_files_named_by_a_scenario_must_lie_in_the_root(tmp_path):
 
 
 def test_step_indices_beyond_the_range_are_refused_and_change_nothing():
-    with running_server() as server, Client(server.address, timeout=10) as c:
+    with running_server() as server, Client(server.address, timeout=60) as c:
         c.create_session(text=TOY_TWO_POINTS)
         blob = c.request("get_state")["state"]
         for step in (2**64 - 1, 2**53 + 1, -1):
@@ -189,7 +189,7 @@ def test_a_model_over_a_limit_is_refused_before_it_is_built_and_hello_reports_th
     (_, hello), = svc.handle(message("hello"))
     assert hello["content"]["limits"]["bodies"] == 100
     with running_server(svc, build_timeout=7.0, send_hwm=33) as server, \
-            Client(server.address, timeout=10) as c:
+            Client(server.address, timeout=60) as c:
         limits = c.hello()["limits"]
     assert (limits["build_timeout"], limits["send_hwm"], limits["bodies"]) == (7.0, 33, 100)
 
