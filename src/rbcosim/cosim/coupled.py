@@ -19,14 +19,11 @@ takes that step with :meth:`CosimMaster.step` as before.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from rbcosim import _core
 from rbcosim.cosim.flex_endpoint import FlexEndpoint, motion_of
 from rbcosim.flex.runtime.body import FlexBody
-from rbcosim.flex.runtime.deformation_range import ROTATION_LIMIT
 from rbcosim.maximal.simulate import RigidSimulation
 
 #: ledger layout (coupled.h): energies, flexible kinematics (13), last gaps (4), largest gaps (4)
@@ -102,10 +99,7 @@ class CoupledSteps:
                 j.motions[i, 19] = m.time
             j.ints[2] = len(motions)
             checks = ep.checks
-            j.floats[4] = math.inf if checks._spin_limit is None else checks._spin_limit._floor
-            j.floats[5] = (0.0 if checks._deformation is None
-                           else checks._deformation._rotation_gain)
-            j.floats[6] = ROTATION_LIMIT
+            j.floats[4:] = checks.quiet  # spin floor, rotation gain, rotation limit
             flex = rigid._flex[j.name]
             led = j.ledger
             led[_E_RIGID], led[_E_FLEX] = rigid.energy_rigid[j.name], rigid.energy_flex[j.name]
@@ -116,9 +110,8 @@ class CoupledSteps:
             if not body._wrench_ok:  # the power at the first step's start
                 body.wrench()
             p = body._propagator(H) if body._grounded else _NO_P
-            rotations = _NO_P if checks._deformation is None else checks._deformation._rotations
             out.append((body._handle, ep._exchange, p, j.ints, j.floats, j.motions, j.ledger,
-                        rotations))
+                        checks.rotations))
         return tuple(out)
 
     def _store(self, done: int, t: float, micro: int, start: np.ndarray,
