@@ -11,6 +11,7 @@
 #ifndef RBC_ARRAY_H
 #define RBC_ARRAY_H
 
+#include <math.h>
 #include <stdint.h>
 
 typedef struct rbc_arr {
@@ -29,6 +30,13 @@ typedef struct rbc_arr {
 #define RBC_I2(a, r, c) ((a)->i[(int64_t)(r) * (a)->shape[1] + (c)])
 /* Pointer to the row-major block at leading index k (a (n, ...) array's k-th entry). */
 #define RBC_ROW(a, k) ((a)->d + (int64_t)(k) * ((a)->size / ((a)->shape[0] ? (a)->shape[0] : 1)))
+
+/* 1 if every entry of a (n) is finite (no NaN, no infinity). */
+static inline int rbc_all_finite(const double *a, int64_t n) {
+    for (int64_t i = 0; i < n; i++)
+        if (!isfinite(a[i])) return 0;
+    return 1;
+}
 
 /* Status codes of the kernels (as the Python side reads them). */
 enum { RBC_OK = 0, RBC_NOT_FINITE = 1, RBC_SINGULAR = 2, RBC_NO_CONVERGENCE = 3 };

@@ -61,12 +61,6 @@ static int64_t body_size(const rbc_cs_joint *j) {
                        : ((rbc_fx_grounded_body *)j->body)->state.size;
 }
 
-static int all_finite(const double *a, int64_t n) {
-    for (int64_t i = 0; i < n; i++)
-        if (!isfinite(a[i])) return 0;
-    return 1;
-}
-
 /* The checks of FlexBody._past: the body at t, past motions at distinct times. */
 static int past_ok(const double *s, double t, double H, int64_t m, const double *taus) {
     if (fabs(t - s[FX_T]) > 1e-9 * fmax(1.0, fabs(t))) return 0;
@@ -150,7 +144,7 @@ static int flex_step(rbc_cs_joint *j, const double *motion, double motion_time, 
 static int set_polynomial(rbc_points *pts, int64_t point, const double *coef, int64_t rows,
                           double t) {
     int64_t order = pts->poly.shape[1];
-    if (rows < 1 || rows > order || !all_finite(coef, 6 * rows)) return 0;
+    if (rows < 1 || rows > order || !rbc_all_finite(coef, 6 * rows)) return 0;
     double *P = pts->poly.d + 6 * order * point;
     memset(P, 0, 6 * order * sizeof(double));
     memcpy(P, coef, 6 * rows * sizeof(double));
@@ -235,7 +229,7 @@ int rbc_cs_steps(rbc_maximal *h, const rbc_stepper *st, double *y, double *t, do
             have_now = 1;
         }
         for (int64_t i = 0; i < nj; i++)
-            if (!all_finite(now + 19 * joints[i].point, 19)) goto fallback;
+            if (!rbc_all_finite(now + 19 * joints[i].point, 19)) goto fallback;
 
         /* the inputs of the rigid side */
         for (int64_t i = 0; i < nj; i++) {
@@ -282,7 +276,7 @@ int rbc_cs_steps(rbc_maximal *h, const rbc_stepper *st, double *y, double *t, do
                 const double *past20[FX_MAX_PAST];
                 const double *f = NULL;
                 if (scheme == RBC_CS_RIGID_FIRST) {
-                    if (!all_finite(next + 19 * j->point, 19)) goto fallback;
+                    if (!rbc_all_finite(next + 19 * j->point, 19)) goto fallback;
                     memcpy(future, next + 19 * j->point, 19 * sizeof(double));
                     future[19] = t1;
                     f = future;
@@ -299,7 +293,7 @@ int rbc_cs_steps(rbc_maximal *h, const rbc_stepper *st, double *y, double *t, do
         for (int64_t i = 0; i < nj; i++) {
             rbc_cs_joint *j = joints + i;
             const double *kin = body_state(j) + FX_R;
-            if (!all_finite(kin, 13) || !isfinite(j->x->energy.d[0])) goto fallback;
+            if (!rbc_all_finite(kin, 13) || !isfinite(j->x->energy.d[0])) goto fallback;
         }
         for (int64_t i = 0; i < nj; i++) {
             rbc_cs_joint *j = joints + i;

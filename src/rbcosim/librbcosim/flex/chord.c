@@ -99,7 +99,7 @@ int rbc_fx_chord_step(const double *pins, int64_t pin_stride, const double *coef
             y[c] += (h / 6.0) * (rates[c] + 2.0 * (rates[d + c] + rates[2 * d + c])
                                  + rates[3 * d + c]);
     }
-    if (!fx_all_finite(y, d)) return 0;
+    if (!rbc_all_finite(y, d)) return 0;
     memcpy(modes, y, (size_t)d * sizeof(double));
     return 1;
 }

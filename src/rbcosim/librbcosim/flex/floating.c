@@ -87,7 +87,7 @@ int rbc_fx_floating_step(double *s, int64_t k, const double *motion, int64_t m,
         memcpy(q, q_next, sizeof q);
     }
     double norm = sqrt(0.0 + q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
-    if (!(fx_all_finite(q, 4) && norm > 0.0 && fx_all_finite(y, d))) return 0;
+    if (!(rbc_all_finite(q, 4) && norm > 0.0 && rbc_all_finite(y, d))) return 0;
     for (int c = 0; c < 4; c++) q[c] /= norm;
     rbc_fx_write_end_frame(s, coeff, m + 1, H, q);
     memcpy(s + FX_ETA, y, (size_t)d * sizeof(double));

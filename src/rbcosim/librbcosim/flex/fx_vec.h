@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "../rbc_array.h"
 #include "../rbc_vec.h"
 
 /* out = R(q) (3x3 row-major) from a quaternion, normalised first (the operation order of
@@ -61,13 +62,6 @@ static inline void fx_matvec(const double *m, int64_t r, int64_t c, const double
         for (int64_t j = 0; j < c; j++) acc += row[j] * x[j];
         out[i] = acc;
     }
-}
-
-/* 1 if every entry of a (n) is finite. */
-static inline int fx_all_finite(const double *a, int64_t n) {
-    for (int64_t i = 0; i < n; i++)
-        if (!isfinite(a[i])) return 0;
-    return 1;
 }
 
 #endif

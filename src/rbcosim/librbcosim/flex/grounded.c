@@ -67,7 +67,7 @@ int rbc_fx_grounded_step(double *s, int64_t k, const double *motion, int64_t m,
                                 x + 2 * k + (2 + j) * nb);
         fx_matvec(p, 2 * k, nx, x, y);
     }
-    if (!(fx_all_finite(q, 4) && fx_all_finite(y, 2 * k))) return 0;
+    if (!(rbc_all_finite(q, 4) && rbc_all_finite(y, 2 * k))) return 0;
     rbc_fx_write_end_frame(s, coeff, m + 1, H, q);
     memcpy(s + FX_ETA, y, (size_t)(2 * k) * sizeof(double));
     return 1;

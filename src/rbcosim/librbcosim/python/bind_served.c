@@ -2,8 +2,6 @@
  * its inputs. */
 #include "rbc_py.h"
 
-#include <math.h>
-
 #include "../cosim/served.h"
 
 /* served_gaps(outputs (k, 13), point (nj,) int64, flex (tuple of nj: (13,) or None),
@@ -49,9 +47,7 @@ static PyObject *py_all_finite(PyObject *self, PyObject *const *args, Py_ssize_t
     (void)self;
     rbc_arr a;
     if (!rbc_parse(args, nargs, "all_finite", "D", &a)) return NULL;
-    for (int64_t i = 0; i < a.size; i++)
-        if (!isfinite(a.d[i])) Py_RETURN_FALSE;
-    Py_RETURN_TRUE;
+    return PyBool_FromLong(rbc_all_finite(a.d, a.size));
 }
 
 PyMethodDef rbc_served_methods[] = {

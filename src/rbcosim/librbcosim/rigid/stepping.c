@@ -10,12 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int all_finite(const double *y, int64_t size) {
-    for (int64_t i = 0; i < size; i++)
-        if (!isfinite(y[i])) return 0;
-    return 1;
-}
-
 /* Renormalise, check and project the candidate `cand`; copy it into y when it is good. */
 static int finish(rbc_maximal *h, double *y, double *cand, int64_t size, double t_new,
                   int do_project, double *stats, double *failed) {
@@ -24,7 +18,7 @@ static int finish(rbc_maximal *h, double *y, double *cand, int64_t size, double 
         double err = q_normalize(cand + 3 * n + 4 * i);
         if (err > stats[0] || isnan(err)) stats[0] = err;
     }
-    if (!all_finite(cand, size)) {
+    if (!rbc_all_finite(cand, size)) {
         memcpy(failed, cand, (size_t)size * sizeof(double));
         return RBC_NOT_FINITE;
     }
@@ -35,7 +29,7 @@ static int finish(rbc_maximal *h, double *y, double *cand, int64_t size, double 
             memcpy(failed, cand, (size_t)size * sizeof(double));
             return status;
         }
-        if (!all_finite(cand, size)) {
+        if (!rbc_all_finite(cand, size)) {
             memcpy(failed, cand, (size_t)size * sizeof(double));
             return RBC_NOT_FINITE;
         }
