@@ -55,6 +55,31 @@ static int body_and_exchange(rbc_cs_joint *j, const rbc_arr *p, const char *name
     return 1;
 }
 
+/* The kind of the flexible body args[0] ("flex_floating" or "flex_grounded"), for rbc_parse to
+ * check with the other arguments. */
+static const char *body_kind(PyObject *const *args, const char *name, void **body) {
+    if (rbc_parse(args, 1, name, "H", "flex_floating", body)) return "flex_floating";
+    PyErr_Clear();
+    return "flex_grounded";
+}
+
+/* The range checks' bounds of a joint: quiet [spin_floor rad²/s², rotation_gain rad per |eta|,
+ * rotation_limit rad] and the nodes' elastic rotation rows (3 N, k) or empty. */
+static int range_checks(rbc_cs_joint *j, const double *quiet, const rbc_arr *rotations,
+                        const char *name) {
+    int64_t modes = (body_state_size(j) - FX_ETA) / 2;
+    if (rotations->size % (3 * (modes ? modes : 1)) || (rotations->size && !modes)) {
+        PyErr_Format(PyExc_ValueError, "%s: rotations: (3 N, k) rows", name);
+        return 0;
+    }
+    j->spin_floor = quiet[0];
+    j->rotation_gain = quiet[1];
+    j->rotation_limit = quiet[2];
+    j->rotations = rotations->d;
+    j->n_rotations = modes ? rotations->size / modes : 0;
+    return 1;
+}
+
 /* One joint from (body, exchange, p, ints [point, micro_steps, n_motions], floats [tol (4),
  * spin_floor, rotation_gain, rotation_limit], motions (2, 20), ledger (23,), rotations (3 N, k)
  * or empty). */
@@ -64,11 +89,7 @@ static int parse_joint(PyObject *item, rbc_cs_joint *j, int64_t k, double H) {
         return 0;
     }
     PyObject *const *a = &PyTuple_GET_ITEM(item, 0);
-    const char *kind = "flex_floating";
-    if (!rbc_parse(a, 1, "coupled_steps", "H", kind, &j->body)) {
-        PyErr_Clear();
-        kind = "flex_grounded";
-    }
+    const char *kind = body_kind(a, "coupled_steps", &j->body);
     rbc_arr p, ints, floats, motions, ledger, rotations;
     if (!rbc_parse(a, 8, "coupled_steps", "HHDLDDDD", kind, &j->body, "flex_exchange",
                    (void **)&j->x, &p, &ints, &floats, &motions, &ledger, &rotations))
@@ -76,10 +97,9 @@ static int parse_joint(PyObject *item, rbc_cs_joint *j, int64_t k, double H) {
     j->floating = kind[5] == 'f';
     if (!body_and_exchange(j, &p, "coupled_steps") || !sized(&ints, 3, "ints")
         || !sized(&floats, 7, "floats") || !sized(&motions, 40, "motions")
-        || !sized(&ledger, RBC_CS_LEDGER, "ledger"))
+        || !sized(&ledger, RBC_CS_LEDGER, "ledger")
+        || !range_checks(j, floats.d + 4, &rotations, "coupled_steps"))
         return 0;
-    int64_t modes = (body_state_size(j) - FX_ETA) / 2;
-    j->p = p.d;
     j->point = ints.i[0];
     j->micro_steps = ints.i[1];
     j->n_motions = ints.i + 2;
@@ -90,15 +110,6 @@ static int parse_joint(PyObject *item, rbc_cs_joint *j, int64_t k, double H) {
         return 0;
     }
     for (int c = 0; c < 4; c++) j->tol[c] = floats.d[c];
-    j->spin_floor = floats.d[4];
-    j->rotation_gain = floats.d[5];
-    j->rotation_limit = floats.d[6];
-    if (rotations.size % (3 * (modes ? modes : 1)) || (rotations.size && !modes)) {
-        PyErr_SetString(PyExc_ValueError, "coupled_steps: rotations: (3 N, k) rows");
-        return 0;
-    }
-    j->rotations = rotations.d;
-    j->n_rotations = modes ? rotations.size / modes : 0;
     j->motions = motions.d;
     j->ledger = ledger.d;
     (void)H;
@@ -167,11 +178,7 @@ static PyObject *py_flex_step(PyObject *self, PyObject *const *args, Py_ssize_t 
     double t, H;
     int64_t order, poly_order, rows = 0;
     if (nargs != 15) FAIL("%s() takes 15 arguments (%zd given)", name, nargs);
-    const char *kind = "flex_floating";
-    if (!rbc_parse(args, 1, name, "H", kind, &j.body)) {
-        PyErr_Clear();
-        kind = "flex_grounded";
-    }
+    const char *kind = body_kind(args, name, &j.body);
     if (!rbc_parse(args, nargs, name, "HHDnDLDDDDddnnD", kind, &j.body, "flex_exchange",
                    (void **)&j.x, &p, &j.micro_steps, &motions, &n_motions, &checks, &rotations,
                    &motion, &future, &t, &H, &order, &poly_order, &coef))
@@ -179,21 +186,15 @@ static PyObject *py_flex_step(PyObject *self, PyObject *const *args, Py_ssize_t 
     j.floating = kind[5] == 'f';
     if (!body_and_exchange(&j, &p, name) || !sized(&motions, 40, "motions")
         || !sized(&n_motions, 1, "n_motions") || !sized(&checks, 3, "checks")
-        || !sized(&motion, 20, "motion") || !sized(&coef, 6 * FX_HISTORY, "coef"))
+        || !sized(&motion, 20, "motion") || !sized(&coef, 6 * FX_HISTORY, "coef")
+        || !range_checks(&j, checks.d, &rotations, name))
         return NULL;
-    int64_t modes = (body_state_size(&j) - FX_ETA) / 2;
     if (j.micro_steps < 1 || n_motions.i[0] < 0 || n_motions.i[0] > 2 || order < 0
-        || poly_order >= FX_HISTORY || (future.size != 0 && future.size != 20) || !(H > 0)
-        || rotations.size % (3 * (modes ? modes : 1)) || (rotations.size && !modes))
+        || poly_order >= FX_HISTORY || (future.size != 0 && future.size != 20) || !(H > 0))
         FAIL("%s: micro_steps >= 1, n_motions 0..2, order >= 0, poly_order < %d, future (20,) "
-             "or empty, H > 0, rotations (3 N, k)", name, FX_HISTORY);
+             "or empty, H > 0", name, FX_HISTORY);
     j.motions = motions.d;
     j.n_motions = n_motions.i;
-    j.spin_floor = checks.d[0];
-    j.rotation_gain = checks.d[1];
-    j.rotation_limit = checks.d[2];
-    j.rotations = rotations.d;
-    j.n_rotations = modes ? rotations.size / modes : 0;
     int code = rbc_cs_flex_step(&j, motion.d, future.size ? future.d : NULL, t, H, order,
                                 poly_order, poly_order >= 0 ? coef.d : NULL, &rows);
     return Py_BuildValue("iL", code, (long long)rows);
