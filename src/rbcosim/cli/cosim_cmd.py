@@ -2,9 +2,9 @@
 
 Starts `rbcosim serve` on an ipc socket of its own (or --bind, loopback; or uses --connect
 ADDR, any host) and one `rbcosim flex` process per flexible body (or, with --serve-external,
-waits for external flexible solvers), runs to the end time with a progress bar, prints a summary, and writes the
-results (the same columns and numbers as `rbcosim run`), a JSON summary (the layout of
-`rbcosim run`) and a PNG plot.
+waits for external flexible solvers), runs to the end time with a progress bar, prints a
+summary, and writes the results (the same columns and numbers as `rbcosim run`), a JSON
+summary (the layout of `rbcosim run`) and a PNG plot.
 """
 
 from __future__ import annotations
