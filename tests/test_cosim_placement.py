@@ -47,7 +47,7 @@ def test_every_thread_of_the_tree_lands_on_the_cpu():
     proc = subprocess.Popen([sys.executable, "-c", TREE], stdout=subprocess.PIPE, text=True)
     try:
         grandchild = int(proc.stdout.readline())
-        tree = descendants(proc.pid)
+        tree = descendants([proc.pid])
         assert tree[0] == proc.pid and grandchild in tree
         cpu = allowed_cpus()[-1]
         before = {(pid, tid): _allowed(pid, tid) for pid in tree
@@ -58,7 +58,7 @@ def test_every_thread_of_the_tree_lands_on_the_cpu():
         for pid, tid in before:
             assert _allowed(pid, tid) == str(cpu)
     finally:
-        for pid in reversed(descendants(proc.pid)):
+        for pid in reversed(descendants([proc.pid])):
             os.kill(pid, 9)
         proc.wait()
 
@@ -118,17 +118,17 @@ def test_a_run_places_its_server_and_flexible_solvers(pin, server, placed):
         for p in procs:
             p.stdout.readline()
         cpu = pin if isinstance(pin, int) else allowed_cpus()[-1]
-        before = {pid: _allowed(pid, str(pid)) for p in procs for pid in descendants(p.pid)}
+        before = {pid: _allowed(pid, str(pid)) for p in procs for pid in descendants([p.pid])}
         _place(CosimOptions(pin=pin), _Proc(procs[0]) if server else None, [_Proc(procs[1])])
         moved = procs if server else procs[1:]
         for p in procs:
-            for pid in descendants(p.pid):
+            for pid in descendants([p.pid]):
                 for tid in os.listdir(f"/proc/{pid}/task"):
                     want = str(cpu) if placed and p in moved else before[pid]
                     assert _allowed(pid, tid) == want
     finally:
         for p in procs:
-            for pid in reversed(descendants(p.pid)):
+            for pid in reversed(descendants([p.pid])):
                 os.kill(pid, 9)
             p.wait()
 

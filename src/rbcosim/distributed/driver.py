@@ -226,11 +226,9 @@ def _place(options: CosimOptions, server: ServerProcess | None,
     cpu = chosen_cpu(options.pin) if ours or isinstance(options.pin, int) else None
     if cpu is None:
         return
-    pids = [pid for f in flex for pid in descendants(f.proc.pid)]
-    if server is not None:
-        pids += descendants(server.proc.pid)
+    roots = [f.proc.pid for f in flex] + ([] if server is None else [server.proc.pid])
     try:
-        pin_processes(pids, cpu)
+        pin_processes(descendants(roots), cpu)
     except OSError as exc:  # e.g. a CPU a cgroup withholds: the run goes on unplaced
         _say(options, f"--pin {options.pin}: cannot place the processes on CPU {cpu} ({exc}); "
                       "they run where the OS puts them")

@@ -58,8 +58,9 @@ def chosen_cpu(pin: str | int) -> int | None:
     return int(pin)
 
 
-def descendants(root: int) -> list[int]:
-    """`root` and every process below it (from /proc: pid → parent), parents first."""
+def descendants(roots: Iterable[int]) -> list[int]:
+    """The processes `roots` and every process below them (from /proc: pid → parent, read
+    once), parents first."""
     children: dict[int, list[int]] = {}
     for name in os.listdir("/proc"):
         if not name.isdigit():
@@ -71,7 +72,7 @@ def descendants(root: int) -> list[int]:
             continue
         parent = int(stat.rsplit(")", 1)[1].split()[1])
         children.setdefault(parent, []).append(int(name))
-    out, todo = [], [root]
+    out, todo = [], list(roots)
     while todo:
         pid = todo.pop(0)
         out.append(pid)
