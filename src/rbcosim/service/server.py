@@ -120,13 +120,14 @@ class Server:
             build_timeout=build_timeout, memory_bytes=session_memory, direct=direct,
             session_idle=session_idle, request_timeout=request_timeout, send_bytes=send_bytes)
         self.workers.announced = service.announced_limits
-        self._stop = threading.Event()
+        self._stopping = False  # set by `stop` (no lock: a signal handler may call it)
         self._wake_r, self._wake_w = os.pipe()  # `stop` wakes the loop's poll at once
         os.set_blocking(self._wake_w, False)
 
     def stop(self) -> None:
-        """Ask `serve_forever` to return (thread-safe, and safe in a signal handler)."""
-        self._stop.set()
+        """Ask `serve_forever` to return (thread-safe, and safe in a signal handler, also one
+        that interrupts another: a flag and a byte on a pipe, no lock)."""
+        self._stopping = True
         if self._wake_w >= 0:  # -1 once closed
             with contextlib.suppress(BlockingIOError):  # a full pipe wakes it already
                 os.write(self._wake_w, b"!")
@@ -151,7 +152,7 @@ class Server:
         poller.register(back, zmq.POLLIN)
         poller.register(self._wake_r, zmq.POLLIN)
         wait_ms = max(1, int(poll_interval * 1000.0))
-        while not self._stop.is_set():
+        while not self._stopping:
             # create_session requests wait for the fork server: look for it often meanwhile
             # (and replies wait for a slow client's queue to take them)
             soon = self.workers.deferred or self.outbox.pending
