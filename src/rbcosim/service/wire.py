@@ -337,20 +337,93 @@ def frames_pay(content: dict) -> bool:
     return size >= FRAME_MIN_BYTES
 
 
+class MessageEncoder:
+    """Envelope dicts as frames ``[header, buffers...]``: the bytes msgpack gives for the
+    whole map (arrays as descriptors), joined from pieces: what repeats from one message to
+    the next (a map header, an envelope field with its value, a content key, an array's key
+    and descriptor of a shape up to its bytes) is packed once and kept."""
+
+    _KEPT = 512  # pieces kept (a few per message type, field and shape in practice)
+    _VARYING = ("msg_id", "parent_id")  # envelope fields whose values are not kept as pieces
+
+    def __init__(self) -> None:
+        self._pack = msgpack.Packer(use_bin_type=True).pack
+        self._pieces: dict[tuple, bytes] = {}
+
+    def _piece(self, key: tuple) -> bytes:
+        """("map", n): a map header; ("field", name, value): a key with its value;
+        ("key", name): a key; ("data" | "frame", name, shape): an array's key and
+        descriptor up to its bytes (inline: with their bin header) or its frame index."""
+        pack = self._pack
+        if key[0] == "map":
+            piece = msgpack.Packer().pack_map_header(key[1])
+        elif key[0] == "field":
+            piece = pack(key[1]) + pack(key[2])
+        elif key[0] == "key":
+            piece = pack(key[1])
+        else:
+            where, name, shape = key
+            piece = (pack(name) + b"\x83" + pack("dtype") + pack(DTYPE) + pack("shape")
+                     + pack(list(shape)) + pack(where))
+            if where == "data":
+                piece += _bin_header(8 * math.prod(shape))
+        if len(self._pieces) >= self._KEPT:
+            self._pieces.clear()
+        self._pieces[key] = piece
+        return piece
+
+    def encode(self, message: dict, use_frames: bool = False) -> list:
+        """The frames of ``message`` (numpy arrays anywhere in its ``content``; a
+        ``buffers`` entry is left out); use_frames: arrays as buffer frames after the header
+        rather than inline."""
+        pieces, pack = self._pieces, self._pack
+        buffers: list | None = [] if use_frames else None
+        bare = "content" not in message  # (encoded with an empty content, as the protocol has it)
+        key = ("map", len(message) - ("buffers" in message) + bare)
+        parts = [pieces.get(key) or self._piece(key)]
+        for name, value in message.items():
+            if name == "content":
+                key = ("map", len(value))
+                parts += (pieces.get(("key", name)) or self._piece(("key", name)),
+                          pieces.get(key) or self._piece(key))
+                self._content(value, buffers, parts)
+            elif name == "buffers":
+                continue
+            elif name in self._VARYING or not (value is None or type(value) is str):
+                key = ("key", name)
+                parts += (pieces.get(key) or self._piece(key), pack(value))
+            else:
+                key = ("field", name, value)
+                parts.append(pieces.get(key) or self._piece(key))
+        if bare:
+            parts += (pack("content"), pack({}))
+        return [b"".join(parts), *(buffers or ())]
+
+    def _content(self, content: dict, buffers: list | None, parts: list) -> None:
+        pieces, pack = self._pieces, self._pack
+        for name, value in content.items():
+            if isinstance(value, np.ndarray):
+                array = np.ascontiguousarray(value, dtype=_F8)
+                if buffers is None:
+                    key = ("data", name, array.shape)
+                    parts += (pieces.get(key) or self._piece(key), array)
+                else:
+                    key = ("frame", name, array.shape)
+                    parts += (pieces.get(key) or self._piece(key), pack(len(buffers)))
+                    buffers.append(memoryview(array))
+            else:
+                key = ("key", name)
+                parts += (pieces.get(key) or self._piece(key), pack(_to_wire(value, buffers)))
+
+
 def encode(message: dict, use_frames: bool = False) -> list:
     """Envelope dict (numpy arrays anywhere in ``content``) -> [header, buffers...]; the same
     for requests (the client) and replies (the server). use_frames: arrays as buffer frames
     after the header rather than inline."""
-    buffers: list | None = [] if use_frames else None
-    header = dict(message)
-    header["content"] = {
-        key: array_descriptor(value, buffers)
-        if isinstance(value, np.ndarray)
-        else _to_wire(value, buffers)
-        for key, value in message.get("content", {}).items()
-    }
-    header.pop("buffers", None)
-    return [msgpack.packb(header, use_bin_type=True), *(buffers or ())]
+    return _ENCODER.encode(message, use_frames)
+
+
+_ENCODER = MessageEncoder()
 
 
 #: what a client accepts in a reply: the server's limits are for untrusted input, a client
