@@ -86,6 +86,11 @@ class RigidSide:
         self._tolerances = np.array([c.tolerances for c in couplings],
                                     dtype=np.float64).reshape(-1, 4)
         self._outputs = np.empty((len(self.points.names), 13))
+        self._point_rows = {name: i for i, name in enumerate(self.points.names)}
+        #: (joint, its point's row) pairs for the interface work of each macro step
+        self._work_rows = tuple(zip(self.couplings, self._joint_point.tolist()))
+        #: the C macro step gives the points' motions at its end (maximal formulation)
+        self._motions_from_step = isinstance(self.sim, RigidSimulation)
 
     # --- construction ---------------------------------------------------------------------
     @classmethod
@@ -177,12 +182,15 @@ class RigidSide:
         return self._points_now()[1]
 
     # --- inputs ---------------------------------------------------------------------------
-    def _check(self, name: str, values, size: int) -> np.ndarray:
+    @staticmethod
+    def _check(values, size: int, owner: str, what: str) -> np.ndarray:
+        """`values` as a float64 array of `size` finite numbers; ValueError naming
+        "`owner` `what`" otherwise."""
         a = np.ascontiguousarray(values, dtype=np.float64)
         if a.shape != (size,):
-            raise ValueError(f"{name}: expected {size} numbers, got shape {a.shape}")
+            raise ValueError(f"{owner} {what}: expected {size} numbers, got shape {a.shape}")
         if not _core.all_finite(a):
-            raise ValueError(f"{name}: non-finite value {a.tolist()}")
+            raise ValueError(f"{owner} {what}: non-finite value {a.tolist()}")
         return a
 
     def set_wrench(self, point: str, wrench) -> None:
@@ -191,7 +199,10 @@ class RigidSide:
 
     def set_wrench_polynomial(self, point: str, coefficients) -> None:
         """W(t) = Σ c_k (t − t_now)^k over the next step; coefficients (order+1, 6)."""
-        i = self.points.index(point)
+        try:
+            i = self._point_rows[point]
+        except (KeyError, TypeError):
+            i = self.points.index(point)  # (its KeyError naming the valid points)
         c = np.ascontiguousarray(coefficients, dtype=np.float64)
         if c.ndim != 2 or c.shape[1] != 6 or not 1 <= c.shape[0] <= MAX_POLY_ORDER + 1:
             raise ValueError(f"{point}: expected 1 to {MAX_POLY_ORDER + 1} rows of 6 coefficients, "
@@ -201,13 +212,13 @@ class RigidSide:
         poly = self.inputs.poly[i]
         poly[c.shape[0]:] = 0.0
         poly[: c.shape[0]] = c
-        self.inputs.t0[0] = self.time
+        self.inputs.t0[0] = self.sim.time
 
     def set_interface_jacobian(self, point: str, d_dx, d_dv) -> None:
         """The flexible side's ∂W/∂x and ∂W/∂v (6, 6) at `point`, used over the next step."""
         i = self.points.index(point)
-        kx = self._check(f"{point} dW/dx", np.ravel(d_dx), 36).reshape(6, 6)
-        kv = self._check(f"{point} dW/dv", np.ravel(d_dv), 36).reshape(6, 6)
+        kx = self._check(np.ravel(d_dx), 36, point, "dW/dx").reshape(6, 6)
+        kv = self._check(np.ravel(d_dv), 36, point, "dW/dv").reshape(6, 6)
         self.inputs.gains[i, 0], self.inputs.gains[i, 1] = kx, kv
         self.inputs.switches[0] = 1
 
@@ -218,7 +229,7 @@ class RigidSide:
         i = self.points.index(point)
         if frame not in ("point", "inertial"):
             raise ValueError(f"frame: expected 'point' or 'inertial', got {frame!r}")
-        m = self._check(f"{point} added mass", np.ravel(mass), 36).reshape(6, 6)
+        m = self._check(np.ravel(mass), 36, point, "added mass").reshape(6, 6)
         if not np.allclose(m, m.T, atol=1e-9 * max(1.0, np.abs(m).max())):
             raise ValueError(f"{point} added mass: expected a symmetric 6x6 matrix")
         self.inputs.added[i] = 0.5 * (m + m.T)
@@ -229,7 +240,7 @@ class RigidSide:
         """The flexible side's view of the joint (13,) for the continuity check."""
         if joint not in self._flex:
             self._coupling(joint)
-        self._flex[joint] = self._check(f"{joint} kinematics", kinematics, 13)
+        self._flex[joint] = self._check(kinematics, 13, joint, "kinematics")
 
     def set_flex_report(self, joint: str, kinematics, energy: float) -> None:
         """The flexible side's joint kinematics (13,) and the energy (J) it has delivered
@@ -264,9 +275,9 @@ class RigidSide:
         feedback = self.inputs.switches[0]
         start, end, energy = self.sim.macro_step(float(H), n)
         self.start_wrenches, self.end_wrenches = start[:, 13:].copy(), end[:, 13:].copy()
-        for name, point in zip(self.couplings, self._joint_point.tolist()):
+        for name, point in self._work_rows:
             self.energy_rigid[name] += energy[point]
-        if feedback or not isinstance(self.sim, RigidSimulation):
+        if feedback or not self._motions_from_step:
             return None
         acc = self.sim.macro_scratch(n)[3]  # the accelerations at the step's end
         return np.concatenate((end[:, :13], acc), axis=1)

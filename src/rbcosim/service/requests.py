@@ -98,18 +98,20 @@ _SUM_AS_FLOATS = 256  # entries up to which check_finite sums Python floats
 
 
 def check_finite(array: np.ndarray, field_name: str, names: tuple[str, ...]) -> None:
-    """ProtocolError non_finite naming the first row of ``array`` (one per name) with a NaN
-    or infinity. A finite sum clears the whole array at once (a NaN or infinity makes the sum
-    one); only a sum that is not finite (or overflows) looks row by row. Small arrays (the
-    step path's) are summed as Python floats, cheaper than a numpy reduction."""
+    """ProtocolError non_finite naming the first row of ``array`` (one per name, along its
+    first axis) with a NaN or infinity. A finite sum clears the whole array at once (a NaN or
+    infinity makes the sum one); only a sum that is not finite (or overflows) looks row by
+    row. Small arrays (the step path's) are summed as Python floats, cheaper than a numpy
+    reduction."""
     if math.isfinite(sum(array.ravel().tolist()) if array.size <= _SUM_AS_FLOATS
                      else array.sum()):
         return
-    if not np.isfinite(array).all():
-        row = int(np.flatnonzero(~np.isfinite(array).all(axis=1))[0])
+    rows = array.reshape(len(names), -1)
+    if not np.isfinite(rows).all():
+        row = int(np.flatnonzero(~np.isfinite(rows).all(axis=1))[0])
         raise ProtocolError(
             "non_finite",
-            f"{field_name} for {names[row]!r} holds NaN or infinity: {array[row].tolist()}",
+            f"{field_name} for {names[row]!r} holds NaN or infinity: {rows[row].tolist()}",
         )
 
 

@@ -54,7 +54,7 @@ class AttachedClient:
     """The client asked for motions (outputs + accelerations, (n, 19)) in its replies."""
 
 
-@dataclass
+@dataclass(slots=True)
 class PendingRequest:
     client: str
     peer: Any

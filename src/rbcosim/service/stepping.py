@@ -70,7 +70,7 @@ class StepRequests:
                 f"points/joints {sorted(s.orphans)} lost their client after a timeout; attach a new "
                 "client to them before stepping",
             )
-        other = next(iter(s.pending.values()), None)
+        other = next(iter(s.pending.values())) if s.pending else None
         if other is not None and other.kind != kind:
             raise ProtocolError(
                 "invalid_argument",
@@ -99,7 +99,7 @@ class StepRequests:
                 check_finite(flex, "flex_kinematics", c.joints)
             if content.get("flex_energy") is not None:
                 energy = as_array(content["flex_energy"], buffers, "flex_energy", (len(c.joints),))
-                check_finite(energy.reshape(-1, 1), "flex_energy", c.joints)
+                check_finite(energy, "flex_energy", c.joints)
                 if not hasattr(s.rigid, "set_flex_report"):
                     raise ProtocolError(
                         "invalid_argument", "this session's rigid side does not take flex_energy"
@@ -136,7 +136,7 @@ class StepRequests:
                     f"wrench_polynomial: shape must be [{len(c.points)}, m, 6] with m 1 to 3, got {shape}",
                 )
             wrench = as_array(polynomial, buffers, "wrench_polynomial", (len(c.points), order, 6))
-            check_finite(wrench.reshape(len(c.points), -1), "wrench_polynomial", c.points)
+            check_finite(wrench, "wrench_polynomial", c.points)
         elif c.points:
             if content.get("wrench") is None:
                 raise ProtocolError(
@@ -161,7 +161,7 @@ class StepRequests:
                 "interface_jacobian",
                 (len(c.points), 2, 6, 6),
             )
-            check_finite(jacobian.reshape(len(c.points), -1), "interface_jacobian", c.points)
+            check_finite(jacobian, "interface_jacobian", c.points)
             scheme = (s.coupling or {}).get("scheme")
             if scheme is not None and not scheme_named(scheme).jacobian:
                 if np.any(jacobian):
@@ -191,7 +191,7 @@ class StepRequests:
             )
         mass = as_array(content.get("added_mass"), msg.get("buffers", ()), "added_mass",
                         (len(c.points), 6, 6))
-        check_finite(mass.reshape(len(c.points), -1), "added_mass", c.points)
+        check_finite(mass, "added_mass", c.points)
         frames = content_field(content, "frames", list, required=False, default=["point"] * len(c.points))
         if len(frames) != len(c.points) or not all(f in ("point", "inertial") for f in frames):
             raise ProtocolError(

@@ -201,8 +201,7 @@ def as_array(
     if value is None:
         raise ProtocolError("invalid_argument", f"the field {field!r} is required")
     if isinstance(value, dict):
-        data = _descriptor_bytes(value, buffers, field, shape)
-        return np.frombuffer(data, dtype=_F8).reshape(shape)
+        return np.ndarray(shape, _F8, _descriptor_bytes(value, buffers, field, shape))
     return _plain_array(value, field, shape)
 
 
@@ -215,10 +214,9 @@ def _descriptor_bytes(value: dict, buffers, field: str, shape: tuple[int, ...]):
             f'{field}: dtype must be "{DTYPE}" (little-endian float64), got {dtype!r}',
         )
     got_shape = value.get("shape")
-    if not isinstance(got_shape, list) or (
-        tuple(got_shape) != shape
-        and not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in got_shape)
-    ):
+    same = isinstance(got_shape, list) and tuple(got_shape) == shape
+    if not same and (not isinstance(got_shape, list) or not all(
+            isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in got_shape)):
         raise ProtocolError(
             "invalid_array", f"{field}: shape must be a list of non-negative integers"
         )
@@ -239,17 +237,15 @@ def _descriptor_bytes(value: dict, buffers, field: str, shape: tuple[int, ...]):
         )
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise ProtocolError("invalid_array", f"{field}: data must be msgpack bin (raw bytes)")
-    if tuple(got_shape) != shape:
+    if not same:
         raise ProtocolError(
             "invalid_array", f"{field}: shape must be {list(shape)}, got {got_shape}"
         )
-    count = 1
-    for d in shape:
-        count *= d
-    if len(data) != 8 * count:
+    if len(data) != 8 * math.prod(shape):
         raise ProtocolError(
             "invalid_array",
-            f"{field}: shape {list(shape)} needs {8 * count} bytes, got {len(data)} (truncated?)",
+            f"{field}: shape {list(shape)} needs {8 * math.prod(shape)} bytes, got {len(data)} "
+            "(truncated?)",
         )
     return data
 

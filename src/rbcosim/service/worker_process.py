@@ -79,7 +79,7 @@ def _handle_direct(service: Service, frames: list[bytes], endpoint: str | None,
     delimited = len(frames) > 1 and not frames[1]
     body = frames[2:] if delimited else frames[1:]
     peer = (identity, delimited, len(body) > 1, DIRECT)
-    size = sum(len(f) for f in body)
+    size = sum(map(len, body))
     if size > service.limits.max_message_size:
         return [(peer, error_reply(None, ProtocolError(
             "message_too_large", f"the message is {size} bytes; this server accepts at most "
