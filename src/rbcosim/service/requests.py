@@ -48,11 +48,13 @@ def ok_reply(msg: dict, content: dict) -> dict:
 
 
 def content_field(content: dict, key: str, types: type | tuple, *, required: bool = True, default=None):
-    if key not in content or content[key] is None:
+    value = content.get(key)
+    if value is None:
         if required:
             raise ProtocolError("invalid_argument", f"the field {key!r} is required")
         return default
-    value = content[key]
+    if type(value) is types:  # (a bool only where a boolean is asked for)
+        return value
     if isinstance(value, bool) and bool not in (types if isinstance(types, tuple) else (types,)):
         raise ProtocolError("invalid_argument", f"{key!r} must not be a boolean")
     if not isinstance(value, types):
