@@ -13,6 +13,7 @@ with :func:`as_array`, so nothing walks the content twice on the hot path.
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -416,10 +417,13 @@ def encode(message: dict, use_frames: bool = False) -> list:
     """Envelope dict (numpy arrays anywhere in ``content``) -> [header, buffers...]; the same
     for requests (the client) and replies (the server). use_frames: arrays as buffer frames
     after the header rather than inline."""
-    return _ENCODER.encode(message, use_frames)
+    encoder = getattr(_ENCODERS, "encoder", None)
+    if encoder is None:
+        encoder = _ENCODERS.encoder = MessageEncoder()
+    return encoder.encode(message, use_frames)
 
 
-_ENCODER = MessageEncoder()
+_ENCODERS = threading.local()  # one per thread: a Packer's buffer is not to be shared
 
 
 #: what a client accepts in a reply: the server's limits are for untrusted input, a client
