@@ -4,13 +4,12 @@ with the protocol's codes, naming the field)."""
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import Hashable
 from typing import Any
 
 import numpy as np
 
-from rbcosim import PROTOCOL_VERSION
+from rbcosim import PROTOCOL_VERSION, _core
 from rbcosim.service.errors import ProtocolError
 from rbcosim.service.wire import wire_kind
 
@@ -96,25 +95,18 @@ def name_list(content: dict, key: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-_SUM_AS_FLOATS = 256  # entries up to which check_finite sums Python floats
-
-
 def check_finite(array: np.ndarray, field_name: str, names: tuple[str, ...]) -> None:
-    """ProtocolError non_finite naming the first row of ``array`` (one per name, along its
-    first axis) with a NaN or infinity. A finite sum clears the whole array at once (a NaN or
-    infinity makes the sum one); only a sum that is not finite (or overflows) looks row by
-    row. Small arrays (the step path's) are summed as Python floats, cheaper than a numpy
-    reduction."""
-    if math.isfinite(sum(array.ravel().tolist()) if array.size <= _SUM_AS_FLOATS
-                     else array.sum()):
+    """ProtocolError non_finite naming the first row of ``array`` (a C-contiguous float64
+    array, one row per name along its first axis) with a NaN or infinity; one pass in C
+    clears the whole array."""
+    if _core.all_finite(array):
         return
     rows = array.reshape(len(names), -1)
-    if not np.isfinite(rows).all():
-        row = int(np.flatnonzero(~np.isfinite(rows).all(axis=1))[0])
-        raise ProtocolError(
-            "non_finite",
-            f"{field_name} for {names[row]!r} holds NaN or infinity: {rows[row].tolist()}",
-        )
+    row = int(np.flatnonzero(~np.isfinite(rows).all(axis=1))[0])
+    raise ProtocolError(
+        "non_finite",
+        f"{field_name} for {names[row]!r} holds NaN or infinity: {rows[row].tolist()}",
+    )
 
 
 def plain(value: Any) -> Any:

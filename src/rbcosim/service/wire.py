@@ -258,7 +258,7 @@ def _plain_array(value: Any, field: str, shape: tuple[int, ...]) -> np.ndarray:
             raise ProtocolError(
                 "invalid_array", f"{field}: dtype must be float64, got {value.dtype}"
             )
-        array = value.astype(np.float64, copy=False)
+        array = np.ascontiguousarray(value, dtype=np.float64)
     elif isinstance(value, list):
         try:
             array = np.asarray(value, dtype=np.float64)
