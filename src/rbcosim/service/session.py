@@ -129,10 +129,21 @@ class Session:
             return False
         if not self.wait_for_joints:
             return True
-        return not self.orphans and all(j in self.joint_owner for j in self.joints)
+        if self.orphans:
+            return False
+        owner = self.joint_owner
+        for j in self.joints:  # (a loop: no generator to make at every step)
+            if j not in owner:
+                return False
+        return True
 
     def wants_motions(self) -> bool:
-        return self.motions_array is not None and any(c.motions for c in self.clients.values())
+        if self.motions_array is None:
+            return False
+        for c in self.clients.values():
+            if c.motions:
+                return True
+        return False
 
     def current_motions(self) -> np.ndarray:
         """(n_points, 19) as of the last step, report or restore."""
