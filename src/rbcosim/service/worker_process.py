@@ -257,7 +257,7 @@ def run_worker(settings: WorkerSettings, server_pipe: Any) -> None:
                 if reply["msg_type"] == "create_session_reply" and reply["status"] == "ok":
                     sock.send_multipart([b"created", reply["content"]["session"].encode()])
                 _send(sock, outbox, peer, reply)
-            if outbox is not None:
+            if outbox is not None and outbox.pending:
                 outbox.flush()
             if ended:
                 return
@@ -277,14 +277,15 @@ def run_worker(settings: WorkerSettings, server_pipe: Any) -> None:
 def _wait_ms(service: Service, last: float, idle: float | None, outbox: Outbox | None) -> int:
     """How long the worker may wait for a request: until a barrier deadline, the idle time,
     or (replies queued for a slow direct client) a moment; -1: until one comes."""
+    deadline = service.next_deadline()
+    if idle is not None:
+        deadline = last + idle if deadline is None else min(deadline, last + idle)
     now = time.monotonic()
-    deadlines = [d for d in (service.next_deadline(),
-                             None if idle is None else last + idle) if d is not None]
     if outbox is not None and outbox.pending:
-        deadlines.append(now + 0.002)
-    if not deadlines:
+        deadline = now + 0.002 if deadline is None else min(deadline, now + 0.002)
+    if deadline is None:
         return -1
-    return max(1, int((min(deadlines) - now) * 1000.0) + 1)
+    return max(1, int((deadline - now) * 1000.0) + 1)
 
 
 def _where(service: Service) -> tuple[float, float]:
