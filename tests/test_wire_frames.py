@@ -158,6 +158,40 @@ def test_a_queued_reply_keeps_the_values_of_when_it_was_sent():
     assert got == [float(k) for k in sent]
 
 
+
+def test_multipart_replies_reach_a_slow_client_whole_and_in_order():
+    """Replies of four frames (delimiter, header, two array views) to a client that reads
+    late: each arrives with all its frames, in the order sent; a reply to an identity with no
+    peer is counted as dropped and sends nothing."""
+    ctx = zmq.Context.instance()
+    router = ctx.socket(zmq.ROUTER)
+    router.setsockopt(zmq.LINGER, 0)
+    port = router.bind_to_random_port("tcp://127.0.0.1")
+    dealer = ctx.socket(zmq.DEALER)
+    dealer.setsockopt(zmq.LINGER, 0)
+    dealer.setsockopt(zmq.RCVHWM, 1)
+    dealer.connect(f"tcp://127.0.0.1:{port}")
+    dealer.send(b"hi")
+    identity, _ = router.recv_multipart()
+    outbox = Outbox(router, 1 << 22, 10_000)
+    a, b = np.zeros(300), np.zeros(7)
+    for k in range(100):
+        a[:], b[:] = k, -k - 1
+        outbox.send([identity, b"", f"h{k}".encode(), memoryview(a), memoryview(b)])
+    outbox.send([b"nobody", b"", b"lost"])
+    assert outbox.pending and outbox.dropped == 1
+    got = []
+    while len(got) < 100:
+        outbox.flush()
+        if dealer.poll(10):
+            got.append(dealer.recv_multipart())
+    assert not dealer.poll(50)
+    router.close()
+    dealer.close()
+    assert got == [[b"", f"h{k}".encode(), np.full(300, float(k)).tobytes(),
+                    np.full(7, -k - 1.0).tobytes()] for k in range(100)]
+
+
 def test_client_and_server_share_one_codec():
     tree = ast.parse(Path(rbcosim.client.__file__).read_text())
     imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
