@@ -14,6 +14,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from rbcosim.blas_threads import quiet_blas_threads
 from rbcosim.cli.animate_cmd import add_animate_option
 from rbcosim.cli.options import (
     add_limit_option,
@@ -93,6 +94,7 @@ def run(args: argparse.Namespace) -> int:
         raise ScenarioError(f"{path}: no such scenario file")
     if args.checkpoint_every < 0:
         raise ScenarioError("--checkpoint-every: expected 0 (off) or a positive integer")
+    quiet_blas_threads()  # this process and those it starts, before any of them loads numpy
     # Before anything else, the processes whose start-up is the longest: the server, and a
     # flexible solver that loads its modules while this process loads the scenario (its
     # joints follow on its stdin; with --output-interval its overrides wait for the scenario).

@@ -12,6 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from rbcosim.blas_threads import quiet_blas_threads
 from rbcosim.errors import RbcosimError
 
 
@@ -66,6 +67,7 @@ def load(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
+    quiet_blas_threads()  # before numpy loads
     from rbcosim.client import Client
     from rbcosim.distributed.flex_solver import (
         run_flex_solver,

@@ -15,6 +15,7 @@ import threading
 from pathlib import Path
 
 from rbcosim import PROTOCOL_VERSION, __version__
+from rbcosim.blas_threads import quiet_blas_threads
 from rbcosim.cli.limit_option import add_limit_option
 from rbcosim.errors import RbcosimError
 from rbcosim.limits import RunLimits
@@ -175,6 +176,7 @@ def run(args: argparse.Namespace) -> int:
     elif not root.is_dir():
         raise ServeError(f"--root {args.root}: not a folder")
     run_limits = RunLimits.from_items(args.limits)
+    quiet_blas_threads()  # this process, its fork server and the session workers
     # The session workers' fork server loads the core (most of a second) while this process
     # imports the service and binds (if it cannot start now, the workers try again and say why).
     from rbcosim.service import fork_server

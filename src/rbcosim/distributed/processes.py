@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Self
 
+from rbcosim.blas_threads import quiet_blas_threads
 from rbcosim.errors import RbcosimError
 
 
@@ -26,6 +27,12 @@ class CosimError(RbcosimError):
 
 def rbcosim_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "rbcosim", *args]
+
+
+def child_env() -> dict[str, str]:
+    """The environment of the server and flexible solvers started here: this one, unbuffered
+    output, and idle BLAS threads that sleep at once (`rbcosim.blas_threads`)."""
+    return dict(quiet_blas_threads({**os.environ, "PYTHONUNBUFFERED": "1"}))
 
 
 def describe_exit(code: int) -> str:
@@ -161,7 +168,7 @@ def start_flex(address: str | None, session: str | None,
     with open(log, "w") as log_file:
         proc = subprocess.Popen(cmd, stdout=log_file, stderr=subprocess.STDOUT,
                                 stdin=subprocess.PIPE if later else subprocess.DEVNULL,
-                                text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                                text=True, env=child_env())
     return FlexProcess(tuple(joints or ()), proc, out, log)
 
 
@@ -238,7 +245,7 @@ class ServerProcess:
             rbcosim_command("serve", "--bind", bind, "--barrier-timeout", repr(barrier_timeout),
                             "--root", str(root)),
             stdout=subprocess.PIPE, stderr=self._log, text=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            env=child_env(),
         )
         self.address: str | None = None
         self._stopping = False
