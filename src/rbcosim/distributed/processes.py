@@ -252,7 +252,8 @@ class ServerProcess:
         self._terminated = False
 
     def wait_address(self, wait: float = 60.0) -> str:
-        """The address it serves on, once it says (s to wait: it first imports the service)."""
+        """The address it serves on, once it says (s to wait: it first imports the service and
+        its fork server loads the core)."""
         if self.address is not None:
             return self.address
         sel = selectors.DefaultSelector()
