@@ -15,9 +15,10 @@ round runs, one after the other, so that load from other processes hits all alik
   the floor of one macro step's exchange on this machine at this moment, with the two
   processes where the OS puts them and both on one CPU.
 
-Then the start-up's parts, measured apart: `rbcosim serve` until it prints its address, the
-first create_session (it waits for the session workers' fork server) and a second one, and an
-`rbcosim flex` process until its attach shows in the session's heartbeat.
+Then the start-up's parts, measured apart: `rbcosim serve` until it prints its address (which
+it does once its session workers' fork server has loaded the core), the first create_session
+and a second one, and an `rbcosim flex` process until its attach shows in the session's
+heartbeat.
 
 Also the CPU time the machine was busy while each command ran (all its processes, and any
 other load), which load moves less than the wall time. Medians over the rounds; the load
