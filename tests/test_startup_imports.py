@@ -1,13 +1,18 @@
 """The processes of the main job (`rbcosim cosim scenarios/rigid_flex_pendulum.toml`) import
 only what they use: no progress-bar library before a bar is shown, no scipy.sparse to reduce a
-dense flexible body (each is paid again by every process that starts)."""
+dense flexible body (each is paid again by every process that starts); the cyclic garbage
+collector is paused while they start (rbcosim.gc_pause)."""
 
 from __future__ import annotations
 
+import gc
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from rbcosim.gc_pause import collector_paused
 from rbcosim.progress import Progress
 
 SCENARIO = Path(__file__).resolve().parents[1] / "scenarios" / "rigid_flex_pendulum.toml"
@@ -46,3 +51,30 @@ def test_a_progress_bar_still_shows_once_it_is_due(capsys):
     with Progress(4, label="cosim", delay=0.0) as bar:
         bar.update(0)
     assert "cosim:   0%|" in capsys.readouterr().err
+
+
+def test_the_collector_is_paused_inside_and_runs_again_after_a_failure():
+    assert gc.isenabled()
+    with pytest.raises(ValueError), collector_paused():
+        assert not gc.isenabled()
+        raise ValueError("a start-up that fails")
+    assert gc.isenabled()
+
+
+def test_a_collector_paused_before_stays_paused():
+    gc.disable()
+    try:
+        with collector_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_the_fork_server_freezes_what_it_preloads_and_collects_again():
+    """Its workers' collections then scan only their own objects (and write no shared page)."""
+    code = ("import gc, rbcosim.service.preload\n"
+            "print(gc.isenabled(), gc.get_freeze_count() > 10000)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["True", "True"]

@@ -25,6 +25,7 @@ from rbcosim.cli.options import (
 )
 from rbcosim.distributed.placement import PlacementError, parse_pin
 from rbcosim.errors import ScenarioError
+from rbcosim.gc_pause import collector_paused
 
 
 def add_parser(sub) -> None:
@@ -133,13 +134,15 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace, path: Path, overrides: list[str], options, server,
          early: list) -> int:
     """`run` once its server (None with --connect) and early flexible solver are started."""
-    from rbcosim.distributed.driver import run_distributed
-    from rbcosim.scenario.loader import load_scenario
+    with collector_paused():  # the imports and the scenario
+        from rbcosim.distributed.driver import run_distributed
+        from rbcosim.scenario.loader import load_scenario
 
-    scenario = load_scenario(path, overrides)
-    if args.output_interval is not None:
-        overrides.append(f"solver.output_every={output_every(scenario, args.output_interval)}")
         scenario = load_scenario(path, overrides)
+        if args.output_interval is not None:
+            overrides.append(
+                f"solver.output_every={output_every(scenario, args.output_interval)}")
+            scenario = load_scenario(path, overrides)
     warn_unused_overrides(scenario, args.overrides)
     enforce_limits(args, scenario)
     out = Path(args.out or Path("results") / (path.stem + ".csv"))

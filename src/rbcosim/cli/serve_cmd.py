@@ -20,6 +20,7 @@ from rbcosim import PROTOCOL_VERSION, __version__
 from rbcosim.blas_threads import quiet_blas_threads
 from rbcosim.cli.limit_option import add_limit_option
 from rbcosim.errors import RbcosimError
+from rbcosim.gc_pause import collector_paused
 from rbcosim.limits import RunLimits
 from rbcosim.service.defaults import (
     DEFAULT_BUILD_TIMEOUT,
@@ -183,12 +184,22 @@ def run(args: argparse.Namespace) -> int:
         return _generate_keys(args.generate_keys)
     root, run_limits = _checked(args)
     quiet_blas_threads()  # this process, its fork server and the session workers
-    # The session workers' fork server loads the core while this process imports the service
-    # and binds (if it cannot start now, the workers try again and say why).
-    from rbcosim.service import fork_server
+    with collector_paused():  # the imports, the service and its socket
+        # The session workers' fork server loads the core while this process imports the
+        # service and binds (if it cannot start now, the workers try again and say why).
+        from rbcosim.service import fork_server
 
-    with contextlib.suppress(OSError):
-        fork_server.start()
+        with contextlib.suppress(OSError):
+            fork_server.start()
+        server, service, curve = _server(args, root, run_limits)
+    _serve(server, f"rbcosim {__version__}, protocol {PROTOCOL_VERSION}"
+           + (", CURVE on" if curve else "")
+           + f", root {service.root} (scenario and state paths are relative to it)")
+    return 0
+
+
+def _server(args: argparse.Namespace, root: Path, run_limits: RunLimits):
+    """The bound server, its service and CURVE settings; ServeError for a bad address."""
     import zmq
 
     from rbcosim.service import CurveConfig, Limits, Server, Service
@@ -213,10 +224,7 @@ def run(args: argparse.Namespace) -> int:
         raise ServeError(str(exc)) from None
     except zmq.ZMQError as exc:  # address in use, bad endpoint
         raise ServeError(f"cannot bind {args.bind}: {exc}") from None
-    _serve(server, f"rbcosim {__version__}, protocol {PROTOCOL_VERSION}"
-           + (", CURVE on" if curve else "")
-           + f", root {service.root} (scenario and state paths are relative to it)")
-    return 0
+    return server, service, curve
 
 
 def _serve(server, banner: str) -> None:
