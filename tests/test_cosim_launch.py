@@ -95,9 +95,10 @@ def test_stopping_processes_wakes_when_they_end_instead_of_polling(tmp_path, mon
 
 
 def test_a_process_that_outlives_the_wait_is_killed_and_reaped():
-    proc = subprocess.Popen([sys.executable, "-c", "import signal, sys, time\n"
-                             "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
-                             "print(flush=True); time.sleep(3600)"], stdout=subprocess.PIPE)
+    code = ("import signal, time\n"
+            "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+            "print(flush=True); time.sleep(3600)")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
     proc.stdout.readline()  # SIGTERM ignored from now on
     proc.terminate()
     end(proc, 0.2)

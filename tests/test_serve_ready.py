@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import rbcosim._core
+
 from rbcosim.distributed.placement import descendants
 
 
