@@ -1,7 +1,7 @@
 """The processes of the main job (`rbcosim cosim scenarios/rigid_flex_pendulum.toml`) import
 only what they use: no progress-bar library before a bar is shown, no scipy.sparse to reduce a
 dense flexible body (each is paid again by every process that starts); the cyclic garbage
-collector is paused while they start (rbcosim.gc_pause)."""
+collector is paused while they load, which is then frozen (rbcosim.gc_pause)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
-from rbcosim.gc_pause import collector_paused
+from rbcosim.gc_pause import loading
 from rbcosim.progress import Progress
 
 SCENARIO = Path(__file__).resolve().parents[1] / "scenarios" / "rigid_flex_pendulum.toml"
@@ -53,18 +51,41 @@ def test_a_progress_bar_still_shows_once_it_is_due(capsys):
     assert "cosim:   0%|" in capsys.readouterr().err
 
 
-def test_the_collector_is_paused_inside_and_runs_again_after_a_failure():
-    assert gc.isenabled()
-    with pytest.raises(ValueError), collector_paused():
-        assert not gc.isenabled()
-        raise ValueError("a start-up that fails")
-    assert gc.isenabled()
+LOADING = """
+import gc, sys
+from rbcosim import gc_pause
+if sys.argv[1] == "program":
+    gc_pause.program_run()
+try:
+    with gc_pause.loading():
+        print(gc.isenabled())
+        kept = [[] for _ in range(1000)]
+        raise ValueError("loading fails")
+except ValueError:
+    pass
+print(gc.isenabled(), gc.get_freeze_count() >= len(kept))
+"""
+
+
+def _loading(who: str) -> list[str]:
+    return subprocess.run([sys.executable, "-c", LOADING, who], capture_output=True,
+                          text=True, check=True).stdout.split()
+
+
+def test_loading_pauses_the_collector_then_a_program_freezes_what_it_loaded():
+    """Objects made while loading are never scanned again (frozen) in a program's own
+    process; the collector runs again, also when loading fails."""
+    assert _loading("program") == ["False", "True", "True"]
+
+
+def test_a_callers_objects_stay_the_collectors():
+    assert _loading("caller") == ["False", "True", "False"]
 
 
 def test_a_collector_paused_before_stays_paused():
     gc.disable()
     try:
-        with collector_paused():
+        with loading():
             pass
         assert not gc.isenabled()
     finally:

@@ -25,7 +25,7 @@ from rbcosim.cli.options import (
 )
 from rbcosim.distributed.placement import PlacementError, parse_pin
 from rbcosim.errors import ScenarioError
-from rbcosim.gc_pause import collector_paused
+from rbcosim.gc_pause import loading
 
 
 def add_parser(sub) -> None:
@@ -134,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace, path: Path, overrides: list[str], options, server,
          early: list) -> int:
     """`run` once its server (None with --connect) and early flexible solver are started."""
-    with collector_paused():  # the imports and the scenario
+    with loading():  # the imports and the scenario
         from rbcosim.distributed.driver import run_distributed
         from rbcosim.scenario.loader import load_scenario
 

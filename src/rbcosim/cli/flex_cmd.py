@@ -14,7 +14,7 @@ from pathlib import Path
 
 from rbcosim.blas_threads import quiet_blas_threads
 from rbcosim.errors import RbcosimError
-from rbcosim.gc_pause import collector_paused
+from rbcosim.gc_pause import loading
 
 
 def add_parser(sub) -> None:
@@ -69,7 +69,7 @@ def load(args: argparse.Namespace):
 
 def run(args: argparse.Namespace) -> int:
     quiet_blas_threads()  # before numpy loads
-    with collector_paused():  # the imports, the scenario and its flexible bodies
+    with loading():  # the imports, the scenario and its flexible bodies
         from rbcosim.client import Client
         from rbcosim.distributed.flex_solver import run_flex_solver, solver_tag, write_results
 

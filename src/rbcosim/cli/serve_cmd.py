@@ -20,7 +20,7 @@ from rbcosim import PROTOCOL_VERSION, __version__
 from rbcosim.blas_threads import quiet_blas_threads
 from rbcosim.cli.limit_option import add_limit_option
 from rbcosim.errors import RbcosimError
-from rbcosim.gc_pause import collector_paused
+from rbcosim.gc_pause import loading
 from rbcosim.limits import RunLimits
 from rbcosim.service.defaults import (
     DEFAULT_BUILD_TIMEOUT,
@@ -184,7 +184,7 @@ def run(args: argparse.Namespace) -> int:
         return _generate_keys(args.generate_keys)
     root, run_limits = _checked(args)
     quiet_blas_threads()  # this process, its fork server and the session workers
-    with collector_paused():  # the imports, the service and its socket
+    with loading():  # the imports, the service and its socket
         # The session workers' fork server loads the core while this process imports the
         # service and binds (if it cannot start now, the workers try again and say why).
         from rbcosim.service import fork_server
