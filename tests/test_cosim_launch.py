@@ -18,7 +18,7 @@ from rbcosim.distributed.processes import (
     ExitWatch,
     FlexProcess,
     ServerProcess,
-    end,
+    reap,
     stop_processes,
 )
 from rbcosim.service.server import Server
@@ -101,7 +101,7 @@ def test_a_process_that_outlives_the_wait_is_killed_and_reaped():
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
     proc.stdout.readline()  # SIGTERM ignored from now on
     proc.terminate()
-    end(proc, 0.2)
+    reap(proc, 0.2)
     assert proc.returncode == -9
     proc.stdout.close()
 

@@ -177,10 +177,10 @@ def stop_processes(flex: list[FlexProcess]) -> None:
         if f.proc.poll() is None:
             f.proc.terminate()
     for f in flex:
-        end(f.proc, 5.0)
+        reap(f.proc, 5.0)
 
 
-def end(proc: subprocess.Popen, wait: float) -> None:
+def reap(proc: subprocess.Popen, wait: float) -> None:
     """Wait up to `wait` s for `proc` to end (SIGKILL then), and reap it. Woken when it ends
     (a pidfd), where `Popen.wait(timeout)` polls at doubling intervals and would notice an end
     after 10 ms only at 15 ms, one after 20 ms at 31 ms."""
@@ -302,7 +302,7 @@ class ServerProcess:
     def stop(self) -> None:
         """`terminate`, wait for it (SIGKILL after 5 s) and remove the log folder."""
         self.terminate()
-        end(self.proc, 5.0)
+        reap(self.proc, 5.0)
         if self.proc.stdout is not None:
             self.proc.stdout.close()
         self._log.close()
