@@ -351,7 +351,7 @@ static PyObject *py_flex_loop(PyObject *self, PyObject *const *args, Py_ssize_t 
     if (nargs != 13) FAIL("flex_loop() takes 13 arguments (%zd given)", nargs);
     if (!rbc_parse(args, 3, "flex_loop", "nnd", &sock, &other, &timeout)
         || !parse_pieces(args[3], &w.pieces, &total)
-        || !rbc_parse(args + 5, 8, "flex_loop", "nnddndDn", &scheme, &order, &H, &k, &t, &now,
+        || !rbc_parse(args + 5, 8, "flex_loop", "nndndDnn", &scheme, &order, &H, &k, &t, &now,
                       &stop, &next_id))
         return NULL;
     w.z = rbc_zmq_link(why, sizeof why);
