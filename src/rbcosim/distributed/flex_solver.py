@@ -14,6 +14,12 @@ gives the in-process run's bits:
 The scheme (rbcosim.scheme) sets the order: Jacobi and interface-Jacobian coupling
 overlap the two solvers' macro steps; the Gauss–Seidel schemes run them in turn. Iterative
 coupling (restore and repeat each step) runs in process only.
+
+Compiled one-node bodies with Jacobi or either Gauss–Seidel order take their macro steps in
+the C core (rbcosim._core.flex_loop, librbcosim/cosim/flex_loop.h: request, reply and the
+bodies' steps) from one result row, checkpoint or unusual step to the next; Python's step
+(`_Side.step`, `_Side._complete`) takes multi-node and chord-frame bodies, interface-Jacobian
+coupling and whatever the C loop hands back, with the same errors.
 """
 
 from __future__ import annotations
