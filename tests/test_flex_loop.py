@@ -59,14 +59,16 @@ def test_c_request_is_the_python_encoders_bytes(n, prefix, session, client):
 
 # --- a flexible side and a server under the test's control ---------------------------------
 
+ROWS = np.zeros((1, 19))  # the rigid point's motion: at rest
+ROWS[0, :7] = (0.25, 0.0, -0.43, 1.0, 0.0, 0.0, 0.0)
+
+
 def _side() -> tuple[_Side, np.ndarray]:
-    """The pendulum's flexible side, its body placed at rest at `rows` (1, 19) at t = 0."""
+    """The pendulum's flexible side, its body placed at ROWS at t = 0; and ROWS."""
     side = _Side(endpoints_for(load_scenario(PENDULUM), ["clamp"]))
-    rows = np.zeros((1, 19))
-    rows[0, :7] = (0.25, 0.0, -0.43, 1.0, 0.0, 0.0, 0.0)
-    for ep, ms in zip(side.endpoints, side.motions(rows, 0.0)):
+    for ep, ms in zip(side.endpoints, side.motions(ROWS, 0.0)):
         ep.initialize(0.0, ms)
-    return side, rows
+    return side, ROWS
 
 
 def _reply(msg: dict, rows: np.ndarray, **changes) -> list[bytes]:
@@ -153,7 +155,7 @@ def test_the_loop_takes_ok_replies_and_sends_each_step_once(monkeypatch):
 
     monkeypatch.setattr(_Side, "step", python_path)
     monkeypatch.setattr(Client, "finish_step", python_path)
-    side, rows = _side()
+    rows = ROWS
     outcome, requests, _ = _run(lambda msg, n: [_reply(msg, rows)])
     assert outcome == (6, 6 * H)
     assert [r["content"]["step"] for r in requests] == list(range(6))
@@ -167,7 +169,7 @@ def _bad_at(n_bad: int, rows: np.ndarray, bad):
 
 
 def test_an_error_reply_raises_its_code_and_message():
-    _, rows = _side()
+    rows = ROWS
     error = {"code": "stale_step", "message": "step 2 was already taken"}
     outcome, _, _ = _run(_bad_at(3, rows, lambda msg: _reply(msg, rows, status="error",
                                                             error=error)))
@@ -177,14 +179,14 @@ def test_an_error_reply_raises_its_code_and_message():
 
 
 def test_a_reply_with_another_status_is_an_unknown_error():
-    _, rows = _side()
+    rows = ROWS
     outcome, _, _ = _run(_bad_at(2, rows, lambda msg: _reply(msg, rows, status="fine")))
     assert isinstance(outcome, ServiceError) and outcome.code == "unknown"
 
 
 def test_a_truncated_header_is_the_python_decoders_error():
-    _, rows = _side()
-    cut = lambda msg: [_reply(msg, rows)[0][:-7]]  # noqa: E731
+    rows = ROWS
+    cut = lambda msg: [_reply(msg, rows)[0][:-7]]
     outcome, _, _ = _run(_bad_at(4, rows, cut))
     with pytest.raises(ProtocolError) as want:
         decode_reply(cut({"content": {"step": 3}, "session": "s-1", "msg_id": "x"}))
@@ -195,8 +197,8 @@ def test_a_truncated_header_is_the_python_decoders_error():
 def test_a_reply_of_another_step_is_taken_as_python_takes_it():
     """The Python client takes the step a reply names (the loop hands the reply over); the
     body, a step behind it, then refuses the next step with its message."""
-    _, rows = _side()
-    jump = lambda msg: _reply(msg, rows, content_step=4, content_time=4 * H)  # noqa: E731
+    rows = ROWS
+    jump = lambda msg: _reply(msg, rows, content_step=4, content_time=4 * H)
     outcome, requests, _ = _run(_bad_at(2, rows, jump))
     assert [r["content"]["step"] for r in requests] == [0, 1]
     assert isinstance(outcome, SimulationError)
@@ -205,14 +207,14 @@ def test_a_reply_of_another_step_is_taken_as_python_takes_it():
 
 
 def test_a_reply_with_a_field_it_does_not_know_is_taken_by_python():
-    _, rows = _side()
-    extra = lambda msg: _reply(msg, rows, content_note="hello")  # noqa: E731
+    rows = ROWS
+    extra = lambda msg: _reply(msg, rows, content_note="hello")
     outcome, requests, _ = _run(_bad_at(3, rows, extra))
     assert outcome == (6, 6 * H) and len(requests) == 6
 
 
 def test_a_late_reply_to_another_request_is_dropped():
-    _, rows = _side()
+    rows = ROWS
 
     def answer(msg, n):
         good = _reply(msg, rows)
@@ -223,7 +225,7 @@ def test_a_late_reply_to_another_request_is_dropped():
 
 
 def test_non_finite_motions_are_refused_with_the_motions_message():
-    _, rows = _side()
+    rows = ROWS
     bad_rows = rows.copy()
     bad_rows[0, 8] = np.nan
     outcome, requests, _ = _run(_bad_at(2, rows, lambda msg: _reply(msg, bad_rows)))
@@ -235,7 +237,7 @@ def test_non_finite_motions_are_refused_with_the_motions_message():
 
 
 def test_no_reply_within_the_timeout_raises_service_timeout():
-    _, rows = _side()
+    rows = ROWS
     outcome, requests, address = _run(lambda msg, n: [] if n == 3 else [_reply(msg, rows)],
                                       timeout=0.2)
     assert isinstance(outcome, ServiceTimeout)
@@ -266,7 +268,6 @@ def test_a_request_zeromq_does_not_take_times_out_as_send_does():
 
 
 def test_a_signal_while_waiting_for_the_reply_reaches_python():
-    _, rows = _side()
     timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
     timer.start()
     try:

@@ -390,6 +390,7 @@ class _Side:
         r = self._complete(client, t, self.motions(now, t), msg_id, frames, bool(stepped))
         return r.step, r.time, r.motions
 
+
 def run_flex_solver(
     scenario: Scenario,
     joints: Sequence[str],
