@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -275,3 +277,20 @@ def test_a_signal_while_waiting_for_the_reply_reaches_python():
     finally:
         timer.cancel()
     assert isinstance(outcome, KeyboardInterrupt)
+
+
+def test_without_a_loaded_libzmq_the_loop_says_so():
+    """The core finds libzmq at run time, in the process's loaded objects: a process that has
+    not imported zmq gets a sentence, not a crash."""
+    code = ("import sys, numpy as np\n"
+            "from rbcosim import _core\n"
+            "assert not any('zmq' in m for m in sys.modules)\n"
+            "try:\n"
+            "    _core.flex_loop(1, 0, 1.0, (b'',) * 9, (), 2, 2, 1e-3, 0, 0.0,"
+            " np.zeros((1, 19)), 5, 1)\n"
+            "except RuntimeError as exc:\n"
+            "    print(exc)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60, check=True).stdout
+    assert out == ("rbcosim's C core cannot use ZeroMQ: no libzmq is loaded in this process "
+                   "(import zmq first; pyzmq bundles it)\n")
