@@ -65,9 +65,14 @@ ROWS = np.zeros((1, 19))  # the rigid point's motion: at rest
 ROWS[0, :7] = (0.25, 0.0, -0.43, 1.0, 0.0, 0.0, 0.0)
 
 
-def _side() -> tuple[_Side, np.ndarray]:
-    """The pendulum's flexible side, its body placed at ROWS at t = 0; and ROWS."""
-    side = _Side(endpoints_for(load_scenario(PENDULUM), ["clamp"]))
+SCHEMES = ["gauss_seidel_flex_first", "jacobi", "gauss_seidel_rigid_first"]
+
+
+def _side(scheme: str = SCHEMES[0]) -> tuple[_Side, np.ndarray]:
+    """The pendulum's flexible side (coupled by `scheme`), its body placed at ROWS at t = 0;
+    and ROWS."""
+    scenario = load_scenario(PENDULUM, [f'cosim.scheme="{scheme}"'])
+    side = _Side(endpoints_for(scenario, ["clamp"]))
     for ep, ms in zip(side.endpoints, side.motions(ROWS, 0.0)):
         ep.initialize(0.0, ms)
     return side, ROWS
@@ -130,11 +135,11 @@ def _client(address: str, timeout: float | None = 30.0) -> Client:
     return client
 
 
-def _run(answer, stop: int = 6, timeout: float | None = 30.0):
+def _run(answer, stop: int = 6, timeout: float | None = 30.0, scheme: str = SCHEMES[0]):
     """side.advance from step 0 towards `stop` against a FakeServer answering `answer`, until
     it gets there: (the outcome (step, time) or the exception, the requests seen, the
     server's address)."""
-    side, rows = _side()
+    side, rows = _side(scheme)
     server = FakeServer(answer)
     client = _client(server.address, timeout)
     k, t, m = 0, 0.0, rows
@@ -150,7 +155,8 @@ def _run(answer, stop: int = 6, timeout: float | None = 30.0):
     return outcome, server.requests, server.address
 
 
-def test_the_loop_takes_ok_replies_and_sends_each_step_once(monkeypatch):
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_the_loop_takes_ok_replies_and_sends_each_step_once(monkeypatch, scheme):
     """Every step in C: Python's step and reply reading are never called."""
     def python_path(*args, **kwargs):
         raise AssertionError("a step went through Python")
@@ -158,7 +164,7 @@ def test_the_loop_takes_ok_replies_and_sends_each_step_once(monkeypatch):
     monkeypatch.setattr(_Side, "step", python_path)
     monkeypatch.setattr(Client, "finish_step", python_path)
     rows = ROWS
-    outcome, requests, _ = _run(lambda msg, n: [_reply(msg, rows)])
+    outcome, requests, _ = _run(lambda msg, n: [_reply(msg, rows)], scheme=scheme)
     assert outcome == (6, 6 * H)
     assert [r["content"]["step"] for r in requests] == list(range(6))
     assert [r["msg_id"] for r in requests] == [f"{requests[0]['msg_id'][:-1]}{i}"
@@ -170,11 +176,12 @@ def _bad_at(n_bad: int, rows: np.ndarray, bad):
     return lambda msg, n: [bad(msg) if n == n_bad else _reply(msg, rows)]
 
 
-def test_an_error_reply_raises_its_code_and_message():
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_an_error_reply_raises_its_code_and_message(scheme):
     rows = ROWS
     error = {"code": "stale_step", "message": "step 2 was already taken"}
     outcome, _, _ = _run(_bad_at(3, rows, lambda msg: _reply(msg, rows, status="error",
-                                                            error=error)))
+                                                            error=error)), scheme=scheme)
     assert isinstance(outcome, ServiceError)
     assert (outcome.code, outcome.message) == ("stale_step", "step 2 was already taken")
     assert str(outcome) == "stale_step: step 2 was already taken"
@@ -226,11 +233,13 @@ def test_a_late_reply_to_another_request_is_dropped():
     assert outcome == (4, 4 * H) and len(requests) == 4
 
 
-def test_non_finite_motions_are_refused_with_the_motions_message():
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_non_finite_motions_are_refused_with_the_motions_message(scheme):
     rows = ROWS
     bad_rows = rows.copy()
     bad_rows[0, 8] = np.nan
-    outcome, requests, _ = _run(_bad_at(2, rows, lambda msg: _reply(msg, bad_rows)))
+    outcome, requests, _ = _run(_bad_at(2, rows, lambda msg: _reply(msg, bad_rows)),
+                                scheme=scheme)
     with pytest.raises(ValueError) as want:
         InterfaceMotion.from_array(bad_rows[0], 2 * H)
     assert isinstance(outcome, ValueError) and str(outcome) == str(want.value)
@@ -238,10 +247,11 @@ def test_non_finite_motions_are_refused_with_the_motions_message():
     assert len(requests) == 2  # nothing sent from the non-finite motions
 
 
-def test_no_reply_within_the_timeout_raises_service_timeout():
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_no_reply_within_the_timeout_raises_service_timeout(scheme):
     rows = ROWS
     outcome, requests, address = _run(lambda msg, n: [] if n == 3 else [_reply(msg, rows)],
-                                      timeout=0.2)
+                                      timeout=0.2, scheme=scheme)
     assert isinstance(outcome, ServiceTimeout)
     assert str(outcome) == f"no reply to {requests[2]['msg_id']} from {address} within 0.2 s"
 
@@ -294,3 +304,36 @@ def test_without_a_loaded_libzmq_the_loop_says_so():
                          timeout=60, check=True).stdout
     assert out == ("rbcosim's C core cannot use ZeroMQ: no libzmq is loaded in this process "
                    "(import zmq first; pyzmq bundles it)\n")
+
+
+def test_a_step_whose_range_checks_may_warn_is_undone_and_taken_by_python(monkeypatch):
+    """A spin above the body's quiet floor: the loop undoes its step and Python's step runs
+    it with the checks; the body ends in the same bits as a side stepped by Python alone."""
+    spinning = ROWS.copy()
+    spinning[0, 11] = 50.0  # ω_y rad/s: ω² above the spin check's quiet floor
+    states, steps_in_python = [], []
+    original = _Side.step
+
+    def counted(self, *args):
+        steps_in_python.append(self)
+        return original(self, *args)
+
+    monkeypatch.setattr(_Side, "step", counted)
+    for in_c in (True, False):
+        side, _ = _side()
+        assert side.endpoints[0].checks.quiet[0] < 50.0**2
+        if not in_c:
+            side._now = None  # every step by Python's code
+        server = FakeServer(lambda msg, n: [_reply(msg, spinning)])
+        client = _client(server.address)
+        try:
+            k, t, m = 0, 0.0, spinning
+            while k < 6:
+                k, t, m = side.advance(client, k, t, m, 6)
+        finally:
+            client.close_socket()
+            server.close()
+        ep = side.endpoints[0]
+        states.append((ep.body.get_state(), ep.energy.tobytes(), ep.rigid_input().tobytes()))
+        assert steps_in_python.count(side) == 6
+    assert states[0] == states[1]
