@@ -78,9 +78,10 @@ def _side(scheme: str = SCHEMES[0]) -> tuple[_Side, np.ndarray]:
     return side, ROWS
 
 
-def _reply(msg: dict, rows: np.ndarray, **changes) -> list[bytes]:
-    """The server's ok reply to a step request (its own encoder): step + 1, motions `rows`;
-    `changes` replace envelope fields, or content fields when named content_*."""
+def _reply(msg: dict, rows: np.ndarray, use_frames: bool = False, **changes) -> list[bytes]:
+    """The server's ok reply to a step request (its own encoder; use_frames: arrays in buffer
+    frames): step + 1, motions `rows`; `changes` replace envelope fields, or content fields
+    when named content_*."""
     step = msg["content"]["step"]
     content = {"step": step + 1, "time": (step + 1) * H, "kinematics": rows[:, :13],
                "gaps": np.zeros((1, 4)), "motions": rows}
@@ -92,7 +93,7 @@ def _reply(msg: dict, rows: np.ndarray, **changes) -> list[bytes]:
         else:
             reply[key] = value
     reply["content"] = content
-    return encode(reply)
+    return encode(reply, use_frames)
 
 
 class FakeServer:
@@ -155,8 +156,9 @@ def _run(answer, stop: int = 6, timeout: float | None = 30.0, scheme: str = SCHE
     return outcome, server.requests, server.address
 
 
+@pytest.mark.parametrize("use_frames", [False, True])
 @pytest.mark.parametrize("scheme", SCHEMES)
-def test_the_loop_takes_ok_replies_and_sends_each_step_once(monkeypatch, scheme):
+def test_the_loop_takes_ok_replies_and_sends_each_step_once(monkeypatch, scheme, use_frames):
     """Every step in C: Python's step and reply reading are never called."""
     def python_path(*args, **kwargs):
         raise AssertionError("a step went through Python")
@@ -164,7 +166,7 @@ def test_the_loop_takes_ok_replies_and_sends_each_step_once(monkeypatch, scheme)
     monkeypatch.setattr(_Side, "step", python_path)
     monkeypatch.setattr(Client, "finish_step", python_path)
     rows = ROWS
-    outcome, requests, _ = _run(lambda msg, n: [_reply(msg, rows)], scheme=scheme)
+    outcome, requests, _ = _run(lambda msg, n: [_reply(msg, rows, use_frames)], scheme=scheme)
     assert outcome == (6, 6 * H)
     assert [r["content"]["step"] for r in requests] == list(range(6))
     assert [r["msg_id"] for r in requests] == [f"{requests[0]['msg_id'][:-1]}{i}"
@@ -201,6 +203,20 @@ def test_a_truncated_header_is_the_python_decoders_error():
         decode_reply(cut({"content": {"step": 3}, "session": "s-1", "msg_id": "x"}))
     assert isinstance(outcome, ProtocolError)
     assert (outcome.code, outcome.message) == (want.value.code, want.value.message)
+
+
+def test_a_truncated_buffer_frame_is_the_python_decoders_error():
+    rows = ROWS
+
+    def cut(msg):
+        frames = _reply(msg, rows, use_frames=True)
+        return [*frames[:-1], bytes(frames[-1])[:-8]]  # the motions' frame one value short
+
+    outcome, _, _ = _run(_bad_at(3, rows, cut))
+    with pytest.raises(ValueError) as want:
+        decode_reply(cut({"content": {"step": 2}, "session": "s-1", "msg_id": "x"}))
+    assert type(outcome) is type(want.value) and str(outcome) == str(want.value)
+    assert "cannot reshape array of size 18 into shape (1,19)" in str(outcome)
 
 
 def test_a_reply_of_another_step_is_taken_as_python_takes_it():

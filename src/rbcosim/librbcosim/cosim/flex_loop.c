@@ -104,6 +104,7 @@ static int descriptor(rbc_mp_reader *r, rbc_fl_wire *w, int64_t rows, int64_t co
             for (uint32_t d = 0; d < dims; d++) {
                 if (!rbc_mp_uint(r, &shape[d]) || shape[d] > (1u << 30)) return 0;
                 count *= shape[d];
+                if (count > ((uint64_t)1 << 40)) return 0; /* (no wrap-around) */
             }
             seen |= 2;
         } else if (!(seen & 4) && KEY(r, "data")) {
