@@ -56,10 +56,12 @@ enum {
 
 /* Macro steps of H from step *k at *t (s) with the points' motions `now` (nj, 19) at *t until
  * step `stop`; per step the request carries msg_id prefix + *next_id (then incremented).  On
- * return *k, *t, now describe the step the loop is at; for SENT, REPLY and TIMEOUT *stepped
- * tells whether the bodies took their step before the reply (jacobi), UNSENT and later codes
- * leave the step's request sent or in w->out and the bodies stepped as far as the scheme does
- * before the reply.  scheme: RBC_CS_* (coupled.h), order: the extrapolation order. */
+ * return *k, *t and `now` are the step the loop is at.  From RBC_FL_UNSENT to RBC_FL_TIMEOUT
+ * that step's request is encoded (w->out) and, but for UNSENT, sent; the bodies took what the
+ * scheme does before sending (flexible side first: their step), and *stepped tells whether
+ * they also took their step after it (jacobi).  A body step that is not certainly quiet is
+ * undone (every body as before it) and left to Python.  scheme: RBC_CS_* (coupled.h), order:
+ * the extrapolation order. */
 int rbc_fl_run(rbc_fl_wire *w, rbc_cs_joint *joints, int64_t nj, int scheme, int64_t order,
                double H, int64_t *k, double *t, double *now, int64_t stop, int64_t *next_id,
                int *stepped);
