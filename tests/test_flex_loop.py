@@ -353,3 +353,14 @@ def test_a_step_whose_range_checks_may_warn_is_undone_and_taken_by_python(monkey
         states.append((ep.body.get_state(), ep.energy.tobytes(), ep.rigid_input().tobytes()))
         assert steps_in_python.count(side) == 6
     assert states[0] == states[1]
+
+
+def test_a_signal_while_stepping_reaches_python():
+    """A server that always answers: the loop never waits long, and still stops for SIGINT."""
+    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        outcome, requests, _ = _run(lambda msg, n: [_reply(msg, ROWS)], stop=10**9)
+    finally:
+        timer.cancel()
+    assert isinstance(outcome, KeyboardInterrupt) and len(requests) > 1
