@@ -136,15 +136,18 @@ def _client(address: str, timeout: float | None = 30.0) -> Client:
     return client
 
 
-def _run(answer, stop: int = 6, timeout: float | None = 30.0, scheme: str = SCHEMES[0]):
+def _run(answer, stop: int = 6, timeout: float | None = 30.0, scheme: str = SCHEMES[0],
+         on_start=None):
     """side.advance from step 0 towards `stop` against a FakeServer answering `answer`, until
     it gets there: (the outcome (step, time) or the exception, the requests seen, the
-    server's address)."""
+    server's address). on_start: called as the stepping starts."""
     side, rows = _side(scheme)
     server = FakeServer(answer)
     client = _client(server.address, timeout)
     k, t, m = 0, 0.0, rows
     try:
+        if on_start is not None:
+            on_start()
         while k < stop:
             k, t, m = side.advance(client, k, t, m, stop)
         outcome = (k, t)
@@ -297,9 +300,8 @@ def test_a_request_zeromq_does_not_take_times_out_as_send_does():
 
 def test_a_signal_while_waiting_for_the_reply_reaches_python():
     timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
-    timer.start()
     try:
-        outcome, _, _ = _run(lambda msg, n: [], timeout=None)
+        outcome, _, _ = _run(lambda msg, n: [], timeout=None, on_start=timer.start)
     finally:
         timer.cancel()
     assert isinstance(outcome, KeyboardInterrupt)
@@ -358,9 +360,9 @@ def test_a_step_whose_range_checks_may_warn_is_undone_and_taken_by_python(monkey
 def test_a_signal_while_stepping_reaches_python():
     """A server that always answers: the loop never waits long, and still stops for SIGINT."""
     timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
-    timer.start()
     try:
-        outcome, requests, _ = _run(lambda msg, n: [_reply(msg, ROWS)], stop=10**9)
+        outcome, requests, _ = _run(lambda msg, n: [_reply(msg, ROWS)], stop=10**9,
+                                    on_start=timer.start)
     finally:
         timer.cancel()
     assert isinstance(outcome, KeyboardInterrupt) and len(requests) > 1
