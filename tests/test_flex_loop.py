@@ -366,3 +366,27 @@ def test_a_signal_while_stepping_reaches_python():
     finally:
         timer.cancel()
     assert isinstance(outcome, KeyboardInterrupt) and len(requests) > 1
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_with_the_real_server_every_step_is_taken_in_c(monkeypatch, scheme):
+    """Against rbcosim's own server the loop recognises every step reply: Python's step never
+    runs (a change of the reply that the C reader does not know would send every step back
+    to Python: slower, and caught here)."""
+    from service_helpers import running_server
+
+    from rbcosim.distributed.flex_solver import run_flex_solver
+    from rbcosim.service import Service
+
+    def python_path(*args, **kwargs):
+        raise AssertionError("a step went through Python")
+
+    monkeypatch.setattr(_Side, "step", python_path)
+    monkeypatch.setattr(_Side, "_complete", python_path)
+    sets = ["solver.t_end=0.01", f'cosim.scheme="{scheme}"']  # 40 macro steps
+    with running_server(Service()) as server, Client(server.address) as client:
+        session = client.create_session(PENDULUM, overrides=dict(s.split("=", 1) for s in sets),
+                                        wait_for_joints=True)["session"]
+        results = run_flex_solver(load_scenario(PENDULUM, sets), ["clamp"], client, session)
+        assert client.heartbeat()["step"] == 40
+    assert results["beam"].steps == [0, 20, 40]
