@@ -515,6 +515,27 @@ class RequestEncoder:
         self._pieces[key] = piece
         return piece
 
+    def step_pieces(self, msg_id_prefix: str, session: str | None, client: str,
+                    n_joints: int) -> tuple[bytes, ...]:
+        """The constant pieces of a flexible solver's step request {client, step,
+        flex_kinematics (n, 13), flex_energy (n,), wrench_polynomial (n, m, 6)} (arrays inline)
+        for the C core's loop (librbcosim/cosim/flex_loop.h), which writes the msg_id's counter,
+        the step and the arrays' bytes between them: the head up to the msg_id, its prefix, the
+        envelope and content up to the step's value, each array's key and descriptor up to its
+        bytes (the polynomial's for m = 1 to 4)."""
+        pieces, pack = self._pieces, self._pack
+
+        def piece(key: tuple) -> bytes:
+            return pieces.get(key) or self._piece(key)
+
+        n = n_joints
+        return (self._head, msg_id_prefix.encode(),
+                piece(("envelope", "step", session, 5)) + piece(("field", "client"))
+                + pack(client) + piece(("field", "step")),
+                piece(("data", "flex_kinematics", (n, 13))),
+                piece(("data", "flex_energy", (n,))),
+                *(piece(("data", "wrench_polynomial", (n, m, 6))) for m in range(1, 5)))
+
     def encode(self, msg_id: str, msg_type: str, session: str | None, content: dict) -> list:
         """The frames of one request (numpy arrays anywhere in ``content``)."""
         header, size = self._header(msg_id, msg_type, session, content, None)
