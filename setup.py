@@ -31,6 +31,7 @@ setup(
             "rbcosim._core",
             sources=sorted(p.as_posix() for p in CORE.rglob("*.c")),
             include_dirs=[CORE.as_posix()],
+            libraries=["dl"],  # dlopen/dlsym of the libzmq pyzmq loaded (librbcosim/wire)
             extra_compile_args=["-std=c11", "-O2", "-ffp-contract=off", "-fno-fast-math",
                                 "-Wall", "-Wextra", "-Wno-unused-parameter"],
         )

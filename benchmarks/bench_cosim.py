@@ -15,9 +15,10 @@ round runs, one after the other, so that load from other processes hits all alik
   the floor of one macro step's exchange on this machine at this moment, with the two
   processes where the OS puts them and both on one CPU.
 
-Then the start-up's parts, measured apart: `rbcosim serve` until it prints its address, the
-first create_session (it waits for the session workers' fork server) and a second one, and an
-`rbcosim flex` process until its attach shows in the session's heartbeat.
+Then the start-up's parts, measured apart: `rbcosim serve` until it prints its address (which
+it does once its session workers' fork server has loaded the core), the first create_session
+and a second one, and an `rbcosim flex` process until its attach shows in the session's
+heartbeat.
 
 Also the CPU time the machine was busy while each command ran (all its processes, and any
 other load), which load moves less than the wall time. Medians over the rounds; the load
@@ -27,6 +28,7 @@ average is printed (the machine may be shared). Benchmarks print figures; they a
 from __future__ import annotations
 
 import argparse
+import compileall
 import os
 import statistics
 import subprocess
@@ -41,6 +43,7 @@ sys.path.insert(0, str(HERE))
 
 from bench_service import ECHO, RawLoop, start
 
+import rbcosim
 from rbcosim.client import Client
 from rbcosim.distributed.placement import allowed_cpus, pin_processes
 from rbcosim.scenario.loader import load_scenario
@@ -115,6 +118,10 @@ def main(argv: list[str] | None = None) -> int:
                         default=str(REPO / "scenarios" / "rigid_flex_pendulum.toml"))
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args(argv)
+    # The timed processes load compiled modules, as from an installed package (pip compiles
+    # at install): an edited source tree would otherwise be compiled again by every process
+    # of every run where PYTHONDONTWRITEBYTECODE is set (tens of ms of each start-up).
+    compileall.compile_dir(Path(rbcosim.__file__).parent, quiet=1)
     path = Path(args.scenario).resolve()
     scenario = load_scenario(path)
     H = scenario.cosim.macro_step

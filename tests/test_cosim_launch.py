@@ -14,7 +14,13 @@ from pathlib import Path
 from service_helpers import toy_service
 
 from rbcosim.distributed.driver import CosimOptions, run_distributed
-from rbcosim.distributed.processes import ExitWatch, ServerProcess
+from rbcosim.distributed.processes import (
+    ExitWatch,
+    FlexProcess,
+    ServerProcess,
+    reap,
+    stop_processes,
+)
 from rbcosim.service.server import Server
 
 PENDULUM = Path(__file__).resolve().parents[1] / "scenarios" / "rigid_flex_pendulum.toml"
@@ -72,6 +78,32 @@ def test_exit_watch_returns_when_a_child_ends():
         done.join(60)
         assert not done.is_alive()
     assert proc.wait() == 0
+
+
+def test_stopping_processes_wakes_when_they_end_instead_of_polling(tmp_path, monkeypatch):
+    """Popen.wait(timeout) sleeps at doubling intervals (and so notices an end up to twice as
+    late): the processes of a run are awaited on their pidfds instead."""
+    procs = [subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
+             for _ in range(2)]
+
+    def polled(seconds):
+        raise AssertionError(f"polled: slept {seconds} s")
+
+    monkeypatch.setattr(subprocess.time, "sleep", polled)
+    stop_processes([FlexProcess((), p, tmp_path / "out", tmp_path / "log") for p in procs])
+    assert [p.returncode for p in procs] == [-15, -15]  # ended by the SIGTERM, reaped
+
+
+def test_a_process_that_outlives_the_wait_is_killed_and_reaped():
+    code = ("import signal, time\n"
+            "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+            "print(flush=True); time.sleep(3600)")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
+    proc.stdout.readline()  # SIGTERM ignored from now on
+    proc.terminate()
+    reap(proc, 0.2)
+    assert proc.returncode == -9
+    proc.stdout.close()
 
 
 def test_a_server_handed_to_the_run_ends_by_itself_and_its_caller_reaps_it():

@@ -23,7 +23,6 @@ sessions, and everything after a ``session_ended`` notice go through the server'
 
 from __future__ import annotations
 
-import itertools
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -128,7 +127,8 @@ class Client:
         self.direct_endpoint: str | None = None
         self._direct_session: str | None = None
         self._poller: zmq.Poller | None = None
-        self._ids = itertools.count(1)
+        self.next_id = 1
+        """The counter of the next request's msg_id (the C core's loop sends some: `step_wire`)."""
         self._encoder = RequestEncoder(PROTOCOL_VERSION)
         self._prefix = f"py{os.getpid()}-{id(self) & 0xFFFF:x}-"
         self.session: str | None = None
@@ -197,12 +197,26 @@ class Client:
         self, msg_type: str, content: dict | None = None, *, session: str | None = None
     ) -> str:
         """Send one request without waiting; returns its msg_id (see `receive`)."""
-        msg_id = f"{self._prefix}{next(self._ids)}"
+        msg_id = self.msg_id(self.next_id)
+        self.next_id += 1
         session = session if session is not None else self.session
+        frames = self._encoder.encode(msg_id, msg_type, session, content or {})
+        self.send_frames(msg_type, frames, session)
+        return msg_id
+
+    def msg_id(self, number: int) -> str:
+        """The msg_id of this client's request `number`."""
+        return f"{self._prefix}{number}"
+
+    def _socket_for(self, msg_type: str, session: str | None) -> zmq.Socket:
         direct = self.direct is not None and session == self._direct_session \
             and msg_type != "create_session"
-        frames = self._encoder.encode(msg_id, msg_type, session, content or {})
-        sock = self.direct if direct else self.socket
+        return self.direct if direct else self.socket
+
+    def send_frames(self, msg_type: str, frames: list, session: str | None) -> None:
+        """Send a request's encoded frames to `session`'s socket; ServiceTimeout when ZeroMQ
+        takes them nowhere within the timeout."""
+        sock = self._socket_for(msg_type, session)
         try:
             sock.send_multipart([b"", *frames], flags=zmq.NOBLOCK)
         except zmq.Again:  # no peer to queue for (e.g. a refused CURVE handshake) or queue full
@@ -213,37 +227,60 @@ class Client:
                     "connection takes it (no server, a refused CURVE key, or "
                     f"{sock.getsockopt(zmq.SNDHWM)} requests unread)") from None
             sock.send_multipart([b"", *frames])
-        return msg_id
 
-    def receive(self, msg_id: str, timeout: float | None = ...) -> dict:
-        """The reply to ``msg_id`` (arrays decoded); raises ServiceError on an error reply."""
+    def step_wire(self, n_joints: int) -> tuple[int, int, float, tuple[bytes, ...]]:
+        """What the C core's flexible-solver loop (rbcosim._core.flex_loop) needs to send this
+        client's step requests and read their replies itself: the libzmq socket the requests
+        go to, the other socket a reply is looked for on (0: none), the timeout s (-1: none),
+        the requests' constant pieces for `n_joints` joints (RequestEncoder.step_pieces)."""
+        sock = self._socket_for("step", self.session)
+        other = 0 if self._poller is None else (self.socket if sock is self.direct
+                                                else self.direct).underlying
+        return (sock.underlying, other, -1.0 if self.timeout is None else float(self.timeout),
+                self._encoder.step_pieces(self._prefix, self.session, self.client_id, n_joints))
+
+    def no_reply(self, msg_id: str, timeout: float | None) -> ServiceTimeout:
+        """The error of a request left without reply for `timeout` s."""
+        return ServiceTimeout(f"no reply to {msg_id} from {self.address} within {timeout} s")
+
+    def receive(self, msg_id: str, timeout: float | None = ..., frames: list | None = None) -> dict:
+        """The reply to ``msg_id`` (arrays decoded); raises ServiceError on an error reply.
+        frames: a message already read from the socket (routing frames included), taken first."""
         timeout = self.timeout if timeout is ... else timeout
         wait = None if timeout is None else timeout * 1000.0
         while True:
-            if self._poller is None:
-                sock = self.socket if self.socket.poll(wait) else None
-            else:
-                ready = self._poller.poll(wait)
-                sock = ready[0][0] if ready else None
-            if sock is None:
-                raise ServiceTimeout(f"no reply to {msg_id} from {self.address} within {timeout} s")
-            frames = sock.recv_multipart()
-            if frames and not frames[0]:
-                frames = frames[1:]
-            reply = decode_reply(frames)
-            if reply.get("parent_id") != msg_id:
-                if reply.get("parent_id") is None and reply.get("msg_type") == "session_ended" \
-                        and reply.get("session") == self._direct_session is not None:
-                    # The session's worker ended: no reply will come on the direct endpoint.
-                    self._drop_direct()
-                    error = reply.get("error") or {}
-                    raise ServiceError(error.get("code", "session_closed"),
-                                       error.get("message", ""), reply)
-                continue  # a late reply to a request that already timed out
-            if reply.get("status") != "ok":
+            if frames is None:
+                if self._poller is None:
+                    sock = self.socket if self.socket.poll(wait) else None
+                else:
+                    ready = self._poller.poll(wait)
+                    sock = ready[0][0] if ready else None
+                if sock is None:
+                    raise self.no_reply(msg_id, timeout)
+                frames = sock.recv_multipart()
+            reply, frames = self._reply_to(msg_id, frames), None
+            if reply is not None:
+                return reply
+
+    def _reply_to(self, msg_id: str, frames: list) -> dict | None:
+        """A message's reply map if it answers `msg_id` (ServiceError if it is an error, or a
+        notice that the session's worker ended), None for a late reply to another request."""
+        if frames and not frames[0]:
+            frames = frames[1:]
+        reply = decode_reply(frames)
+        if reply.get("parent_id") != msg_id:
+            if reply.get("parent_id") is None and reply.get("msg_type") == "session_ended" \
+                    and reply.get("session") == self._direct_session is not None:
+                # The session's worker ended: no reply will come on the direct endpoint.
+                self._drop_direct()
                 error = reply.get("error") or {}
-                raise ServiceError(error.get("code", "unknown"), error.get("message", ""), reply)
-            return reply
+                raise ServiceError(error.get("code", "session_closed"),
+                                   error.get("message", ""), reply)
+            return None  # a late reply to a request that already timed out
+        if reply.get("status") != "ok":
+            error = reply.get("error") or {}
+            raise ServiceError(error.get("code", "unknown"), error.get("message", ""), reply)
+        return reply
 
     def request(
         self, msg_type: str, content: dict | None = None, *, session: str | None = None
@@ -391,9 +428,10 @@ class Client:
             content["flex_kinematics_at"] = flex_kinematics_at
         return self.send("step", content)
 
-    def finish_step(self, msg_id: str) -> StepResult:
-        """Wait for the reply to a step sent with `start_step`."""
-        return self._step_result(self.receive(msg_id)["content"])
+    def finish_step(self, msg_id: str, frames: list | None = None) -> StepResult:
+        """Wait for the reply to a step sent with `start_step` (frames: a message already read,
+        taken first, see `receive`)."""
+        return self._step_result(self.receive(msg_id, frames=frames)["content"])
 
     def report(
         self,

@@ -8,8 +8,6 @@ import time
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from tqdm import tqdm
-
 from rbcosim.errors import CaseTimeoutError
 
 #: (monotonic deadline, allowance s) of the runs in this context, or None
@@ -49,6 +47,10 @@ class Progress:
         if self._bar is None:
             if time.perf_counter() - self._start < self.delay:
                 return
+            # imported here: a process that shows no bar (a short or quiet run, a session
+            # worker, a flexible solver) starts without it (~20 ms of imports)
+            from tqdm import tqdm
+
             self._bar = tqdm(total=self.total, desc=self.label, file=sys.stderr, leave=False,
                              mininterval=0.2, unit="step")
         self._bar.update(done - self._bar.n)

@@ -14,6 +14,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from rbcosim.blas_threads import quiet_blas_threads
 from rbcosim.cli.animate_cmd import add_animate_option
 from rbcosim.cli.options import (
     add_limit_option,
@@ -24,6 +25,7 @@ from rbcosim.cli.options import (
 )
 from rbcosim.distributed.placement import PlacementError, parse_pin
 from rbcosim.errors import ScenarioError
+from rbcosim.gc_pause import loading
 
 
 def add_parser(sub) -> None:
@@ -93,6 +95,7 @@ def run(args: argparse.Namespace) -> int:
         raise ScenarioError(f"{path}: no such scenario file")
     if args.checkpoint_every < 0:
         raise ScenarioError("--checkpoint-every: expected 0 (off) or a positive integer")
+    quiet_blas_threads()  # this process and those it starts, before any of them loads numpy
     # Before anything else, the processes whose start-up is the longest: the server, and a
     # flexible solver that loads its modules while this process loads the scenario (its
     # joints follow on its stdin; with --output-interval its overrides wait for the scenario).
@@ -131,13 +134,15 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace, path: Path, overrides: list[str], options, server,
          early: list) -> int:
     """`run` once its server (None with --connect) and early flexible solver are started."""
-    from rbcosim.distributed.driver import run_distributed
-    from rbcosim.scenario.loader import load_scenario
+    with loading():  # the imports and the scenario
+        from rbcosim.distributed.driver import run_distributed
+        from rbcosim.scenario.loader import load_scenario
 
-    scenario = load_scenario(path, overrides)
-    if args.output_interval is not None:
-        overrides.append(f"solver.output_every={output_every(scenario, args.output_interval)}")
         scenario = load_scenario(path, overrides)
+        if args.output_interval is not None:
+            overrides.append(
+                f"solver.output_every={output_every(scenario, args.output_interval)}")
+            scenario = load_scenario(path, overrides)
     warn_unused_overrides(scenario, args.overrides)
     enforce_limits(args, scenario)
     out = Path(args.out or Path("results") / (path.stem + ".csv"))

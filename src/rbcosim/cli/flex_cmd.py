@@ -12,7 +12,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from rbcosim.blas_threads import quiet_blas_threads
 from rbcosim.errors import RbcosimError
+from rbcosim.gc_pause import loading
 
 
 def add_parser(sub) -> None:
@@ -66,13 +68,31 @@ def load(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
-    from rbcosim.client import Client
-    from rbcosim.distributed.flex_solver import (
-        run_flex_solver,
-        select_joints,
-        solver_tag,
-        write_results,
-    )
+    quiet_blas_threads()  # before numpy loads
+    with loading():  # the imports, the scenario and its flexible bodies
+        from rbcosim.client import Client
+        from rbcosim.distributed.flex_solver import run_flex_solver, solver_tag, write_results
+
+        scenario, joints, endpoints = _prepare(args)
+    address, session = _handed() if args.connect == "-" else (args.connect, args.session)
+    with Client(address, timeout=args.timeout, curve_server_key=args.curve_server_key,
+                curve_client_secret_file=args.curve_secret) as client:
+        client.hello(f"rbcosim flex {solver_tag(joints)}")
+        results = run_flex_solver(scenario, joints, client, session,
+                                  checkpoint_dir=args.checkpoint_dir,
+                                  checkpoint_every=args.checkpoint_every, resume=args.resume,
+                                  endpoints=endpoints)
+    if args.out:
+        write_results(Path(args.out), results)
+    steps = next(iter(results.values())).steps
+    print(f"done {solver_tag(joints)} {steps[-1] if steps else 0}", flush=True)
+    return 0
+
+
+def _prepare(args: argparse.Namespace):
+    """The scenario, the joints to drive (read from stdin with --joint -) and, with --connect -,
+    their flexible bodies, built while the server starts (None: built once attached)."""
+    from rbcosim.distributed.flex_solver import endpoints_for, select_joints
 
     scenario = load(args)
     if args.checkpoint_every < 0:
@@ -87,28 +107,17 @@ def run(args: argparse.Namespace) -> int:
         if not names:
             raise RbcosimError("--joint -: expected the joint names on stdin, got none")
     joints = select_joints(scenario, names, args.bodies)
-    address, session, endpoints = args.connect, args.session, None
-    if address == "-":
-        from rbcosim.distributed.flex_solver import endpoints_for
+    endpoints = endpoints_for(scenario, joints) if args.connect == "-" else None
+    return scenario, joints, endpoints
 
-        endpoints = endpoints_for(scenario, joints)  # while the server starts
-        words = sys.stdin.readline().split()
-        if len(words) != 2:
-            raise RbcosimError("--connect -: expected 'ADDRESS SESSION' on stdin, got "
-                               f"{' '.join(words)!r}")
-        address, session = words
-    with Client(address, timeout=args.timeout, curve_server_key=args.curve_server_key,
-                curve_client_secret_file=args.curve_secret) as client:
-        client.hello(f"rbcosim flex {solver_tag(joints)}")
-        results = run_flex_solver(scenario, joints, client, session,
-                                  checkpoint_dir=args.checkpoint_dir,
-                                  checkpoint_every=args.checkpoint_every, resume=args.resume,
-                                  endpoints=endpoints)
-    if args.out:
-        write_results(Path(args.out), results)
-    steps = next(iter(results.values())).steps
-    print(f"done {solver_tag(joints)} {steps[-1] if steps else 0}", flush=True)
-    return 0
+
+def _handed() -> tuple[str, str]:
+    """--connect - --session -: 'ADDRESS SESSION' from stdin."""
+    words = sys.stdin.readline().split()
+    if len(words) != 2:
+        raise RbcosimError("--connect -: expected 'ADDRESS SESSION' on stdin, got "
+                           f"{' '.join(words)!r}")
+    return words[0], words[1]
 
 
 def main(argv: list[str] | None = None) -> int:

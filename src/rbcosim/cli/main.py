@@ -15,6 +15,7 @@ import warnings
 
 from rbcosim import PROTOCOL_VERSION, __version__
 from rbcosim.errors import RbcosimError
+from rbcosim.gc_pause import program_run
 
 #: Subcommand name -> module under rbcosim.cli; each module has add_parser(sub) and run(args).
 SUBCOMMANDS = {
@@ -54,6 +55,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:  # the program's run (not a caller's): what it loads is frozen
+        program_run()
     words = sys.argv[1:] if argv is None else argv
     first = next((w for w in words if not w.startswith("-")), None)
     parser = build_parser(first if first in SUBCOMMANDS else None)

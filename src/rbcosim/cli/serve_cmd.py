@@ -1,7 +1,9 @@
 """`rbcosim serve`: run the co-simulation service on a ZeroMQ endpoint until interrupted.
 
 Prints the bound address on its first line of stdout (``serving on ENDPOINT``), so a caller
-that asked for port 0 learns the port by reading one line.
+that asked for port 0 learns the port by reading one line, once a session can be created at
+once (the session workers' fork server has loaded the core); then ``sessions ready`` (or
+``sessions unavailable: WHY`` when the fork server could not start).
 """
 
 from __future__ import annotations
@@ -15,8 +17,10 @@ import threading
 from pathlib import Path
 
 from rbcosim import PROTOCOL_VERSION, __version__
+from rbcosim.blas_threads import quiet_blas_threads
 from rbcosim.cli.limit_option import add_limit_option
 from rbcosim.errors import RbcosimError
+from rbcosim.gc_pause import loading
 from rbcosim.limits import RunLimits
 from rbcosim.service.defaults import (
     DEFAULT_BUILD_TIMEOUT,
@@ -142,24 +146,22 @@ def _load_factory(spec: str):
     return obj
 
 
-def _announce_sessions(server) -> None:
-    server.workers.wait_ready()
-    error = server.workers.fork_error
-    print("sessions ready" if error is None else f"sessions unavailable: {error}", flush=True)
+def _generate_keys(folder: str) -> int:
+    from rbcosim.service import generate_keys
+
+    keys = generate_keys(folder)
+    for name, (public, secret) in keys.items():
+        print(f"{name}: public {public}, secret {secret}")
+    print(
+        "start the server with --curve-secret server.key_secret --curve-clients DIR_WITH_client.key; "
+        "give clients server.key and their own .key_secret"
+    )
+    return 0
 
 
-def run(args: argparse.Namespace) -> int:
-    if args.generate_keys:
-        from rbcosim.service import generate_keys
-
-        keys = generate_keys(args.generate_keys)
-        for name, (public, secret) in keys.items():
-            print(f"{name}: public {public}, secret {secret}")
-        print(
-            "start the server with --curve-secret server.key_secret --curve-clients DIR_WITH_client.key; "
-            "give clients server.key and their own .key_secret"
-        )
-        return 0
+def _checked(args: argparse.Namespace) -> tuple[Path, RunLimits]:
+    """The root folder (created when it is the default) and run limits; ServeError for a bad
+    option."""
     if (args.curve_secret is None) != (args.curve_clients is None):
         raise ServeError("--curve-secret and --curve-clients go together")
     for option, value in (("--send-hwm", args.send_hwm), ("--send-bytes", args.send_bytes),
@@ -174,13 +176,30 @@ def run(args: argparse.Namespace) -> int:
         root.mkdir(exist_ok=True)
     elif not root.is_dir():
         raise ServeError(f"--root {args.root}: not a folder")
-    run_limits = RunLimits.from_items(args.limits)
-    # The session workers' fork server loads the core (most of a second) while this process
-    # imports the service and binds (if it cannot start now, the workers try again and say why).
-    from rbcosim.service import fork_server
+    return root, RunLimits.from_items(args.limits)
 
-    with contextlib.suppress(OSError):
-        fork_server.start()
+
+def run(args: argparse.Namespace) -> int:
+    if args.generate_keys:
+        return _generate_keys(args.generate_keys)
+    root, run_limits = _checked(args)
+    quiet_blas_threads()  # this process, its fork server and the session workers
+    with loading():  # the imports, the service and its socket
+        # The session workers' fork server loads the core while this process imports the
+        # service and binds (if it cannot start now, the workers try again and say why).
+        from rbcosim.service import fork_server
+
+        with contextlib.suppress(OSError):
+            fork_server.start()
+        server, service, curve = _server(args, root, run_limits)
+    _serve(server, f"rbcosim {__version__}, protocol {PROTOCOL_VERSION}"
+           + (", CURVE on" if curve else "")
+           + f", root {service.root} (scenario and state paths are relative to it)")
+    return 0
+
+
+def _server(args: argparse.Namespace, root: Path, run_limits: RunLimits):
+    """The bound server, its service and CURVE settings; ServeError for a bad address."""
     import zmq
 
     from rbcosim.service import CurveConfig, Limits, Server, Service
@@ -205,21 +224,22 @@ def run(args: argparse.Namespace) -> int:
         raise ServeError(str(exc)) from None
     except zmq.ZMQError as exc:  # address in use, bad endpoint
         raise ServeError(f"cannot bind {args.bind}: {exc}") from None
+    return server, service, curve
+
+
+def _serve(server, banner: str) -> None:
+    """Announce the server once a create_session starts its worker at once (requests meanwhile
+    wait in the bound socket: the first session then takes what later ones take), and serve
+    until SIGTERM or Ctrl-C."""
     print("loading the core for the session workers", file=sys.stderr, flush=True)
     in_main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, lambda *_: server.stop()) if in_main else None
-    print(f"serving on {server.address}", flush=True)
-    # The server answers from now on; a create_session waits until the session workers' fork
-    # server has loaded the compiled core, which this second line announces.
-    threading.Thread(target=_announce_sessions, args=(server,), daemon=True).start()
-    print(
-        f"rbcosim {__version__}, protocol {PROTOCOL_VERSION}"
-        + (", CURVE on" if curve else "")
-        + f", root {service.root} (scenario and state paths are relative to it)",
-        file=sys.stderr,
-        flush=True,
-    )
     try:
+        server.workers.wait_ready()
+        print(f"serving on {server.address}", flush=True)
+        error = server.workers.fork_error
+        print("sessions ready" if error is None else f"sessions unavailable: {error}", flush=True)
+        print(banner, file=sys.stderr, flush=True)
         server.serve_forever()
     except KeyboardInterrupt:
         pass
@@ -227,7 +247,6 @@ def run(args: argparse.Namespace) -> int:
         server.close()  # a second SIGTERM meanwhile only asks again: the workers' folder goes
         if in_main:
             signal.signal(signal.SIGTERM, previous)
-    return 0
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -294,6 +294,27 @@ class FlexEndpoint:
             self.checks.after_step()
         return self._coef[:rows].copy() if interpolate else None
 
+    # --- the C core's loops ------------------------------------------------------------------
+    @property
+    def compiled(self) -> bool:
+        """True for the compiled one-node body, whose exchange step is one call of the C core
+        (`core_joint`)."""
+        return self._nodes.fused
+
+    def core_joint(self) -> tuple:
+        """A compiled body's arguments to the C core's loop of macro steps
+        (rbcosim._core.flex_loop): body, exchange, propagator, micro steps, the rigid motions
+        stepped from (2, 20) and their count, the range checks' bounds and rows."""
+        handle, p, micro_steps = self.body.core_args(self.H)
+        return (handle, self._exchange, p, micro_steps, self._history, self._n_history,
+                self.checks.quiet, self.checks.rotations)
+
+    def core_stepped(self) -> None:
+        """The C core's loop stepped the body (as `_step` does, without the range checks:
+        it steps only where they are certainly quiet)."""
+        self.body.core_stepped()
+        self._input = (self.body.revision, self._rigid_input.copy())
+
     # --- stepping ---------------------------------------------------------------------------
     def _past(self, future) -> list[list[InterfaceMotion]]:
         """The past motions a step extrapolates through (with ``future``: the motion at t + H

@@ -48,7 +48,7 @@ from rbcosim.results import Results
 from rbcosim.scenario.loader import Scenario, load_scenario
 
 WATCH_INTERVAL = 0.1  # s between the watcher's heartbeats (progress, a lost server or session)
-FIRST_SESSION_WAIT = 60.0  # s a create_session may wait for a server's fork server (it loads in ~1 s)
+FIRST_SESSION_WAIT = 60.0  # s a create_session may wait for a server's (restarted) fork server
 
 
 @dataclass
@@ -242,8 +242,8 @@ def _create_session(client: Client, scenario_path: Path, overrides: list[str], a
     kwargs = {"overrides": {k.strip(): v.strip() for k, v in pairs},
                   "barrier_timeout": options.barrier_timeout,
                   "snapshot_every": options.checkpoint_every or None, "wait_for_joints": True}
-    # A server answers at once but builds its first session only once its fork server has
-    # loaded the core (about a second of imports).
+    # A server whose fork server died builds sessions again once a new one has loaded the
+    # core (a fresh server says its address only then).
     timeout, client.timeout = client.timeout, max(client.timeout or 0.0, FIRST_SESSION_WAIT)
     try:
         if local:

@@ -14,6 +14,12 @@ gives the in-process run's bits:
 The scheme (rbcosim.scheme) sets the order: Jacobi and interface-Jacobian coupling
 overlap the two solvers' macro steps; the Gauss–Seidel schemes run them in turn. Iterative
 coupling (restore and repeat each step) runs in process only.
+
+Compiled one-node bodies with Jacobi or either Gauss–Seidel order take their macro steps in
+the C core (rbcosim._core.flex_loop, librbcosim/cosim/flex_loop.h: request, reply and the
+bodies' steps) from one result row, checkpoint or unusual step to the next; Python's step
+(`_Side.step`, `_Side._complete`) takes multi-node and chord-frame bodies, interface-Jacobian
+coupling and whatever the C loop hands back, with the same errors.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from rbcosim import _core
 from rbcosim.client import Client
 from rbcosim.cosim.flex_bodies import body_couplings, build_endpoints
 from rbcosim.cosim.flex_endpoint import FlexEndpoint
@@ -43,6 +50,12 @@ from rbcosim.serialization.codec import (
 from rbcosim.settings import whole_steps
 
 FLEX_RESULTS_FORMAT = "rbcosim-flex-results"
+_LOOP_JOINTS = 32  # bodies (joints) the C core's loop takes (RBC_CS_MAX_JOINTS)
+# why rbcosim._core.flex_loop returned (librbcosim/cosim/flex_loop.h): at the stop step; nothing
+# of the step done; the request encoded, not sent; sent, for Python to read the reply; the
+# reply read, its parts for Python; no reply within the timeout
+_STOPPED, _AT_TOP, _UNSENT, _SENT, _REPLY, _TIMEOUT = range(6)
+_IN_STEP = (_UNSENT, _SENT, _REPLY, _TIMEOUT)
 
 
 class FlexSolverError(RbcosimError):
@@ -264,6 +277,11 @@ class _Side:
         self._reported = [(ep, self._kinematics[a:b], self._energies[a:b])
                           for ep, (a, b) in zip(endpoints, self._spans)]  # views, per endpoint
         self._polynomials: dict[int, np.ndarray] = {}  # rows m -> (n, m, 6)
+        # the motions (n, 19) the C core's loop steps from, or None where it does not serve:
+        # bodies other than the compiled one-node one, interface-Jacobian coupling
+        loops = self.scheme.batch_code is not None and len(endpoints) <= _LOOP_JOINTS and all(
+            ep.compiled for ep in endpoints)
+        self._now = np.zeros((n, 19)) if loops else None
 
     def motions(self, rows: np.ndarray, t: float) -> list[list]:
         """Each endpoint's rigid-point motions (node order) from (n_joints, 19) rows at t."""
@@ -319,16 +337,58 @@ class _Side:
             wrench_polynomial=self.polynomials([p for p, _ in inputs]),
             flex_kinematics=kinematics, flex_energy=energies,
             interface_jacobian=self.jacobians([jac for _, jac in inputs]))
-        if self.scheme.overlaps:
+        return self._complete(client, t, motions, msg_id)
+
+    def _complete(self, client: Client, t: float, motions: list, msg_id: str,
+                  frames: list | None = None, stepped: bool = False):
+        """The rest of a macro step whose request `msg_id` is sent: the bodies' step while the
+        rigid side takes it (unless `stepped`), the reply (frames: already read), the bodies'
+        step to the rigid motions at its end (rigid side first)."""
+        if self.scheme.overlaps and not stepped:
             for ep, ms in zip(self.endpoints, motions):  # while the rigid side takes the step
                 ep.finish(t, ms)
-            return client.finish_step(msg_id)
-        r = client.finish_step(msg_id)
-        ends = self.motions(r.motions, r.time) if self.scheme.rigid_first else [None] * len(
-            self.endpoints)
-        for ep, ms, end in zip(self.endpoints, motions, ends):
-            ep.finish(t, ms, end)
+        r = client.finish_step(msg_id, frames)
+        if self.scheme.rigid_first:
+            for ep, ms, end in zip(self.endpoints, motions, self.motions(r.motions, r.time)):
+                ep.finish(t, ms, end)
         return r
+
+    def advance(self, client: Client, k: int, t: float, rows: np.ndarray,
+                stop: int) -> tuple[int, float, np.ndarray]:
+        """Macro steps from step k at t with the motions `rows` (n_joints, 19) towards step
+        `stop`: (step, time, motions) after them. One-node compiled bodies with a scheme of the
+        C core's loop go there (rbcosim._core.flex_loop: request, reply and the bodies' steps
+        in C, until `stop` or anything unusual, which Python then takes with `step` or
+        `_complete`); other bodies and schemes take one step here."""
+        now = self._now
+        if now is None or np.shape(rows) != now.shape:
+            r = self.step(client, t, rows)  # (motions of the wrong shape: refused there)
+            return r.step, r.time, r.motions
+        if rows is not now:
+            now[:] = rows
+        joints = tuple(ep.core_joint() for ep in self.endpoints)
+        k_in = k
+        code, k, t, client.next_id, stepped, extra = _core.flex_loop(
+            *client.step_wire(len(self.joints)), joints, self.scheme.batch_code,
+            self.endpoints[0].settings.extrapolation, self.endpoints[0].H, k, t, now, stop,
+            client.next_id)
+        client.step_index = k  # (as its step replies set it)
+        if k != k_in or stepped or (self.scheme.flex_first and code in _IN_STEP):
+            for ep in self.endpoints:
+                ep.core_stepped()
+        if code == _STOPPED:
+            return k, t, now
+        if code == _AT_TOP:
+            r = self.step(client, t, now)
+            return r.step, r.time, r.motions
+        msg_id = client.msg_id(client.next_id - 1)
+        if code == _TIMEOUT:
+            raise client.no_reply(msg_id, client.timeout)
+        if code == _UNSENT:
+            client.send_frames("step", [extra], client.session)
+        frames = extra if code == _REPLY else None
+        r = self._complete(client, t, self.motions(now, t), msg_id, frames, bool(stepped))
+        return r.step, r.time, r.motions
 
 
 def run_flex_solver(
@@ -374,12 +434,18 @@ def run_flex_solver(
     while k < n_steps:  # per macro step one exchange each way for all the joints
         if saving and k % checkpoint_every == 0:
             _save_checkpoint(ckpt, side.endpoints, results, k)
-        r = side.step(client, t, m)
-        k, t, m = r.step, r.time, r.motions
+        stop = min(n_steps, _next_multiple(k, every),
+                   _next_multiple(k, checkpoint_every) if saving else n_steps)
+        k, t, m = side.advance(client, k, t, m, stop)  # to stop, or one step
         if k % every == 0 or k == n_steps:
             side.add_rows(results, k)
     client.report(*side.reports())
     return results
+
+
+def _next_multiple(k: int, n: int) -> int:
+    """The first multiple of n after step k."""
+    return (k // n + 1) * n
 
 
 def _start(side: _Side, client: Client, session: str, k: int, t: float,

@@ -1,9 +1,10 @@
 """The session workers' fork server (multiprocessing's "forkserver"), light to import.
 
 `rbcosim serve` starts it first thing (`start`), before it imports the service: the fork
-server then loads the core (`rbcosim.service.preload`, most of a second of imports) while the
-server imports, binds and answers, so that the first create_session waits for it as little as
-possible. `rbcosim.service.workers` starts it itself when it is not running yet.
+server then loads the core (`rbcosim.service.preload`, about 0.25 s of CPU, most of it numpy
+and scipy) while the server imports and binds; the server says its address once it is ready,
+so that no create_session waits for it. `rbcosim.service.workers` starts it itself when it is
+not running yet.
 """
 
 from __future__ import annotations

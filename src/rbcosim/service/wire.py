@@ -334,40 +334,71 @@ def frames_pay(content: dict) -> bool:
     return size >= FRAME_MIN_BYTES
 
 
-class MessageEncoder:
-    """Envelope dicts as frames ``[header, buffers...]``: the bytes msgpack gives for the
-    whole map (arrays as descriptors), joined from pieces: what repeats from one message to
-    the next (a map header, an envelope field with its value, a content key, an array's key
-    and descriptor of a shape up to its bytes) is packed once and kept."""
+class _PieceEncoder:
+    """msgpack bytes joined from pieces packed once and kept: ("key", name) a map key,
+    ("data" | "frame", name, shape) an array's key and descriptor up to its bytes (inline:
+    with their bin header) or its frame index; subclasses add their own kinds."""
 
     _KEPT = 512  # pieces kept (a few per message type, field and shape in practice)
-    _VARYING = ("msg_id", "parent_id")  # envelope fields whose values are not kept as pieces
 
     def __init__(self) -> None:
         self._pack = msgpack.Packer(use_bin_type=True).pack
         self._pieces: dict[tuple, bytes] = {}
 
     def _piece(self, key: tuple) -> bytes:
-        """("map", n): a map header; ("field", name, value): a key with its value;
-        ("key", name): a key; ("data" | "frame", name, shape): an array's key and
-        descriptor up to its bytes (inline: with their bin header) or its frame index."""
         pack = self._pack
-        if key[0] == "map":
-            piece = msgpack.Packer().pack_map_header(key[1])
-        elif key[0] == "field":
-            piece = pack(key[1]) + pack(key[2])
-        elif key[0] == "key":
-            piece = pack(key[1])
-        else:
-            where, name, shape = key
-            piece = (pack(name) + b"\x83" + pack("dtype") + pack(DTYPE) + pack("shape")
-                     + pack(list(shape)) + pack(where))
-            if where == "data":
-                piece += _bin_header(8 * math.prod(shape))
+        if key[0] == "key":
+            return self._keep(key, pack(key[1]))
+        where, name, shape = key
+        piece = (pack(name) + b"\x83" + pack("dtype") + pack(DTYPE) + pack("shape")
+                 + pack(list(shape)) + pack(where))
+        if where == "data":
+            piece += _bin_header(8 * math.prod(shape))
+        return self._keep(key, piece)
+
+    def _keep(self, key: tuple, piece: bytes) -> bytes:
         if len(self._pieces) >= self._KEPT:
             self._pieces.clear()
         self._pieces[key] = piece
         return piece
+
+    def _content(self, content: dict, buffers: list | None, parts: list) -> int:
+        """Appends the pieces of a content map's fields to ``parts`` (arrays inline, or as
+        buffer frames appended to ``buffers``); returns the bytes of its arrays."""
+        pieces, pack = self._pieces, self._pack
+        size = 0
+        for name, value in content.items():
+            if isinstance(value, np.ndarray):
+                size += value.nbytes
+                array = np.ascontiguousarray(value, dtype=_F8)
+                if buffers is None:
+                    key = ("data", name, array.shape)
+                    parts += (pieces.get(key) or self._piece(key), array)
+                else:
+                    key = ("frame", name, array.shape)
+                    parts += (pieces.get(key) or self._piece(key), pack(len(buffers)))
+                    buffers.append(memoryview(array))
+            else:
+                key = ("key", name)
+                parts += (pieces.get(key) or self._piece(key), pack(_to_wire(value, buffers)))
+        return size
+
+
+class MessageEncoder(_PieceEncoder):
+    """Envelope dicts as frames ``[header, buffers...]``: the bytes msgpack gives for the
+    whole map (arrays as descriptors), joined from pieces: what repeats from one message to
+    the next (a map header, an envelope field with its value, a content key, an array's key
+    and descriptor of a shape up to its bytes) is packed once and kept."""
+
+    _VARYING = ("msg_id", "parent_id")  # envelope fields whose values are not kept as pieces
+
+    def _piece(self, key: tuple) -> bytes:
+        """Also ("map", n): a map header; ("field", name, value): a key with its value."""
+        if key[0] == "map":
+            return self._keep(key, msgpack.Packer().pack_map_header(key[1]))
+        if key[0] == "field":
+            return self._keep(key, self._pack(key[1]) + self._pack(key[2]))
+        return super()._piece(key)
 
     def encode(self, message: dict, use_frames: bool = False) -> list:
         """The frames of ``message`` (numpy arrays anywhere in its ``content``; a
@@ -395,22 +426,6 @@ class MessageEncoder:
         if bare:
             parts += (pack("content"), pack({}))
         return [b"".join(parts), *(buffers or ())]
-
-    def _content(self, content: dict, buffers: list | None, parts: list) -> None:
-        pieces, pack = self._pieces, self._pack
-        for name, value in content.items():
-            if isinstance(value, np.ndarray):
-                array = np.ascontiguousarray(value, dtype=_F8)
-                if buffers is None:
-                    key = ("data", name, array.shape)
-                    parts += (pieces.get(key) or self._piece(key), array)
-                else:
-                    key = ("frame", name, array.shape)
-                    parts += (pieces.get(key) or self._piece(key), pack(len(buffers)))
-                    buffers.append(memoryview(array))
-            else:
-                key = ("key", name)
-                parts += (pieces.get(key) or self._piece(key), pack(_to_wire(value, buffers)))
 
 
 def encode(message: dict, use_frames: bool = False) -> list:
@@ -478,42 +493,48 @@ def _bin_header(size: int) -> bytes:
     return b"\xc6" + size.to_bytes(4, "big")
 
 
-class RequestEncoder:
+class RequestEncoder(_PieceEncoder):
     """A client's requests as frames ``[header, buffers...]``: the bytes `encode` gives for the
     envelope {version, msg_id, msg_type, session, content} (arrays as descriptors, as buffer
     frames when `frames_pay`), built by joining msgpack pieces: what repeats from one request
     to the next (the envelope of a message type and session, a key, an array's descriptor of a
     shape) is packed once and kept."""
 
-    _KEPT = 512  # pieces kept (a few per message type, field and shape in practice)
-
     def __init__(self, version: str = PROTOCOL_VERSION) -> None:
-        self._pack = msgpack.Packer(use_bin_type=True).pack
+        super().__init__()
         pack = self._pack
         self._head = b"\x85" + pack("version") + pack(version) + pack("msg_id")
-        self._pieces: dict[tuple, bytes] = {}
 
     def _piece(self, key: tuple) -> bytes:
-        """The packed bytes of a repeating part: ("envelope", msg_type, session, n_fields),
-        ("field", name), or ("data" | "frame", name, shape): an array's key and descriptor up
-        to its bytes (inline: with their bin header) or its frame index."""
+        """Also ("envelope", msg_type, session, n_fields): the envelope up to the content
+        map's header."""
+        if key[0] != "envelope":
+            return super()._piece(key)
         pack = self._pack
-        if key[0] == "envelope":
-            _, msg_type, session, n = key
-            piece = (pack("msg_type") + pack(msg_type) + pack("session") + pack(session)
-                     + pack("content") + msgpack.Packer().pack_map_header(n))
-        elif key[0] == "field":
-            piece = pack(key[1])
-        else:
-            where, name, shape = key
-            piece = (pack(name) + b"\x83" + pack("dtype") + pack(DTYPE) + pack("shape")
-                     + pack(list(shape)) + pack(where))
-            if where == "data":
-                piece += _bin_header(8 * math.prod(shape))
-        if len(self._pieces) >= self._KEPT:
-            self._pieces.clear()
-        self._pieces[key] = piece
-        return piece
+        _, msg_type, session, n = key
+        return self._keep(key, pack("msg_type") + pack(msg_type) + pack("session")
+                          + pack(session) + pack("content") + msgpack.Packer().pack_map_header(n))
+
+    def step_pieces(self, msg_id_prefix: str, session: str | None, client: str,
+                    n_joints: int) -> tuple[bytes, ...]:
+        """The constant pieces of a flexible solver's step request {client, step,
+        flex_kinematics (n, 13), flex_energy (n,), wrench_polynomial (n, m, 6)} (arrays inline)
+        for the C core's loop (librbcosim/cosim/flex_loop.h), which writes the msg_id's counter,
+        the step and the arrays' bytes between them: the head up to the msg_id, its prefix, the
+        envelope and content up to the step's value, each array's key and descriptor up to its
+        bytes (the polynomial's for m = 1 to 4)."""
+        pieces, pack = self._pieces, self._pack
+
+        def piece(key: tuple) -> bytes:
+            return pieces.get(key) or self._piece(key)
+
+        n = n_joints
+        return (self._head, msg_id_prefix.encode(),
+                piece(("envelope", "step", session, 5)) + piece(("key", "client"))
+                + pack(client) + piece(("key", "step")),
+                piece(("data", "flex_kinematics", (n, 13))),
+                piece(("data", "flex_energy", (n,))),
+                *(piece(("data", "wrench_polynomial", (n, m, 6))) for m in range(1, 5)))
 
     def encode(self, msg_id: str, msg_type: str, session: str | None, content: dict) -> list:
         """The frames of one request (numpy arrays anywhere in ``content``)."""
@@ -531,19 +552,5 @@ class RequestEncoder:
         pieces, pack = self._pieces, self._pack
         key = ("envelope", msg_type, session, len(content))
         parts = [self._head, pack(msg_id), pieces.get(key) or self._piece(key)]
-        size = 0
-        for name, value in content.items():
-            if isinstance(value, np.ndarray):
-                size += value.nbytes
-                array = np.ascontiguousarray(value, dtype=_F8)
-                if buffers is None:
-                    key = ("data", name, array.shape)
-                    parts += (pieces.get(key) or self._piece(key), array)
-                else:
-                    key = ("frame", name, array.shape)
-                    parts += (pieces.get(key) or self._piece(key), pack(len(buffers)))
-                    buffers.append(memoryview(array))
-            else:
-                key = ("field", name)
-                parts += (pieces.get(key) or self._piece(key), pack(_to_wire(value, buffers)))
+        size = self._content(content, buffers, parts)
         return b"".join(parts), size

@@ -24,6 +24,7 @@ which basis of its eigenspace the solver returns is not.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -55,6 +56,13 @@ def _sparse():
     from scipy import sparse
 
     return sparse
+
+
+def _is_sparse(a) -> bool:
+    """Whether ``a`` is a scipy.sparse matrix or array, without importing scipy.sparse (none
+    exists before it is imported): a dense body's reduction never loads it."""
+    sparse = sys.modules.get("scipy.sparse")
+    return sparse is not None and sparse.issparse(a)
 
 
 def _sparse_linalg():
@@ -101,7 +109,7 @@ def mode_signs(modes: np.ndarray, references: Sequence[np.ndarray] = ()) -> np.n
     """
     modes = np.asarray(modes, dtype=float)
     n, k = modes.shape
-    blocks = [r @ modes if _sparse().issparse(r) else np.asarray(r, dtype=float).reshape(-1, n)
+    blocks = [r @ modes if _is_sparse(r) else np.asarray(r, dtype=float).reshape(-1, n)
               @ modes for r in references]
     blocks.append(modes)
     size = np.max(np.abs(modes), axis=0) if n else np.zeros(k)
@@ -155,7 +163,7 @@ def craig_bampton(
         m_ii = m[interior][:, interior]
         k_ib = k[interior][:, b]
         solve = _factor(k_ii)
-        psi = -solve(k_ib.toarray() if _sparse().issparse(k_ib) else k_ib)
+        psi = -solve(k_ib.toarray() if _is_sparse(k_ib) else k_ib)
         lam, phi = _fixed_interface_modes(k_ii, m_ii, n_modes, solve)
         # A mechanism (e.g. a beam free to swing about a released rotation) passes the
         # Cholesky test at round-off: its eigenvalue is ~1e-16 of the stiffest DOF's.
@@ -203,7 +211,7 @@ _MASSLESS = ("mass: the interior block M_ii is not positive definite (every inte
 
 def _matrix(a):
     """A square matrix: kept sparse (CSC) when sparse and large, dense otherwise."""
-    if _sparse().issparse(a):
+    if _is_sparse(a):
         if a.shape[0] > DENSE_LIMIT:
             return _sparse().csc_matrix(a, dtype=float)
         a = a.toarray()
@@ -230,7 +238,7 @@ def nested_dissection(a) -> np.ndarray:
 def _factor(k_ii):
     """A solver of K_ii x = y: Cholesky (dense) or sparse LU; ValueError if K_ii is singular
     or (dense) not positive definite."""
-    if _sparse().issparse(k_ii):
+    if _is_sparse(k_ii):
         order = nested_dissection(k_ii)
         permuted = _sparse().csc_matrix(k_ii)[order][:, order]
         try:  # symmetric: nested dissection, diagonal pivots (SPD needs no others)
@@ -255,7 +263,7 @@ def _fixed_interface_modes(k_ii, m_ii, n_modes: int, solve):
     dense ``eigh``, or (sparse) shift-invert Lanczos about 0 through the factor of K_ii."""
     if not n_modes:
         return np.zeros(0), np.zeros((k_ii.shape[0], 0))
-    if not _sparse().issparse(k_ii):
+    if not _is_sparse(k_ii):
         try:
             return scipy.linalg.eigh(k_ii, m_ii, subset_by_index=[0, n_modes - 1])
         except np.linalg.LinAlgError as exc:

@@ -287,6 +287,23 @@ class FlexBody:
         self._wrench_ok = True  # the core left the wrench at the new state
         return code == _STEP_QUIET, rows
 
+    def core_args(self, H: float) -> tuple:
+        """(handle, propagator for H or empty, micro steps): the body in a C core's loop of
+        exchange steps (`exchange_step`'s arguments), its wrench made current (the power at
+        the step's start)."""
+        self._require_init()
+        if not (math.isfinite(H) and H > 0):
+            raise ValueError(f"H: expected a positive finite macro step, got {H!r}")
+        if not self._wrench_ok:
+            self.wrench()
+        return (self._handle, self._propagator(H) if self._grounded else _NO_TAUS,
+                self.micro_steps)
+
+    def core_stepped(self) -> None:
+        """A C core's loop took exchange steps: the state changed, the wrench is current."""
+        self._changed()
+        self._wrench_ok = True
+
     def _past(self, t: float, H: float, extrapolation) -> tuple[np.ndarray, np.ndarray]:
         """Checks of a step from t by H; the past motions' times (relative to t) and rows."""
         self._require_init()

@@ -1,7 +1,11 @@
 /* Python entry point of the coupled co-simulation macro steps (cosim/coupled.h). */
 #include "rbc_py.h"
 
+#include <math.h>
+
 #include "../cosim/coupled.h"
+#include "../cosim/flex_loop.h"
+#include "../wire/zmq_link.h"
 #include "../flex/frame.h"
 
 #define FAIL(...) return PyErr_Format(PyExc_ValueError, __VA_ARGS__)
@@ -200,8 +204,201 @@ static PyObject *py_flex_step(PyObject *self, PyObject *const *args, Py_ssize_t 
     return Py_BuildValue("iL", code, (long long)rows);
 }
 
+
+/* --- the flexible solver's loop over the wire (cosim/flex_loop.h) ---------------------------- */
+
+/* The request's constant pieces from a tuple of 9 bytes (head, msg_id prefix, envelope,
+ * kinematics, energy, polynomial of 1..4 rows); their total size to *total. */
+static int parse_pieces(PyObject *t, rbc_fl_pieces *pc, size_t *total) {
+    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 5 + FX_HISTORY) {
+        PyErr_SetString(PyExc_TypeError, "flex_loop: pieces: a tuple of 9 bytes");
+        return 0;
+    }
+    const unsigned char **p[] = {&pc->head, &pc->prefix, &pc->envelope, &pc->kinematics,
+                                 &pc->energy, &pc->poly[0], &pc->poly[1], &pc->poly[2],
+                                 &pc->poly[3]};
+    size_t *n[] = {&pc->head_n, &pc->prefix_n, &pc->envelope_n, &pc->kinematics_n,
+                   &pc->energy_n, &pc->poly_n[0], &pc->poly_n[1], &pc->poly_n[2],
+                   &pc->poly_n[3]};
+    *total = 0;
+    for (int i = 0; i < 5 + FX_HISTORY; i++) {
+        PyObject *b = PyTuple_GET_ITEM(t, i);
+        if (!PyBytes_Check(b)) {
+            PyErr_SetString(PyExc_TypeError, "flex_loop: pieces: a tuple of 9 bytes");
+            return 0;
+        }
+        *p[i] = (const unsigned char *)PyBytes_AS_STRING(b);
+        *n[i] = (size_t)PyBytes_GET_SIZE(b);
+        *total += *n[i];
+    }
+    if (pc->prefix_n > 256) {
+        PyErr_SetString(PyExc_ValueError, "flex_loop: the msg_id prefix is over 256 bytes");
+        return 0;
+    }
+    return 1;
+}
+
+/* A request's header buffer for nj joints (freed by the caller). */
+static unsigned char *out_buffer(rbc_fl_wire *w, size_t pieces, int64_t nj) {
+    w->out_cap = pieces + 512 + 8 * (size_t)nj * (14 + 6 * FX_HISTORY);
+    w->out = PyMem_Malloc(w->out_cap);
+    if (!w->out) PyErr_NoMemory();
+    return w->out;
+}
+
+/* flex_request(pieces, id, k, kinematics (n, 13), energies (n,), polynomial (n, m, 6)) ->
+ * bytes: the step request's header frame as the loop encodes it. */
+static PyObject *py_flex_request(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    rbc_fl_wire w = {0};
+    size_t total;
+    int64_t id, k;
+    rbc_arr kin, energy, poly;
+    if (nargs != 6) FAIL("flex_request() takes 6 arguments (%zd given)", nargs);
+    if (!parse_pieces(args[0], &w.pieces, &total)
+        || !rbc_parse(args + 1, 5, "flex_request", "nnDDD", &id, &k, &kin, &energy, &poly))
+        return NULL;
+    int64_t nj = energy.size, m = nj ? poly.size / (6 * nj) : 0;
+    if (nj < 1 || kin.size != 13 * nj || poly.size != 6 * m * nj || id < 0 || k < 0)
+        FAIL("flex_request: kinematics (n, 13), energies (n,), polynomial (n, m, 6), id, k >= 0");
+    if (!out_buffer(&w, total, nj)) return NULL;
+    PyObject *out = NULL;
+    if (rbc_fl_encode(&w, id, k, nj, kin.d, energy.d, m, poly.d))
+        out = PyBytes_FromStringAndSize((const char *)w.out, (Py_ssize_t)w.out_n);
+    else
+        PyErr_Format(PyExc_ValueError, "flex_request: m = %lld rows, 1 to %d", (long long)m,
+                     FX_HISTORY);
+    PyMem_Free(w.out);
+    return out;
+}
+
+/* One joint of the loop from (body, exchange, p, micro_steps, motions (2, 20), n_motions (1,),
+ * checks [spin_floor, rotation_gain, rotation_limit], rotations (3 N, k) or empty). */
+static int loop_joint(PyObject *item, rbc_cs_joint *j) {
+    const char *name = "flex_loop";
+    if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 8) {
+        PyErr_SetString(PyExc_TypeError, "flex_loop: a joint is a tuple of 8 items");
+        return 0;
+    }
+    PyObject *const *a = &PyTuple_GET_ITEM(item, 0);
+    const char *kind = body_kind(a, name, &j->body);
+    rbc_arr p, motions, n_motions, checks, rotations;
+    if (!rbc_parse(a, 8, name, "HHDnDLDD", kind, &j->body, "flex_exchange", (void **)&j->x, &p,
+                   &j->micro_steps, &motions, &n_motions, &checks, &rotations))
+        return 0;
+    j->floating = kind[5] == 'f';
+    if (!body_and_exchange(j, &p, name) || !sized(&motions, 40, "motions")
+        || !sized(&n_motions, 1, "n_motions") || !sized(&checks, 3, "checks")
+        || !range_checks(j, checks.d, &rotations, name))
+        return 0;
+    if (j->micro_steps < 1 || n_motions.i[0] < 0 || n_motions.i[0] > 2) {
+        PyErr_SetString(PyExc_ValueError, "flex_loop: micro_steps >= 1, n_motions 0..2");
+        return 0;
+    }
+    j->motions = motions.d;
+    j->n_motions = n_motions.i;
+    return 1;
+}
+
+/* Between waits: Python's signal handlers (the GIL taken for them). */
+static int interrupted(void *ctx) {
+    PyThreadState **ts = ctx;
+    PyEval_RestoreThread(*ts);
+    int stop = PyErr_CheckSignals() < 0;
+    *ts = PyEval_SaveThread();
+    return stop;
+}
+
+/* The reply's parts as a list of bytes (the rest of a long message read too); closes them. */
+static PyObject *reply_parts(rbc_fl_wire *w) {
+    const rbc_zmq *z = w->z;
+    PyObject *list = PyList_New(0);
+    for (int i = 0; i < w->n_parts; i++) {
+        PyObject *b = list ? PyBytes_FromStringAndSize(z->msg_data(&w->parts[i]),
+                                                       (Py_ssize_t)z->msg_size(&w->parts[i]))
+                           : NULL;
+        if (!b || PyList_Append(list, b) < 0) Py_CLEAR(list);
+        Py_XDECREF(b);
+    }
+    for (int i = 0; i < w->n_parts; i++) z->msg_close(&w->parts[i]);
+    for (int more = w->more; more;) {
+        rbc_zmq_msg msg;
+        z->msg_init(&msg);
+        if (z->msg_recv(&msg, w->sock, RBC_ZMQ_DONTWAIT) < 0) break;
+        more = z->msg_more(&msg);
+        PyObject *b = list ? PyBytes_FromStringAndSize(z->msg_data(&msg),
+                                                       (Py_ssize_t)z->msg_size(&msg)) : NULL;
+        if (!b || PyList_Append(list, b) < 0) Py_CLEAR(list);
+        Py_XDECREF(b);
+        z->msg_close(&msg);
+    }
+    return list;
+}
+
+/* flex_loop(sock, other, timeout, pieces, joints, scheme, order, H, k, t, now, stop, next_id)
+ * -> (code, k, t, next_id, stepped, extra): rbc_fl_run over the libzmq sockets at addresses
+ * sock and other (0: none; pyzmq's Socket.underlying), timeout s (< 0: none), now (n, 19)
+ * written in place; extra: the reply's parts (RBC_FL_REPLY), the request's header frame
+ * (RBC_FL_UNSENT), else None. */
+static PyObject *py_flex_loop(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    char why[512];
+    rbc_fl_wire w = {0};
+    size_t total;
+    int64_t sock, other, scheme, order, k, stop, next_id;
+    double timeout, H, t;
+    rbc_arr now;
+    if (nargs != 13) FAIL("flex_loop() takes 13 arguments (%zd given)", nargs);
+    if (!rbc_parse(args, 3, "flex_loop", "nnd", &sock, &other, &timeout)
+        || !parse_pieces(args[3], &w.pieces, &total)
+        || !rbc_parse(args + 5, 8, "flex_loop", "nndndDnn", &scheme, &order, &H, &k, &t, &now,
+                      &stop, &next_id))
+        return NULL;
+    w.z = rbc_zmq_link(why, sizeof why);
+    if (!w.z) return PyErr_Format(PyExc_RuntimeError, "rbcosim's C core cannot use ZeroMQ: %s",
+                                  why);
+    PyObject *list = args[4];
+    Py_ssize_t nj = PyTuple_Check(list) ? PyTuple_GET_SIZE(list) : 0;
+    if (nj < 1 || nj > RBC_CS_MAX_JOINTS)
+        FAIL("flex_loop: joints: a tuple of 1 to %d joints", RBC_CS_MAX_JOINTS);
+    rbc_cs_joint joints[RBC_CS_MAX_JOINTS];
+    memset(joints, 0, sizeof joints);
+    for (Py_ssize_t i = 0; i < nj; i++)
+        if (!loop_joint(PyTuple_GET_ITEM(list, i), joints + i)) return NULL;
+    if (!sock || !sized(&now, 19 * nj, "now") || !(H > 0) || order < 0 || order > 2
+        || scheme < RBC_CS_JACOBI || scheme > RBC_CS_FLEX_FIRST || next_id < 0)
+        FAIL("flex_loop: a socket, now (n, 19), H > 0, order 0..2, a known scheme, next_id >= 0");
+    w.sock = (void *)(intptr_t)sock;
+    w.other = (void *)(intptr_t)other;
+    w.timeout_ms = timeout < 0 ? -1 : (long)ceil(timeout * 1e3);
+    if (!out_buffer(&w, total, nj)) return NULL;
+    PyThreadState *ts = PyEval_SaveThread();
+    w.interrupted = interrupted;
+    w.ctx = &ts;
+    int stepped;
+    int code = rbc_fl_run(&w, joints, nj, (int)scheme, order, H, &k, &t, now.d, stop, &next_id,
+                          &stepped);
+    PyEval_RestoreThread(ts);
+    PyObject *extra = NULL;
+    if (code == RBC_FL_REPLY) {
+        extra = reply_parts(&w);
+    } else if (code == RBC_FL_UNSENT) {
+        extra = PyBytes_FromStringAndSize((const char *)w.out, (Py_ssize_t)w.out_n);
+    } else if (code == RBC_FL_NOMEM) {
+        PyErr_NoMemory();
+    } else if (code != RBC_FL_SIGNAL) {
+        extra = Py_None;
+        Py_INCREF(extra);
+    }
+    PyMem_Free(w.out);
+    if (!extra) return NULL;  /* (RBC_FL_SIGNAL: the handler's exception) */
+    return Py_BuildValue("iLdLiN", code, (long long)k, t, (long long)next_id, stepped, extra);
+}
+
 PyMethodDef rbc_cosim_methods[] = {
     RBC_METHOD(coupled_steps),
     RBC_METHOD(flex_step),
+    RBC_METHOD(flex_request),
+    RBC_METHOD(flex_loop),
     {NULL, NULL, 0, NULL},
 };
