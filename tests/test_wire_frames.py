@@ -158,7 +158,6 @@ def test_a_queued_reply_keeps_the_values_of_when_it_was_sent():
     assert got == [float(k) for k in sent]
 
 
-
 def test_multipart_replies_reach_a_slow_client_whole_and_in_order():
     """Replies of four frames (delimiter, header, two array views) to a client that reads
     late: each arrives with all its frames, in the order sent; a reply to an identity with no

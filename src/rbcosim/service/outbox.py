@@ -19,16 +19,6 @@ import zmq
 log = logging.getLogger("rbcosim.service")
 
 PIPE_HWM = 2  # messages ZeroMQ itself queues per peer; the rest waits here, counted in bytes
-_SEND = zmq.backend.Socket.send  # one frame, without the per-call layers send_multipart adds
-
-
-def send_now(socket: zmq.Socket, frames: list) -> None:
-    """``socket.send_multipart(frames, zmq.NOBLOCK)`` at a third of its cost (frames: bytes or
-    C-contiguous buffers; a ROUTER takes or refuses a message at its first frame)."""
-    more = zmq.NOBLOCK | zmq.SNDMORE
-    for frame in frames[:-1]:
-        _SEND(socket, frame, more)
-    _SEND(socket, frames[-1], zmq.NOBLOCK)
 
 
 class Outbox:
@@ -62,7 +52,7 @@ class Outbox:
         queue = self._queues.get(identity)
         if queue is None:
             try:
-                send_now(self.socket, frames)
+                self.socket.send_multipart(frames, zmq.NOBLOCK)
                 return
             except zmq.Again:
                 queue = self._queues[identity] = deque()
@@ -84,7 +74,7 @@ class Outbox:
         for identity, queue in list(self._queues.items()):
             while queue:
                 try:
-                    send_now(self.socket, queue[0])
+                    self.socket.send_multipart(queue[0], zmq.NOBLOCK)
                 except zmq.Again:
                     break
                 except zmq.ZMQError as exc:
