@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -31,6 +32,16 @@ def _environ(pid: int) -> dict[str, str]:
 
 def _cmdline(pid: int) -> str:
     return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+
+
+def _started(pid: int) -> int:
+    """`pid` once it runs rbcosim: between fork and exec /proc shows the parent's (or, in a
+    vfork, no) environment."""
+    deadline = time.monotonic() + 30.0
+    while " -m rbcosim " not in _cmdline(pid):
+        assert time.monotonic() < deadline, f"process {pid} did not start rbcosim"
+        time.sleep(0.01)
+    return pid
 
 
 @pytest.mark.parametrize("user", [None, "12"])
@@ -67,7 +78,7 @@ def test_cosim_starts_server_and_flexible_solver_with_sleeping_blas_threads(
         flex.append(start_flex(None, None, None, SCENARIOS / "rigid_flex_pendulum.toml", [],
                                tmp_path, CosimOptions()))
         for pid in (server.proc.pid, flex[0].proc.pid):
-            assert _environ(pid).get(VARIABLE) == (user or "4")
+            assert _environ(_started(pid)).get(VARIABLE) == (user or "4")
     finally:
         stop_processes(flex)
         server.stop()
