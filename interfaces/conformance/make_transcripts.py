@@ -90,9 +90,10 @@ class Recorder:
         if self._own_context:
             self.context.term()
 
-    def request(self, conn: int, call: str, msg_type: str, session, content: dict) -> dict:
+    def request(self, conn: int, call: str, msg_type: str, session, content: dict,
+                error: bool = False) -> dict:
         """Send one request (keys: version, msg_id, msg_type, session, content) and return
-        the decoded reply."""
+        the decoded reply; its status must be "error" if `error`, else "ok"."""
         self.ids[conn] += 1
         header = {
             "version": VERSION,
@@ -115,6 +116,9 @@ class Recorder:
         self.messages.append(
             {"conn": conn, "call": call, "request": plain(header), "reply": plain(reply)}
         )
+        if reply["status"] != ("error" if error else "ok"):
+            raise RuntimeError(f"{msg_type} ({call}) was answered {reply['status']!r}: "
+                               f"{reply.get('error')}")
         return reply
 
 
@@ -145,7 +149,6 @@ def record_exchange(address: str, context: zmq.Context | None = None
             expect[f"{prefix}.gaps"] = values_of(content["gaps"])
 
     def error_of(prefix: str, reply: dict) -> None:
-        assert reply["status"] == "error", reply
         expect[f"{prefix}.code"] = reply["error"]["code"]
         expect[f"{prefix}.message"] = reply["error"]["message"]
 
@@ -200,6 +203,7 @@ def record_exchange(address: str, context: zmq.Context | None = None
             "set_added_mass",
             session,
             {"client": client, "added_mass": descriptor(mass, (1, 6, 6))},
+            error=True,
         ),
     )
 
@@ -279,7 +283,7 @@ def record_exchange(address: str, context: zmq.Context | None = None
         "flex_kinematics": descriptor(expect["stale.flex"], (1, 13)),
         "wrench": descriptor(expect["stale.wrench"], (1, 6)),
     }
-    error_of("stale", r.request(1, "rbc_step", "step", session, stale_content))
+    error_of("stale", r.request(1, "rbc_step", "step", session, stale_content, error=True))
 
     c = r.request(1, "rbc_get_state", "get_state", session, {})["content"]
     expect["get_state.step"] = [c["step"]]
