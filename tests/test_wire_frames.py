@@ -127,9 +127,9 @@ def test_server_answers_a_framed_step_with_frames_equal_to_the_inline_answer():
         assert framed[2 + answer[key]["frame"]] == expected[key]["data"]
 
 
-def test_a_queued_reply_keeps_the_values_of_when_it_was_sent():
-    """The server sends views of its arrays; a reply that must wait for a slow client is
-    copied, so a later change of the array does not reach that client."""
+def _router_and_slow_client():
+    """A ROUTER and a DEALER peer that holds one message at a time (it reads late), with
+    the DEALER's identity on the ROUTER."""
     ctx = zmq.Context.instance()
     router = ctx.socket(zmq.ROUTER)
     router.setsockopt(zmq.LINGER, 0)
@@ -140,6 +140,13 @@ def test_a_queued_reply_keeps_the_values_of_when_it_was_sent():
     dealer.connect(f"tcp://127.0.0.1:{port}")
     dealer.send(b"hi")
     identity, _ = router.recv_multipart()
+    return router, dealer, identity
+
+
+def test_a_queued_reply_keeps_the_values_of_when_it_was_sent():
+    """The server sends views of its arrays; a reply that must wait for a slow client is
+    copied, so a later change of the array does not reach that client."""
+    router, dealer, identity = _router_and_slow_client()
     outbox = Outbox(router, 1 << 20, 10_000)
     values = np.zeros(512)
     sent = []
@@ -162,16 +169,7 @@ def test_multipart_replies_reach_a_slow_client_whole_and_in_order():
     """Replies of four frames (delimiter, header, two array views) to a client that reads
     late: each arrives with all its frames, in the order sent; a reply to an identity with no
     peer is counted as dropped and sends nothing."""
-    ctx = zmq.Context.instance()
-    router = ctx.socket(zmq.ROUTER)
-    router.setsockopt(zmq.LINGER, 0)
-    port = router.bind_to_random_port("tcp://127.0.0.1")
-    dealer = ctx.socket(zmq.DEALER)
-    dealer.setsockopt(zmq.LINGER, 0)
-    dealer.setsockopt(zmq.RCVHWM, 1)
-    dealer.connect(f"tcp://127.0.0.1:{port}")
-    dealer.send(b"hi")
-    identity, _ = router.recv_multipart()
+    router, dealer, identity = _router_and_slow_client()
     outbox = Outbox(router, 1 << 22, 10_000)
     a, b = np.zeros(300), np.zeros(7)
     for k in range(100):
