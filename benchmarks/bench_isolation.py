@@ -6,7 +6,8 @@ model and a third client sends requests without ever reading its replies.
 One `rbcosim serve` (real rigid side). The victim drives the two-mass oscillator's interface
 point with a held wrench and its node report, one `step` per round trip, `--steps` of them:
 first undisturbed, then while (a) a second process creates a `scenarios/chain.toml` session
-with `generators.chain.links = --links` (a model build of several seconds) and (b) a third
+with `generators.chain.links = --links` (its build took 0.4 s on the 2-CPU machine; a larger
+--links makes it longer) and (b) a third
 process sends `results` requests of its own session every 0.5 ms and never reads a reply. Printed: the
 victim's median and 90th-percentile round trip in both phases and their ratio (the aim:
 within 1.5x), the build's time, and the server's resident memory before and after the flood.
