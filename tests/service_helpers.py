@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 from toy_side import ToySide
@@ -70,3 +71,17 @@ def spring_inputs(
     flex = k.copy()
     flex[:, 0] += 1e-4 * math.cos(0.1 * step)
     return wrench, flex
+
+
+def processes_naming(*texts: str) -> list[str]:
+    """The command lines of this host's running processes that contain every one of `texts`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            if all(text in cmdline for text in texts):
+                found.append(cmdline)
+    return found

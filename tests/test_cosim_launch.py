@@ -11,7 +11,7 @@ import sys
 import threading
 from pathlib import Path
 
-from service_helpers import toy_service
+from service_helpers import processes_naming, toy_service
 
 from rbcosim.distributed.driver import CosimOptions, run_distributed
 from rbcosim.distributed.processes import (
@@ -148,19 +148,6 @@ def test_cosim_starts_its_server_and_a_flexible_solver_before_it_loads_numpy(tmp
         "serve False", "flex False"]
 
 
-def _processes_naming(text: str) -> list[str]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-            except OSError:
-                continue
-            if text in cmdline:
-                found.append(cmdline)
-    return found
-
-
 def test_a_refused_scenario_stops_the_flexible_solver_started_ahead(tmp_path):
     root = tmp_path / "scenarios"
     root.mkdir()
@@ -175,7 +162,7 @@ def test_a_refused_scenario_stops_the_flexible_solver_started_ahead(tmp_path):
         env={**os.environ, "TMPDIR": str(temp)})
     assert run.returncode == 1
     assert run.stderr.strip().splitlines()[-1].startswith("rbcosim cosim: error: ")
-    assert _processes_naming(str(root)) == []
+    assert processes_naming(str(root)) == []
     assert list(temp.iterdir()) == []
 
 

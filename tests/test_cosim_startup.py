@@ -9,20 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from service_helpers import processes_naming
+
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
-
-
-def _processes_naming(text: str) -> list[str]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-            except OSError:
-                continue
-            if text in cmdline and "serve" in cmdline:
-                found.append(cmdline)
-    return found
 
 
 def test_a_refused_scenario_stops_the_server_started_for_it(tmp_path):
@@ -40,6 +29,6 @@ def test_a_refused_scenario_stops_the_server_started_for_it(tmp_path):
     assert run.stderr.strip().splitlines()[-1].startswith(
         f"rbcosim cosim: error: {root / 'rigid_flex_pendulum.toml'}: cosim.scheme = 'iterative' "
         "restores and repeats each macro step and runs in process only")
-    assert _processes_naming(str(root)) == []
+    assert processes_naming(str(root), "serve") == []
     assert list(temp.iterdir()) == []
     assert not (tmp_path / "r.csv").exists()
