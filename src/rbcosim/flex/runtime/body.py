@@ -262,15 +262,10 @@ class FlexBody:
         energy, added mass), ``checks`` its RangeChecks (``quiet``, ``rotations``). With
         ``poly_order`` >= 0 the Gauss–Seidel wrench polynomial (flexible side first) is written
         to the first rows of ``coef`` (4, 6). Returns (range checks certainly quiet, rows)."""
-        self._require_init()
-        if not (math.isfinite(H) and H > 0):
-            raise ValueError(f"H: expected a positive finite macro step, got {H!r}")
-        if not self._wrench_ok:  # the power at the step's start
-            self.wrench()
-        p = self._propagator(H) if self._grounded else _NO_TAUS
+        handle, p, micro_steps = self.core_args(H)
         now, end = self._motion_rows
         code, rows = _core.flex_step(
-            self._handle, exchange, p, self.micro_steps, history, count, checks.quiet,
+            handle, exchange, p, micro_steps, history, count, checks.quiet,
             checks.rotations, motion.write_timed(now),
             _NO_TAUS if future is None else future.write_timed(end), t, H, order, poly_order,
             coef)
@@ -288,9 +283,9 @@ class FlexBody:
         return code == _STEP_QUIET, rows
 
     def core_args(self, H: float) -> tuple:
-        """(handle, propagator for H or empty, micro steps): the body in a C core's loop of
-        exchange steps (`exchange_step`'s arguments), its wrench made current (the power at
-        the step's start)."""
+        """(handle, propagator for H or empty, micro steps): the body's arguments to the C
+        core's exchange step (`exchange_step`, the loop of macro steps), its wrench made
+        current (the power at the step's start)."""
         self._require_init()
         if not (math.isfinite(H) and H > 0):
             raise ValueError(f"H: expected a positive finite macro step, got {H!r}")
