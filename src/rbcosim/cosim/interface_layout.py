@@ -21,9 +21,11 @@ class InterfacePoints:
 
     def __init__(self, model: Model):
         self.names = tuple(p.name for p in model.points)
+        self._rows = {name: i for i, name in enumerate(self.names)}
 
     def index(self, name: str) -> int:
+        """The point's row (model order); KeyError naming the valid names."""
         try:
-            return self.names.index(name)
-        except ValueError:
+            return self._rows[name]
+        except (KeyError, TypeError):
             raise KeyError(f"no interface point {name!r}; valid names: {list(self.names)}") from None

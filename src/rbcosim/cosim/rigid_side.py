@@ -86,7 +86,6 @@ class RigidSide:
         self._tolerances = np.array([c.tolerances for c in couplings],
                                     dtype=np.float64).reshape(-1, 4)
         self._outputs = np.empty((len(self.points.names), 13))
-        self._point_rows = {name: i for i, name in enumerate(self.points.names)}
         #: (joint, its point's row) pairs for the interface work of each macro step
         self._work_rows = tuple(zip(self.couplings, self._joint_point.tolist()))
         #: the C macro step gives the points' motions at its end (maximal formulation)
@@ -199,10 +198,7 @@ class RigidSide:
 
     def set_wrench_polynomial(self, point: str, coefficients) -> None:
         """W(t) = Σ c_k (t − t_now)^k over the next step; coefficients (order+1, 6)."""
-        try:
-            i = self._point_rows[point]
-        except (KeyError, TypeError):
-            i = self.points.index(point)  # (its KeyError naming the valid points)
+        i = self.points.index(point)
         c = np.ascontiguousarray(coefficients, dtype=np.float64)
         if c.ndim != 2 or c.shape[1] != 6 or not 1 <= c.shape[0] <= MAX_POLY_ORDER + 1:
             raise ValueError(f"{point}: expected 1 to {MAX_POLY_ORDER + 1} rows of 6 coefficients, "
