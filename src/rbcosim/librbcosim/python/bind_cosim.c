@@ -309,27 +309,27 @@ static int interrupted(void *ctx) {
     return stop;
 }
 
+/* `list` with the bytes of one message part appended, or NULL (cleared) on failure. */
+static PyObject *with_part(PyObject *list, const rbc_zmq *z, rbc_zmq_msg *msg) {
+    PyObject *b = list ? PyBytes_FromStringAndSize(z->msg_data(msg), (Py_ssize_t)z->msg_size(msg))
+                       : NULL;
+    if (!b || PyList_Append(list, b) < 0) Py_CLEAR(list);
+    Py_XDECREF(b);
+    return list;
+}
+
 /* The reply's parts as a list of bytes (the rest of a long message read too); closes them. */
 static PyObject *reply_parts(rbc_fl_wire *w) {
     const rbc_zmq *z = w->z;
     PyObject *list = PyList_New(0);
-    for (int i = 0; i < w->n_parts; i++) {
-        PyObject *b = list ? PyBytes_FromStringAndSize(z->msg_data(&w->parts[i]),
-                                                       (Py_ssize_t)z->msg_size(&w->parts[i]))
-                           : NULL;
-        if (!b || PyList_Append(list, b) < 0) Py_CLEAR(list);
-        Py_XDECREF(b);
-    }
+    for (int i = 0; i < w->n_parts; i++) list = with_part(list, z, &w->parts[i]);
     for (int i = 0; i < w->n_parts; i++) z->msg_close(&w->parts[i]);
     for (int more = w->more; more;) {
         rbc_zmq_msg msg;
         z->msg_init(&msg);
         if (z->msg_recv(&msg, w->sock, RBC_ZMQ_DONTWAIT) < 0) break;
         more = z->msg_more(&msg);
-        PyObject *b = list ? PyBytes_FromStringAndSize(z->msg_data(&msg),
-                                                       (Py_ssize_t)z->msg_size(&msg)) : NULL;
-        if (!b || PyList_Append(list, b) < 0) Py_CLEAR(list);
-        Py_XDECREF(b);
+        list = with_part(list, z, &msg);
         z->msg_close(&msg);
     }
     return list;
