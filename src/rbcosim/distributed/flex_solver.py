@@ -15,10 +15,11 @@ The scheme (rbcosim.scheme) sets the order: Jacobi and interface-Jacobian coupli
 overlap the two solvers' macro steps; the Gauss–Seidel schemes run them in turn. Iterative
 coupling (restore and repeat each step) runs in process only.
 
-Compiled one-node bodies with Jacobi or either Gauss–Seidel order take their macro steps in
-the C core (rbcosim._core.flex_loop, librbcosim/cosim/flex_loop.h: request, reply and the
-bodies' steps) from one result row, checkpoint or unusual step to the next; Python's step
-(`_Side.step`, `_Side._complete`) takes multi-node and chord-frame bodies, interface-Jacobian
+With Jacobi or either Gauss–Seidel order the C core takes the macro steps (rbcosim._core.
+flex_loop, librbcosim/cosim/flex_loop.h: request, reply and the bodies' steps) from one result
+row, checkpoint or unusual step to the next: compiled one-node bodies step there too; any other
+body (multi-node, chord-frame) steps through the endpoints' own Python, called back once per
+phase of the scheme. Python's step (`_Side.step`, `_Side._complete`) takes interface-Jacobian
 coupling and whatever the C loop hands back, with the same errors.
 """
 
@@ -53,8 +54,9 @@ FLEX_RESULTS_FORMAT = "rbcosim-flex-results"
 _LOOP_JOINTS = 32  # bodies (joints) the C core's loop takes (RBC_CS_MAX_JOINTS)
 # why rbcosim._core.flex_loop returned (librbcosim/cosim/flex_loop.h): at the stop step; nothing
 # of the step done; the request encoded, not sent; sent, for Python to read the reply; the
-# reply read, its parts for Python; no reply within the timeout
-_STOPPED, _AT_TOP, _UNSENT, _SENT, _REPLY, _TIMEOUT = range(6)
+# reply read, its parts for Python; no reply within the timeout; (a signal: its exception
+# raised;) a body's step raised (Python's bodies), the exception returned
+_STOPPED, _AT_TOP, _UNSENT, _SENT, _REPLY, _TIMEOUT, _SIGNAL, _RAISED = range(8)
 _IN_STEP = (_UNSENT, _SENT, _REPLY, _TIMEOUT)
 
 
@@ -277,11 +279,13 @@ class _Side:
         self._reported = [(ep, self._kinematics[a:b], self._energies[a:b])
                           for ep, (a, b) in zip(endpoints, self._spans)]  # views, per endpoint
         self._polynomials: dict[int, np.ndarray] = {}  # rows m -> (n, m, 6)
-        # the motions (n, 19) the C core's loop steps from, or None where it does not serve:
-        # bodies other than the compiled one-node one, interface-Jacobian coupling
-        loops = self.scheme.batch_code is not None and len(endpoints) <= _LOOP_JOINTS and all(
-            ep.compiled for ep in endpoints)
-        self._now = np.zeros((n, 19)) if loops else None
+        # the motions (n, 19) the C core's loop steps from, or None where it does not serve
+        # (interface-Jacobian coupling); its bodies: the compiled one-node ones in C, others
+        # through `_loop_inputs` and `_loop_finish` (the motions at t_end to `_end`)
+        self._now = np.zeros((n, 19)) if self.scheme.batch_code is not None else None
+        self._in_c = len(endpoints) <= _LOOP_JOINTS and all(ep.compiled for ep in endpoints)
+        self._end = np.zeros((n, 19))
+        self._stepping: list = []  # the motions (per endpoint) of the step the loop is in
 
     def motions(self, rows: np.ndarray, t: float) -> list[list]:
         """Each endpoint's rigid-point motions (node order) from (n_joints, 19) rows at t."""
@@ -345,35 +349,65 @@ class _Side:
         rigid side takes it (unless `stepped`), the reply (frames: already read), the bodies'
         step to the rigid motions at its end (rigid side first)."""
         if self.scheme.overlaps and not stepped:
-            for ep, ms in zip(self.endpoints, motions):  # while the rigid side takes the step
-                ep.finish(t, ms)
+            self._overlap(t, motions)
         r = client.finish_step(msg_id, frames)
         if self.scheme.rigid_first:
-            for ep, ms, end in zip(self.endpoints, motions, self.motions(r.motions, r.time)):
-                ep.finish(t, ms, end)
+            self._to_end(t, motions, r.motions, r.time)
         return r
+
+    def _overlap(self, t: float, motions: list) -> None:
+        """The bodies' step from `motions` at t while the rigid side takes it (Jacobi)."""
+        for ep, ms in zip(self.endpoints, motions):
+            ep.finish(t, ms)
+
+    def _to_end(self, t: float, motions: list, rows: np.ndarray, t_end: float) -> None:
+        """The bodies' step from `motions` at t to the rigid motions `rows` at t_end (rigid
+        side first)."""
+        for ep, ms, end in zip(self.endpoints, motions, self.motions(rows, t_end)):
+            ep.finish(t, ms, end)
+
+    def _loop_inputs(self, t: float) -> np.ndarray:
+        """The C loop's call before its request, bodies stepped by Python: the reports to
+        `_kinematics` and `_energies`, and the polynomial (n, m, 6) over the step from the
+        motions `_now` at t (flexible side first: the bodies step now), as `step` has them."""
+        motions = self._stepping = self.motions(self._now, t)
+        self.reports()
+        return self.polynomials([ep.inputs_for_rigid(t, ms)[0]
+                                 for ep, ms in zip(self.endpoints, motions)])
+
+    def _loop_finish(self, t: float, t_end: float | None) -> None:
+        """The C loop's call for the bodies' step after its request (bodies stepped by
+        Python): while the rigid side steps (t_end None), or to the motions `_end` at t_end."""
+        if t_end is None:
+            self._overlap(t, self._stepping)
+        else:
+            self._to_end(t, self._stepping, self._end, t_end)
 
     def advance(self, client: Client, k: int, t: float, rows: np.ndarray,
                 stop: int) -> tuple[int, float, np.ndarray]:
         """Macro steps from step k at t with the motions `rows` (n_joints, 19) towards step
-        `stop`: (step, time, motions) after them. One-node compiled bodies with a scheme of the
-        C core's loop go there (rbcosim._core.flex_loop: request, reply and the bodies' steps
-        in C, until `stop` or anything unusual, which Python then takes with `step` or
-        `_complete`); other bodies and schemes take one step here."""
+        `stop`: (step, time, motions) after them. A scheme of the C core's loop goes there
+        (rbcosim._core.flex_loop: request and reply in C, the compiled one-node bodies' steps
+        too, other bodies' through `_loop_inputs` and `_loop_finish`, until `stop` or anything
+        unusual, which Python then takes with `step` or `_complete`); interface-Jacobian
+        coupling takes one step here."""
         now = self._now
         if now is None or np.shape(rows) != now.shape:
             r = self.step(client, t, rows)  # (motions of the wrong shape: refused there)
             return r.step, r.time, r.motions
         if rows is not now:
             now[:] = rows
-        joints = tuple(ep.core_joint() for ep in self.endpoints)
+        bodies = tuple(ep.core_joint() for ep in self.endpoints) if self._in_c else (
+            self._loop_inputs, self._loop_finish, self._kinematics, self._energies, self._end)
         k_in = k
         code, k, t, client.next_id, stepped, extra = _core.flex_loop(
-            *client.step_wire(len(self.joints)), joints, self.scheme.batch_code,
+            *client.step_wire(len(self.joints)), bodies, self.scheme.batch_code,
             self.endpoints[0].settings.extrapolation, self.endpoints[0].H, k, t, now, stop,
             client.next_id)
         client.step_index = k  # (as its step replies set it)
-        if k != k_in or stepped or (self.scheme.flex_first and code in _IN_STEP):
+        if code == _RAISED:
+            raise extra
+        if self._in_c and (k != k_in or stepped or (self.scheme.flex_first and code in _IN_STEP)):
             for ep in self.endpoints:
                 ep.core_stepped()
         if code == _STOPPED:

@@ -297,7 +297,7 @@ static void keep_all(rbc_cs_joint *joints, int64_t nj, double *buf, int back) {
     for (int64_t i = 0; i < nj; i++) buf += keep(joints + i, buf, back);
 }
 
-/* --- the loop ----------------------------------------------------------------------------- */
+/* --- the compiled bodies ------------------------------------------------------------------ */
 
 /* A motion's row as a body's step takes it: the 19 values, then their time s. */
 static const double *timed(const double *values, double t, double *row) {
@@ -306,99 +306,121 @@ static const double *timed(const double *values, double t, double *row) {
     return row;
 }
 
-/* Scratch of one rbc_fl_run: the bodies' kept arrays, and per joint the next motions (19), the
- * reports (13 + 1), the polynomials (FX_HISTORY, 6) as computed and as sent. */
-typedef struct scratch {
-    double *kept, *next, *kinematics, *energies, *coef, *poly;
-    int64_t rows[RBC_CS_MAX_JOINTS];
-} scratch;
-
-static double *make_scratch(scratch *s, rbc_cs_joint *joints, int64_t nj) {
-    size_t kept = 0, h = 6 * FX_HISTORY;
-    for (int64_t i = 0; i < nj; i++) kept += keep(joints + i, NULL, 0);
-    double *buf = malloc((kept + (size_t)nj * (19 + 14 + 2 * h)) * sizeof(double));
-    if (!buf) return NULL;
-    s->kept = buf;
-    s->next = buf + kept;
-    s->kinematics = s->next + 19 * nj;
-    s->energies = s->kinematics + 13 * nj;
-    s->coef = s->energies + nj;
-    s->poly = s->coef + h * nj;
-    return buf;
+static int compiled_undo(rbc_fl_bodies *b) {
+    rbc_fl_compiled *c = b->ctx;
+    keep_all(c->joints, b->nj, c->kept, 1);
+    return RBC_FL_TOP;
 }
 
 /* The reports (before the step) and the polynomials the rigid side applies over the step
- * (flexible side first: the bodies step now).  Returns the polynomials' rows m, 0 when a body's
- * step is not certainly quiet (every body then as before). */
-static int64_t inputs(scratch *s, rbc_cs_joint *joints, int64_t nj, int scheme, int64_t order,
-                      double H, double t, const double *now) {
-    int64_t m = 0;
+ * (flexible side first: the bodies step now); 0 when a body's step is not certainly quiet
+ * (every body then as before). */
+static int compiled_inputs(rbc_fl_bodies *b, double t, const double *now, rbc_fl_inputs *in) {
+    rbc_fl_compiled *c = b->ctx;
+    rbc_cs_joint *joints = c->joints;
+    int64_t nj = b->nj, m = 0;
     double row[20];
     for (int64_t i = 0; i < nj; i++) {
         rbc_cs_joint *j = joints + i;
-        memcpy(s->kinematics + 13 * i, state_of(j)->d + FX_R, 13 * sizeof(double));
-        s->energies[i] = j->x->energy.d[0];
+        memcpy(c->kinematics + 13 * i, state_of(j)->d + FX_R, 13 * sizeof(double));
+        c->energies[i] = j->x->energy.d[0];
     }
-    keep_all(joints, nj, s->kept, 0);
+    keep_all(joints, nj, c->kept, 0);
     for (int64_t i = 0; i < nj; i++) {
         rbc_cs_joint *j = joints + i;
-        double *coef = s->coef + 6 * FX_HISTORY * i;
-        if (scheme == RBC_CS_FLEX_FIRST) {
-            if (rbc_cs_flex_step(j, timed(now + 19 * i, t, row), NULL, t, H, order, order, coef,
-                                 &s->rows[i]) != RBC_CS_STEP_QUIET) {
-                keep_all(joints, nj, s->kept, 1);
+        double *coef = c->coef + 6 * FX_HISTORY * i;
+        if (c->scheme == RBC_CS_FLEX_FIRST) {
+            if (rbc_cs_flex_step(j, timed(now + 19 * i, t, row), NULL, t, c->H, c->order,
+                                 c->order, coef, &c->rows[i]) != RBC_CS_STEP_QUIET) {
+                compiled_undo(b);
                 return 0;
             }
         } else {
             int64_t count = j->x->count.i[0];
-            s->rows[i] = order + 1 < count ? order + 1 : count;
-            rbc_fx_exchange_polynomial(j->x, t, s->rows[i], 0, NULL, NULL, coef);
+            c->rows[i] = c->order + 1 < count ? c->order + 1 : count;
+            rbc_fx_exchange_polynomial(j->x, t, c->rows[i], 0, NULL, NULL, coef);
         }
-        if (s->rows[i] > m) m = s->rows[i];
+        if (c->rows[i] > m) m = c->rows[i];
     }
     for (int64_t i = 0; i < nj; i++)  /* (nj, m, 6), a lower order padded with zeros */
         for (int64_t r = 0; r < m; r++)
-            for (int c = 0; c < 6; c++)
-                s->poly[(i * m + r) * 6 + c] =
-                    r < s->rows[i] ? s->coef[6 * FX_HISTORY * i + 6 * r + c] : 0.0;
-    if (m < 1) keep_all(joints, nj, s->kept, 1);
-    return m;
+            for (int k = 0; k < 6; k++)
+                c->poly[(i * m + r) * 6 + k] =
+                    r < c->rows[i] ? c->coef[6 * FX_HISTORY * i + 6 * r + k] : 0.0;
+    if (m < 1) {
+        compiled_undo(b);
+        return 0;
+    }
+    *in = (rbc_fl_inputs){c->kinematics, c->energies, c->poly, m};
+    return 1;
 }
 
 /* Every body's step from `now` at t (rigid side first: to `end` at t_end); 0 when one is not
  * certainly quiet (every body then as before the step). */
-static int step_bodies(scratch *s, rbc_cs_joint *joints, int64_t nj, int64_t order, double H,
-                       double t, const double *now, const double *end, double t_end) {
+static int compiled_step(rbc_fl_bodies *b, double t, const double *now, const double *end,
+                         double t_end) {
+    rbc_fl_compiled *c = b->ctx;
     double row[20], future[20];
     int64_t rows;
-    for (int64_t i = 0; i < nj; i++)
-        if (rbc_cs_flex_step(joints + i, timed(now + 19 * i, t, row),
-                             end ? timed(end + 19 * i, t_end, future) : NULL, t, H, order, -1,
-                             NULL, &rows) != RBC_CS_STEP_QUIET) {
-            keep_all(joints, nj, s->kept, 1);
+    for (int64_t i = 0; i < b->nj; i++)
+        if (rbc_cs_flex_step(c->joints + i, timed(now + 19 * i, t, row),
+                             end ? timed(end + 19 * i, t_end, future) : NULL, t, c->H, c->order,
+                             -1, NULL, &rows) != RBC_CS_STEP_QUIET) {
+            compiled_undo(b);
             return 0;
         }
     return 1;
 }
 
+int rbc_fl_compiled_init(rbc_fl_compiled *c, rbc_cs_joint *joints, int64_t nj, int scheme,
+                         int64_t order, double H) {
+    size_t kept = 0, h = 6 * FX_HISTORY;
+    for (int64_t i = 0; i < nj; i++) kept += keep(joints + i, NULL, 0);
+    c->buf = malloc((kept + (size_t)nj * (14 + 2 * h)) * sizeof(double));
+    if (!c->buf) return 0;
+    c->kept = c->buf;
+    c->kinematics = c->kept + kept;
+    c->energies = c->kinematics + 13 * nj;
+    c->coef = c->energies + nj;
+    c->poly = c->coef + h * nj;
+    c->joints = joints;
+    c->scheme = scheme;
+    c->order = order;
+    c->H = H;
+    c->bodies = (rbc_fl_bodies){nj, compiled_inputs, compiled_step, compiled_undo, c};
+    return 1;
+}
+
+void rbc_fl_compiled_free(rbc_fl_compiled *c) {
+    free(c->buf);
+    c->buf = NULL;
+}
+
+/* --- the loop ----------------------------------------------------------------------------- */
+
+/* A step's result: 1 to go on, else why the loop returns (RBC_FL_RAISED, or `otherwise`). */
+static int went(int done, int otherwise) {
+    return done == 1 ? 1 : done == RBC_FL_RAISED ? RBC_FL_RAISED : otherwise;
+}
+
 /* One macro step from *k at *t; RBC_FL_STOP when it is done (the next one may follow). */
-static int one_step(rbc_fl_wire *w, scratch *s, rbc_cs_joint *joints, int64_t nj, int scheme,
-                    int64_t order, double H, int64_t *k, double *t, double *now,
-                    int64_t *next_id, int *stepped) {
+static int one_step(rbc_fl_wire *w, rbc_fl_bodies *b, int scheme, double *next, int64_t *k,
+                    double *t, double *now, int64_t *next_id, int *stepped) {
     const rbc_zmq *z = w->z;
+    int64_t nj = b->nj;
     for (int64_t i = 0; i < nj; i++)
         if (!rbc_all_finite(now + 19 * i, 19)) return RBC_FL_TOP;
-    int64_t m = inputs(s, joints, nj, scheme, order, H, *t, now);
-    if (m < 1) return RBC_FL_TOP;
-    if (!rbc_fl_encode(w, *next_id, *k, nj, s->kinematics, s->energies, m, s->poly)) {
-        keep_all(joints, nj, s->kept, 1);
-        return RBC_FL_TOP;
-    }
+    rbc_fl_inputs in;
+    int done = went(b->inputs(b, *t, now, &in), RBC_FL_TOP);
+    if (done != 1) return done;
+    if (!rbc_fl_encode(w, *next_id, *k, nj, in.kinematics, in.energies, in.m, in.poly))
+        return b->undo(b);
     int64_t id = (*next_id)++;
     if (z->send(w->sock, "", 0, RBC_ZMQ_SNDMORE | RBC_ZMQ_DONTWAIT) < 0) return RBC_FL_UNSENT;
     z->send(w->sock, w->out, w->out_n, 0);  /* (the parts of a message are queued as one) */
     if (scheme == RBC_CS_JACOBI) {          /* while the rigid side steps */
-        if (!step_bodies(s, joints, nj, order, H, *t, now, NULL, 0.0)) return RBC_FL_SENT;
+        done = went(b->step(b, *t, now, NULL, 0.0), RBC_FL_SENT);
+        if (done != 1) return done;
         *stepped = 1;
     }
     int got = wait_reply(w);
@@ -410,26 +432,26 @@ static int one_step(rbc_fl_wire *w, scratch *s, rbc_cs_joint *joints, int64_t nj
     size_t n = id_text(&w->pieces, id, text);
     reply r;
     if (!read_reply(w, text, n, nj, &r) || r.step != (uint64_t)*k + 1) return RBC_FL_REPLY;
-    for (int64_t i = 0; i < 19 * nj; i++) s->next[i] = get_f64le(r.motions + 8 * i);
+    for (int64_t i = 0; i < 19 * nj; i++) next[i] = get_f64le(r.motions + 8 * i);
     if (scheme == RBC_CS_RIGID_FIRST) {
         for (int64_t i = 0; i < nj; i++)
-            if (!rbc_all_finite(s->next + 19 * i, 19)) return RBC_FL_REPLY;
-        if (!step_bodies(s, joints, nj, order, H, *t, now, s->next, r.time)) return RBC_FL_REPLY;
+            if (!rbc_all_finite(next + 19 * i, 19)) return RBC_FL_REPLY;
+        done = went(b->step(b, *t, now, next, r.time), RBC_FL_REPLY);
+        if (done == RBC_FL_RAISED) close_parts(w);  /* (the reply was taken, as Python takes it) */
+        if (done != 1) return done;
     }
     close_parts(w);
-    memcpy(now, s->next, 19 * (size_t)nj * sizeof(double));
+    memcpy(now, next, 19 * (size_t)nj * sizeof(double));
     *k = (int64_t)r.step;
     *t = r.time;
     *stepped = 0;
     return RBC_FL_STOP;
 }
 
-int rbc_fl_run(rbc_fl_wire *w, rbc_cs_joint *joints, int64_t nj, int scheme, int64_t order,
-               double H, int64_t *k, double *t, double *now, int64_t stop, int64_t *next_id,
-               int *stepped) {
-    scratch s;
-    double *buf = make_scratch(&s, joints, nj);
-    if (!buf) return RBC_FL_NOMEM;
+int rbc_fl_run(rbc_fl_wire *w, rbc_fl_bodies *b, int scheme, int64_t *k, double *t,
+               double *now, int64_t stop, int64_t *next_id, int *stepped) {
+    double *next = malloc(19 * (size_t)b->nj * sizeof(double));
+    if (!next) return RBC_FL_NOMEM;
     int code = RBC_FL_STOP;
     w->n_parts = 0;
     *stepped = 0;
@@ -438,8 +460,8 @@ int rbc_fl_run(rbc_fl_wire *w, rbc_cs_joint *joints, int64_t nj, int scheme, int
             code = RBC_FL_SIGNAL;
             break;
         }
-        code = one_step(w, &s, joints, nj, scheme, order, H, k, t, now, next_id, stepped);
+        code = one_step(w, b, scheme, next, k, t, now, next_id, stepped);
     }
-    free(buf);
+    free(next);
     return code;
 }

@@ -335,11 +335,137 @@ static PyObject *reply_parts(rbc_fl_wire *w) {
     return list;
 }
 
-/* flex_loop(sock, other, timeout, pieces, joints, scheme, order, H, k, t, now, stop, next_id)
+/* --- bodies stepped by Python (any kind but the compiled one-node one) --------------------- */
+
+/* The flexible solver's callbacks (rbcosim.distributed.flex_solver._Side), called with the GIL:
+ * inputs(t) -> the polynomial (nj, m, 6), its reports written to kinematics (nj, 13) and
+ * energies (nj,); finish(t, t_end | None) steps the bodies (rigid side first: to the motions
+ * the loop wrote to end (nj, 19) at t_end). */
+typedef struct py_bodies {
+    rbc_fl_bodies bodies;
+    PyObject *inputs, *finish, *poly; /* poly: the last polynomial (a reference) */
+    rbc_arr kinematics, energies, end;
+    PyThreadState **ts;
+} py_bodies;
+
+static int py_inputs(rbc_fl_bodies *b, double t, const double *now, rbc_fl_inputs *in) {
+    (void)now;  /* (Python's bodies read it from the array the loop writes) */
+    py_bodies *p = b->ctx;
+    PyEval_RestoreThread(*p->ts);
+    int done = RBC_FL_RAISED;
+    PyObject *r = PyObject_CallFunction(p->inputs, "d", t);
+    rbc_arr poly;
+    if (r && rbc_view(r, 'd', &poly, "flex_loop: the wrench polynomial")) {
+        int64_t m = poly.size / (6 * b->nj);
+        if (m >= 1 && m <= FX_HISTORY && poly.size == 6 * m * b->nj) {
+            Py_XSETREF(p->poly, r);
+            r = NULL;
+            *in = (rbc_fl_inputs){p->kinematics.d, p->energies.d, poly.d, m};
+            done = 1;
+        } else {
+            PyErr_Format(PyExc_ValueError, "flex_loop: the wrench polynomial has %lld values, "
+                         "expected (%lld, 1..%d, 6)", (long long)poly.size, (long long)b->nj,
+                         FX_HISTORY);
+        }
+    }
+    Py_XDECREF(r);
+    *p->ts = PyEval_SaveThread();
+    return done;
+}
+
+static int py_step(rbc_fl_bodies *b, double t, const double *now, const double *end,
+                   double t_end) {
+    (void)now;
+    py_bodies *p = b->ctx;
+    PyEval_RestoreThread(*p->ts);
+    if (end) memcpy(p->end.d, end, 19 * (size_t)b->nj * sizeof(double));
+    PyObject *r = end ? PyObject_CallFunction(p->finish, "dd", t, t_end)
+                      : PyObject_CallFunction(p->finish, "dO", t, Py_None);
+    Py_XDECREF(r);
+    *p->ts = PyEval_SaveThread();
+    return r ? 1 : RBC_FL_RAISED;
+}
+
+static int py_undo(rbc_fl_bodies *b) {
+    py_bodies *p = b->ctx;
+    PyEval_RestoreThread(*p->ts);
+    PyErr_Format(PyExc_RuntimeError, "flex_loop: the step request of %lld joints does not fit "
+                 "its buffer", (long long)b->nj);
+    *p->ts = PyEval_SaveThread();
+    return RBC_FL_RAISED;
+}
+
+/* Python's bodies from (inputs, finish, kinematics, energies, end) for nj joints. */
+static int python_bodies(PyObject *t, py_bodies *p, int64_t nj) {
+    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 5)
+        return PyErr_SetString(PyExc_TypeError, "flex_loop: bodies: a tuple of compiled joints "
+                               "or (inputs, finish, kinematics, energies, end)"), 0;
+    PyObject *const *a = &PyTuple_GET_ITEM(t, 0);
+    if (!PyCallable_Check(a[0]) || !PyCallable_Check(a[1]))
+        return PyErr_SetString(PyExc_TypeError, "flex_loop: inputs and finish: callables"), 0;
+    if (!rbc_parse(a + 2, 3, "flex_loop", "DDD", &p->kinematics, &p->energies, &p->end))
+        return 0;
+    if (!sized(&p->kinematics, 13 * nj, "kinematics") || !sized(&p->energies, nj, "energies")
+        || !sized(&p->end, 19 * nj, "end"))
+        return 0;
+    p->inputs = a[0];
+    p->finish = a[1];
+    p->poly = NULL;
+    p->bodies = (rbc_fl_bodies){nj, py_inputs, py_step, py_undo, p};
+    return 1;
+}
+
+/* Whether `bodies` names Python's callbacks rather than compiled joints. */
+static int by_python(PyObject *bodies) {
+    return PyTuple_Check(bodies) && PyTuple_GET_SIZE(bodies) == 5
+           && PyCallable_Check(PyTuple_GET_ITEM(bodies, 0));
+}
+
+/* The compiled joints' bodies from a tuple of 1 to RBC_CS_MAX_JOINTS joints (`loop_joint`). */
+static int compiled_bodies(PyObject *list, rbc_cs_joint *joints, int64_t nj) {
+    if (!PyTuple_Check(list) || PyTuple_GET_SIZE(list) != nj || nj > RBC_CS_MAX_JOINTS) {
+        PyErr_Format(PyExc_ValueError, "flex_loop: joints: a tuple of 1 to %d joints, one per "
+                     "row of now", RBC_CS_MAX_JOINTS);
+        return 0;
+    }
+    memset(joints, 0, sizeof(rbc_cs_joint) * (size_t)nj);
+    for (Py_ssize_t i = 0; i < nj; i++)
+        if (!loop_joint(PyTuple_GET_ITEM(list, i), joints + i)) return 0;
+    return 1;
+}
+
+/* The loop's result for Python; extra: the reply's parts (RBC_FL_REPLY), the request's header
+ * frame (RBC_FL_UNSENT), the exception a body's callback raised (RBC_FL_RAISED), else None. */
+static PyObject *loop_result(rbc_fl_wire *w, int code, int64_t k, double t, int64_t next_id,
+                             int stepped) {
+    PyObject *extra = NULL;
+    if (code == RBC_FL_REPLY) {
+        extra = reply_parts(w);
+    } else if (code == RBC_FL_UNSENT) {
+        extra = PyBytes_FromStringAndSize((const char *)w->out, (Py_ssize_t)w->out_n);
+    } else if (code == RBC_FL_RAISED) {
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        PyErr_NormalizeException(&type, &value, &tb);
+        if (tb) PyException_SetTraceback(value, tb);
+        Py_XDECREF(type);
+        Py_XDECREF(tb);
+        extra = value;
+    } else if (code == RBC_FL_NOMEM) {
+        PyErr_NoMemory();
+    } else if (code != RBC_FL_SIGNAL) {
+        extra = Py_None;
+        Py_INCREF(extra);
+    }
+    if (!extra) return NULL;  /* (RBC_FL_SIGNAL: the handler's exception) */
+    return Py_BuildValue("iLdLiN", code, (long long)k, t, (long long)next_id, stepped, extra);
+}
+
+/* flex_loop(sock, other, timeout, pieces, bodies, scheme, order, H, k, t, now, stop, next_id)
  * -> (code, k, t, next_id, stepped, extra): rbc_fl_run over the libzmq sockets at addresses
  * sock and other (0: none; pyzmq's Socket.underlying), timeout s (< 0: none), now (n, 19)
- * written in place; extra: the reply's parts (RBC_FL_REPLY), the request's header frame
- * (RBC_FL_UNSENT), else None. */
+ * written in place; bodies: a tuple of compiled joints (`loop_joint`), or Python's
+ * (inputs, finish, kinematics, energies, end) (`python_bodies`); extra: `loop_result`. */
 static PyObject *py_flex_loop(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
     char why[512];
@@ -357,42 +483,41 @@ static PyObject *py_flex_loop(PyObject *self, PyObject *const *args, Py_ssize_t 
     w.z = rbc_zmq_link(why, sizeof why);
     if (!w.z) return PyErr_Format(PyExc_RuntimeError, "rbcosim's C core cannot use ZeroMQ: %s",
                                   why);
-    PyObject *list = args[4];
-    Py_ssize_t nj = PyTuple_Check(list) ? PyTuple_GET_SIZE(list) : 0;
-    if (nj < 1 || nj > RBC_CS_MAX_JOINTS)
-        FAIL("flex_loop: joints: a tuple of 1 to %d joints", RBC_CS_MAX_JOINTS);
-    rbc_cs_joint joints[RBC_CS_MAX_JOINTS];
-    memset(joints, 0, sizeof joints);
-    for (Py_ssize_t i = 0; i < nj; i++)
-        if (!loop_joint(PyTuple_GET_ITEM(list, i), joints + i)) return NULL;
-    if (!sock || !sized(&now, 19 * nj, "now") || !(H > 0) || order < 0 || order > 2
+    int64_t nj = now.size / 19;
+    if (!sock || nj < 1 || now.size != 19 * nj || !(H > 0) || order < 0 || order > 2
         || scheme < RBC_CS_JACOBI || scheme > RBC_CS_FLEX_FIRST || next_id < 0)
         FAIL("flex_loop: a socket, now (n, 19), H > 0, order 0..2, a known scheme, next_id >= 0");
+    rbc_cs_joint joints[RBC_CS_MAX_JOINTS];
+    rbc_fl_compiled compiled = {0};
+    py_bodies python = {0};
+    PyThreadState *ts = NULL;
+    python.ts = &ts;
+    rbc_fl_bodies *bodies = &python.bodies;
+    if (by_python(args[4])) {
+        if (!python_bodies(args[4], &python, nj)) return NULL;
+    } else {
+        if (!compiled_bodies(args[4], joints, nj)) return NULL;
+        if (!rbc_fl_compiled_init(&compiled, joints, nj, (int)scheme, order, H))
+            return PyErr_NoMemory();
+        bodies = &compiled.bodies;
+    }
     w.sock = (void *)(intptr_t)sock;
     w.other = (void *)(intptr_t)other;
     w.timeout_ms = timeout < 0 ? -1 : (long)ceil(timeout * 1e3);
-    if (!out_buffer(&w, total, nj)) return NULL;
-    PyThreadState *ts = PyEval_SaveThread();
-    w.interrupted = interrupted;
-    w.ctx = &ts;
-    int stepped;
-    int code = rbc_fl_run(&w, joints, nj, (int)scheme, order, H, &k, &t, now.d, stop, &next_id,
-                          &stepped);
-    PyEval_RestoreThread(ts);
-    PyObject *extra = NULL;
-    if (code == RBC_FL_REPLY) {
-        extra = reply_parts(&w);
-    } else if (code == RBC_FL_UNSENT) {
-        extra = PyBytes_FromStringAndSize((const char *)w.out, (Py_ssize_t)w.out_n);
-    } else if (code == RBC_FL_NOMEM) {
-        PyErr_NoMemory();
-    } else if (code != RBC_FL_SIGNAL) {
-        extra = Py_None;
-        Py_INCREF(extra);
+    PyObject *out = NULL;
+    if (out_buffer(&w, total, nj)) {
+        ts = PyEval_SaveThread();
+        w.interrupted = interrupted;
+        w.ctx = &ts;
+        int stepped;
+        int code = rbc_fl_run(&w, bodies, (int)scheme, &k, &t, now.d, stop, &next_id, &stepped);
+        PyEval_RestoreThread(ts);
+        out = loop_result(&w, code, k, t, next_id, stepped);
     }
     PyMem_Free(w.out);
-    if (!extra) return NULL;  /* (RBC_FL_SIGNAL: the handler's exception) */
-    return Py_BuildValue("iLdLiN", code, (long long)k, t, (long long)next_id, stepped, extra);
+    rbc_fl_compiled_free(&compiled);
+    Py_XDECREF(python.poly);
+    return out;
 }
 
 PyMethodDef rbc_cosim_methods[] = {
