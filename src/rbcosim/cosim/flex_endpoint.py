@@ -80,6 +80,8 @@ class FlexEndpoint:
         # node, and how many (<= 2) are valid (`_motions`)
         self._history = np.zeros((2, k, 20))
         self._n_history = np.zeros(1, dtype=np.int64)
+        self._recent: list | None = []  # those motions as objects; None: read them from there
+        self._powered: tuple[int, np.ndarray] = (-1, np.zeros(k))  # (body revision, _power)
         self._end_tau = np.array([H])
         self._mid_end_taus = np.array([0.5 * H, H])
         self._no_values = np.zeros((0, 6 * k))
@@ -106,15 +108,19 @@ class FlexEndpoint:
 
     @property
     def _motions(self) -> list[list[InterfaceMotion]]:
-        """The rigid motions stepped from (node order), newest first, at most two."""
-        return [[InterfaceMotion.from_timed(r) for r in self._history[i]]
-                for i in range(int(self._n_history[0]))]
+        """The rigid motions stepped from (node order), newest first, at most two: kept as
+        objects where Python wrote them, read from the history rows where the C core did."""
+        if self._recent is None:
+            self._recent = [[InterfaceMotion.from_timed(r) for r in self._history[i]]
+                            for i in range(int(self._n_history[0]))]
+        return list(self._recent)
 
     @_motions.setter
     def _motions(self, motions: list[list[InterfaceMotion]]) -> None:
         for i, ms in enumerate(motions):
             self._write_motions(i, ms)
         self._n_history[0] = len(motions)
+        self._recent = [[m.frozen() for m in ms] for ms in motions]
 
     def _write_motions(self, i: int, motions: list[InterfaceMotion]) -> None:
         for row, m in zip(self._history[i], motions, strict=True):
@@ -290,6 +296,7 @@ class FlexEndpoint:
                                                 self._n_history, self.checks, order,
                                                 order if interpolate else -1, self._coef)
         self._input = (self.body.revision, self._rigid_input.copy())
+        self._recent = None  # (the C core wrote the motion history)
         if not quiet:
             self.checks.after_step()
         return self._coef[:rows].copy() if interpolate else None
@@ -314,6 +321,7 @@ class FlexEndpoint:
         it steps only where they are certainly quiet)."""
         self.body.core_stepped()
         self._input = (self.body.revision, self._rigid_input.copy())
+        self._recent = None
 
     # --- stepping ---------------------------------------------------------------------------
     def _past(self, future) -> list[list[InterfaceMotion]]:
@@ -356,12 +364,18 @@ class FlexEndpoint:
         self._history[1] = self._history[0]
         self._write_motions(0, motions)
         self._n_history[0] = min(int(self._n_history[0]) + 1, 2)
+        if self._recent is not None:
+            self._recent = [[m.frozen() for m in motions], *self._recent[:1]]
         self.checks.after_step()
 
     def _power(self) -> np.ndarray:
         """(k,): power (W) each node's physical wrench self._nodes.wrenches() (not the rigid
-        input) delivers to the rigid side now."""
-        return self._nodes.powers()
+        input) delivers to the rigid side now; once per body state (a step's start is the last
+        one's end). Not to be written to."""
+        revision = self.body.revision
+        if self._powered[0] != revision:
+            self._powered = (revision, self._nodes.powers())
+        return self._powered[1]
 
     def note_continuity_lost(self, joint: str, t: float) -> None:
         """The rigid side saw `joint`'s continuity violated at t (s); kept once: a spin after

@@ -79,6 +79,12 @@ class InterfaceMotion:
         row[19] = math.nan if self.time is None else self.time
         return row
 
+    def frozen(self) -> InterfaceMotion:
+        """This motion over its checked, read-only array (`as_array`), with the time
+        `from_timed` gives back from `write_timed`'s row (a float, None for none or NaN)."""
+        time = None if self.time is None or math.isnan(self.time) else float(self.time)
+        return _view(self.as_array(), time)
+
     def __getattr__(self, name: str):
         """A field of a motion made over its array (`from_array`, `rows`): a view of it, made
         when first read."""
