@@ -24,6 +24,7 @@ from rbcosim.flex.runtime.layout import ETA
 
 _NO_TAUS = np.zeros(0)
 _NO_ROWS = np.zeros((0, 19))
+_FRAME_COLUMNS = np.array([[0, 1, 2], [7, 8, 9], [13, 14, 15]])  # position, velocity, acceleration
 
 
 class ChordBody:
@@ -138,8 +139,7 @@ class ChordBody:
     def frame(self, motions: np.ndarray | None = None) -> np.ndarray:
         """The chord frame's motion (9,) (:func:`rbcosim.flex.runtime.chord_kernels.frame_inputs`)
         now, or at the points' ``motions`` (2, 19)."""
-        a, b = (m[[*range(3), *range(7, 10), *range(13, 16)]].reshape(3, 3)
-                for m in (self._motions if motions is None else motions))
+        a, b = (self._motions if motions is None else motions)[:, _FRAME_COLUMNS]
         return frame_inputs(a, b, self.gravity)
 
     def _forces_at(self, motions: np.ndarray) -> np.ndarray:

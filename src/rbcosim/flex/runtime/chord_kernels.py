@@ -15,9 +15,16 @@ import numpy as np
 from rbcosim import _core
 
 
+class _Rows(tuple):
+    """A rows tuple of C-contiguous float64 arrays, as `contiguous_rows` made it."""
+
+
 def contiguous_rows(rows) -> tuple[np.ndarray, ...]:
-    """The rows tuple as C-contiguous float64 arrays (what the kernels take)."""
-    return tuple(np.ascontiguousarray(a, dtype=np.float64) for a in rows)
+    """The rows tuple as C-contiguous float64 arrays (what the kernels take); a tuple it made
+    already is returned as it is (a body's rows, taken by every step)."""
+    if type(rows) is _Rows:
+        return rows
+    return _Rows(np.ascontiguousarray(a, dtype=np.float64) for a in rows)
 
 
 def frame_inputs(pa: np.ndarray, pb: np.ndarray, gravity: np.ndarray) -> np.ndarray:
