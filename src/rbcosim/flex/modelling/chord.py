@@ -28,7 +28,7 @@ The pin forces leave out the stretch's stiffness EA/L: the rigid side carries it
 between the two points (:mod:`rbcosim.scenario.chord_spring`). This is the linear floating frame of
 reference, exact in the frame's (large) motion, with a linear elastic field; optionally the
 bending modes gain the geometric stiffness of the chord's quasi-static axial force
-(:func:`rbcosim.flex.runtime.chord_kernels.residual`). No rotary inertia of the sections
+(`rbc_fx_chord_residual`, librbcosim/flex/chord.h). No rotary inertia of the sections
 (Euler–Bernoulli, like :mod:`rbcosim.flex.modelling.beam`).
 
 Limits: planar only (the pins must move in an x–z plane; out-of-plane components of their
@@ -138,7 +138,8 @@ class ChordModel:
                   geometric_stiffening: bool = False) -> ChordModel:
         """Uniform Euler–Bernoulli beam (SI) pinned at both ends; ``output_nodes`` maps a name
         to a coordinate along the chord (m, 0..L; "end" = L); ``geometric_stiffening``: the
-        bending modes stiffen by the axial force (:func:`rbcosim.flex.runtime.chord_kernels.residual`)."""
+        bending modes stiffen by the axial force (`rbc_fx_chord_residual`,
+        librbcosim/flex/chord.h)."""
         beam = euler_bernoulli_beam(length, youngs_modulus, density, area, second_moment_y,
                                     n_elements=n_elements, planar=True)
         nn = n_elements + 1

@@ -10,20 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from rbcosim import _core
 from rbcosim.errors import SimulationError
 from rbcosim.flex.modelling.chord import ChordModel
-from rbcosim.flex.runtime.chord_kernels import (
-    chord_step,
-    contiguous_rows,
-    frame_inputs,
-    modal_acceleration,
-    residual,
-)
-from rbcosim.flex.runtime.frame import acceleration_polynomial, end_of_step, frame_at, set_frame
-from rbcosim.flex.runtime.layout import ETA
+from rbcosim.flex.runtime.chord_kernels import contiguous_rows, frame_inputs
 
 _NO_TAUS = np.zeros(0)
-_NO_ROWS = np.zeros((0, 19))
+_NO_PAST = np.zeros((0, 2, 19))
 _FRAME_COLUMNS = np.array([[0, 1, 2], [7, 8, 9], [13, 14, 15]])  # position, velocity, acceleration
 
 
@@ -112,25 +105,14 @@ class ChordBody:
         taus = np.array([-(j + 1) * H if p[0].time is None else p[0].time - t
                          for j, p in enumerate(past)]) if past else _NO_TAUS
         self.set_motion(motions)
-        pins, coeffs = [], []
-        for i, m in enumerate(motions):
-            s = np.zeros(ETA)
-            set_frame(s, m.as_array())
-            rows = np.array([p[i].as_array() for p in past]) if past else _NO_ROWS
-            pins.append(s)
-            coeffs.append(acceleration_polynomial(m.as_array(), taus, rows))
-        y = self._modes.copy()
-        if not chord_step(np.array(pins), np.array(coeffs), H, self.micro_steps, y,
-                          self._modal_rows, self._minv, self._params, self.gravity):
+        rows = np.array([[m.as_array() for m in p] for p in past]) if past else _NO_PAST
+        y, end = self._modes.copy(), np.empty((2, 19))
+        if not _core.chord_body_step(self._motions, rows, taus, H, self.micro_steps, y,
+                                     *self._modal_rows, self._minv, self._params, self.gravity,
+                                     end):
             raise SimulationError(f"chord body: non-finite modal state after the step from "
                                   f"t={t!r} (H={H!r})")
-        out = np.empty(18)
-        for i in range(2):  # the points' motion at t + H as the body assumes it
-            frame_at(pins[i], coeffs[i], H, out)
-            self._motions[i, 0:3], self._motions[i, 7:10] = out[0:3], out[3:6]
-            self._motions[i, 3:7] = end_of_step(pins[i], coeffs[i], H, self.micro_steps)
-            self._motions[i, 10:13], self._motions[i, 13:16] = out[12:15], out[6:9]
-            self._motions[i, 16:19] = out[15:18]
+        self._motions = end  # the points' motion at t + H as the body assumes it
         self._modes = y
         self._time = t + H
         self._changed()
@@ -143,15 +125,12 @@ class ChordBody:
         return frame_inputs(a, b, self.gravity)
 
     def _forces_at(self, motions: np.ndarray) -> np.ndarray:
-        inputs = self.frame(motions)
-        k = self._k
-        eta, etad = self._modes[:k], self._modes[k:]
-        etadd = modal_acceleration(self._modal_rows, self._minv, self._params, inputs, eta,
-                                   etad)
-        on_beam = residual(self._pin_rows, self._params, inputs, eta, etad, etadd).reshape(2, 2)
-        ex, ez = inputs[0:2], np.array([-inputs[1], inputs[0]])
-        f = np.zeros((2, 3))
-        f[:, [0, 2]] = -(on_beam[:, :1] * ex + on_beam[:, 1:] * ez)
+        """Forces (2, 3) N on the rigid bodies at the pins' motions (2, 19) and the current
+        modes: the pin rows' residual along e_x and e_z (C core: rbc_fx_chord_pin_forces)."""
+        f = np.empty((2, 3))
+        _core.chord_pin_forces(np.ascontiguousarray(motions, dtype=np.float64), self._modes,
+                               *self._modal_rows, *self._pin_rows, self._minv, self._params,
+                               self.gravity, f)
         return f
 
     def pin_forces(self) -> np.ndarray:

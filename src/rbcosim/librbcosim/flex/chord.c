@@ -103,3 +103,53 @@ int rbc_fx_chord_step(const double *pins, int64_t pin_stride, const double *coef
     memcpy(modes, y, (size_t)d * sizeof(double));
     return 1;
 }
+
+int rbc_fx_chord_body_step(const double *now, int64_t m, const double *past, const double *taus,
+                           double H, int64_t n, double *modes, int64_t k,
+                           const rbc_fx_chord_rows *modal_rows, const double *minv,
+                           const double *params, const double *gravity, double *end) {
+    double pins[2 * FX_ETA] = {0}, coeffs[2 * 6 * (FX_MAX_PAST + 1)], rows[19 * FX_MAX_PAST];
+    for (int i = 0; i < 2; i++) {
+        rbc_fx_set_frame(pins + FX_ETA * i, now + 19 * i);
+        for (int64_t j = 0; j < m; j++)
+            memcpy(rows + 19 * j, past + 19 * (2 * j + i), 19 * sizeof(double));
+        rbc_fx_acceleration_polynomial(now + 19 * i, m, taus, rows, coeffs + 6 * (m + 1) * i);
+    }
+    if (!rbc_fx_chord_step(pins, FX_ETA, coeffs, m + 1, H, n, modes, k, modal_rows, minv, params,
+                           gravity))
+        return 0;
+    for (int i = 0; i < 2; i++) {
+        const double *s = pins + FX_ETA * i, *c = coeffs + 6 * (m + 1) * i;
+        double out[18], *e = end + 19 * i;
+        rbc_fx_frame_at(s, c, m + 1, H, out);
+        memcpy(e, out, 3 * sizeof(double));           /* position */
+        memcpy(e + 7, out + 3, 3 * sizeof(double));   /* velocity */
+        rbc_fx_end_of_step(s, c, m + 1, H, n, e + 3); /* orientation */
+        memcpy(e + 10, out + 12, 3 * sizeof(double)); /* angular velocity */
+        memcpy(e + 13, out + 6, 3 * sizeof(double));  /* acceleration */
+        memcpy(e + 16, out + 15, 3 * sizeof(double)); /* angular acceleration */
+    }
+    return 1;
+}
+
+void rbc_fx_chord_pin_forces(const double *motions, const double *modes, int64_t k,
+                             const rbc_fx_chord_rows *modal_rows,
+                             const rbc_fx_chord_rows *pin_rows, const double *minv,
+                             const double *params, const double *gravity, double *forces) {
+    static const int columns[9] = {0, 1, 2, 7, 8, 9, 13, 14, 15}; /* r, v, a */
+    double pa[9], pb[9], inputs[9], etadd[FX_MAX_MODES], on_beam[4];
+    for (int c = 0; c < 9; c++) {
+        pa[c] = motions[columns[c]];
+        pb[c] = motions[19 + columns[c]];
+    }
+    rbc_fx_chord_frame_inputs(pa, pb, gravity, inputs);
+    rbc_fx_chord_modal_acceleration(modal_rows, k, minv, params, inputs, modes, modes + k, etadd);
+    rbc_fx_chord_residual(pin_rows, k, params, inputs, modes, modes + k, etadd, on_beam);
+    const double ex[2] = {inputs[0], inputs[1]}, ez[2] = {-inputs[1], inputs[0]};
+    for (int p = 0; p < 2; p++) {
+        double *f = forces + 3 * p;
+        f[0] = -(on_beam[2 * p] * ex[0] + on_beam[2 * p + 1] * ez[0]);
+        f[1] = 0.0;
+        f[2] = -(on_beam[2 * p] * ex[1] + on_beam[2 * p + 1] * ez[1]);
+    }
+}

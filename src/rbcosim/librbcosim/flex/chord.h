@@ -43,4 +43,22 @@ int rbc_fx_chord_step(const double *pins, int64_t pin_stride, const double *coef
                       const rbc_fx_chord_rows *modal_rows, const double *minv,
                       const double *params, const double *gravity);
 
+/* The chord body's macro step (rbcosim.flex.runtime.chord_body.ChordBody.step): each pin's
+ * frame set at its motion now (2, 19) at t, its acceleration polynomial through now and m <= 2
+ * past motions past (m, 2, 19) at taus (m) s relative to t, the modes (2k) advanced in place by
+ * rbc_fx_chord_step; end (2, 19): the pins' motions at t + H as the body assumes them.
+ * Returns 0 (modes and end unchanged) if the modes are not finite. */
+int rbc_fx_chord_body_step(const double *now, int64_t m, const double *past, const double *taus,
+                           double H, int64_t n, double *modes, int64_t k,
+                           const rbc_fx_chord_rows *modal_rows, const double *minv,
+                           const double *params, const double *gravity, double *end);
+
+/* forces (2, 3) N on the rigid bodies at the pins (inertial, y component 0, without the
+ * stretch's spring) from the pins' motions (2, 19) and the modes (2k): the pin rows' residual
+ * with eta'' from the modal rows, along e_x and e_z (ChordBody.pin_forces). */
+void rbc_fx_chord_pin_forces(const double *motions, const double *modes, int64_t k,
+                             const rbc_fx_chord_rows *modal_rows,
+                             const rbc_fx_chord_rows *pin_rows, const double *minv,
+                             const double *params, const double *gravity, double *forces);
+
 #endif

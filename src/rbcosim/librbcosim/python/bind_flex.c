@@ -307,6 +307,55 @@ static PyObject *py_chord_step(PyObject *self, PyObject *const *args, Py_ssize_t
     return PyBool_FromLong(ok);
 }
 
+/* chord_body_step(now (2, 19), past (m, 2, 19), taus (m,), H, n, modes (2k,), 7 modal row
+ * arrays, minv (k, k), params (3,), gravity (3,), end (2, 19)) -> False if not finite. */
+static PyObject *py_chord_body_step(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    rbc_arr now, past, taus, modes, a[7], minv, params, gravity, end;
+    double H;
+    int64_t n;
+    rbc_fx_chord_rows rows;
+    const char *name = "chord_body_step";
+    if (!rbc_parse(args, nargs, name, "DDDdnDDDDDDDDDDDD", &now, &past, &taus, &H, &n, &modes,
+                   &a[0], &a[1], &a[2], &a[3], &a[4], &a[5], &a[6], &minv, &params, &gravity,
+                   &end))
+        return NULL;
+    int64_t k = modes.size / 2;
+    if (k > FX_MAX_MODES || modes.size % 2) FAIL("%s: modes (2k,), k <= %d", name, FX_MAX_MODES);
+    if (taus.size > FX_MAX_PAST || past.size != 38 * taus.size)
+        FAIL("%s: past (m, 2, 19) at taus (m,), m <= %d", name, FX_MAX_PAST);
+    if (!check_size(&now, 38, name, "now") || !check_size(&end, 38, name, "end")
+        || !chord_rows(a, k, &rows, name) || !check_size(&minv, k * k, name, "minv")
+        || !check_size(&params, 3, name, "params") || !check_size(&gravity, 3, name, "gravity"))
+        return NULL;
+    if (rows.n_rows != k || n < 1) FAIL("%s: modal rows: k rows, n >= 1", name);
+    return PyBool_FromLong(rbc_fx_chord_body_step(now.d, taus.size, past.d, taus.d, H, n,
+                                                  modes.d, k, &rows, minv.d, params.d,
+                                                  gravity.d, end.d));
+}
+
+/* chord_pin_forces(motions (2, 19), modes (2k,), 7 modal row arrays, 7 pin row arrays,
+ * minv (k, k), params (3,), gravity (3,), forces (2, 3)). */
+static PyObject *py_chord_pin_forces(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    rbc_arr motions, modes, a[7], b[7], minv, params, gravity, forces;
+    rbc_fx_chord_rows modal, pins;
+    const char *name = "chord_pin_forces";
+    if (!rbc_parse(args, nargs, name, "DDDDDDDDDDDDDDDDDDDD", &motions, &modes, &a[0], &a[1],
+                   &a[2], &a[3], &a[4], &a[5], &a[6], &b[0], &b[1], &b[2], &b[3], &b[4], &b[5],
+                   &b[6], &minv, &params, &gravity, &forces))
+        return NULL;
+    int64_t k = modes.size / 2;
+    if (k > FX_MAX_MODES || modes.size % 2) FAIL("%s: modes (2k,), k <= %d", name, FX_MAX_MODES);
+    if (!check_size(&motions, 38, name, "motions") || !check_size(&forces, 6, name, "forces")
+        || !chord_rows(a, k, &modal, name) || !chord_rows(b, k, &pins, name)
+        || !check_size(&minv, k * k, name, "minv") || !check_size(&params, 3, name, "params")
+        || !check_size(&gravity, 3, name, "gravity"))
+        return NULL;
+    if (modal.n_rows != k || pins.n_rows != 4) FAIL("%s: k modal rows, 4 pin rows", name);
+    rbc_fx_chord_pin_forces(motions.d, modes.d, k, &modal, &pins, minv.d, params.d, gravity.d,
+                            forces.d);
+    Py_RETURN_NONE;
+}
+
 /* joint_gaps(rigid (13,), flex (13,), out (4,)). */
 static PyObject *py_joint_gaps(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     rbc_arr rigid, flex, out;
@@ -452,6 +501,8 @@ PyMethodDef rbc_flex_methods[] = {
     RBC_METHOD(chord_residual),
     RBC_METHOD(chord_modal_acceleration),
     RBC_METHOD(chord_step),
+    RBC_METHOD(chord_body_step),
+    RBC_METHOD(chord_pin_forces),
     RBC_METHOD(joint_gaps),
     RBC_METHOD(point_frame_mass),
     RBC_METHOD(floating_body_wrench),
