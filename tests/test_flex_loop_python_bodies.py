@@ -135,3 +135,25 @@ def test_a_polynomial_of_the_wrong_size_is_refused_with_its_sizes():
     assert isinstance(error, ValueError)
     assert str(error) == ("flex_loop: the wrench polynomial has 10 values, expected "
                           "(2, 1..4, 6)")
+
+
+def test_a_signal_while_the_bodies_step_reaches_python():
+    """SIGINT during a long run (whether it lands in the bodies' Python or in the loop's
+    wait): KeyboardInterrupt out of run_flex_solver, after some steps."""
+    import os
+    import signal
+    import threading
+
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+    sets = _sets("gauss_seidel_flex_first", 10**6, CRANK)
+    scenario = load_scenario(CRANK, sets)
+    with running_server(Service()) as server, Client(server.address) as client:
+        session = client.create_session(CRANK, overrides=dict(s.split("=", 1) for s in sets),
+                                        wait_for_joints=True)["session"]
+        try:
+            timer.start()
+            with pytest.raises(KeyboardInterrupt):
+                run_flex_solver(scenario, ["pin_crank", "pin_wrist"], client, session)
+        finally:
+            timer.cancel()
+        assert client.step_index > 1
