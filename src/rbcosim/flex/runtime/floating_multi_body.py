@@ -27,12 +27,15 @@ from rbcosim.spatial.quaternion import rotation_matrix
 _NO_ROWS = np.zeros((0, 19))
 
 
+_outer = np.multiply.outer  # (1-D operands: np.outer's products without its Python wrapper)
+
+
 def _z(st: FrameState, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
     """The inertia invariants' input z (20 n_q + 15) (:func:`rbcosim.flex.modelling.model.floating_inertia`)."""
     w, al, b = st.w, st.alpha, st.b
-    ww = np.outer(w, w).ravel()
-    return np.concatenate([q, qd, b, al, ww, np.outer(w, qd).ravel(), np.outer(al, q).ravel(),
-                           np.outer(ww, q).ravel(), np.outer(b, q).ravel()])
+    ww = _outer(w, w).ravel()
+    return np.concatenate([q, qd, b, al, ww, _outer(w, qd).ravel(), _outer(al, q).ravel(),
+                           _outer(ww, q).ravel(), _outer(b, q).ravel()])
 
 
 class FloatingMultiBody:
@@ -255,13 +258,13 @@ class FloatingMultiBody:
         the rate of linear and angular momentum less the weight (the invariants S, Y)."""
         model = self.model
         w, al, b = st.w, st.alpha, st.b
-        big_a = np.outer(w, w) - (w @ w) * np.eye(3)
+        big_a = _outer(w, w) - (w @ w) * np.eye(3)
         big_a += np.array([[0, -al[2], al[1]], [al[2], 0, -al[0]], [-al[1], al[0], 0]])
         s_e = model.modal_first_moment
         first = model.first_moment + s_e @ q
         force = (model.total_mass * b + big_a @ first + s_e @ qdd
                  + 2.0 * _cross(w, s_e @ qd))
-        c = np.concatenate([b, big_a.ravel(), qdd, np.outer(w, qd).ravel(), np.outer(big_a.ravel(), q).ravel()])
+        c = np.concatenate([b, big_a.ravel(), qdd, _outer(w, qd).ravel(), _outer(big_a.ravel(), q).ravel()])
         y = model.moment_invariants.reshape(-1, 3, c.size)
         moment = _cross(w, model.spin_inertia @ w) + (y[0] + np.tensordot(q, y[1:], 1)) @ c
         return np.concatenate([force, moment])
@@ -298,7 +301,7 @@ class FloatingMultiBody:
         st = self._state_now(self._motions)
         q = np.concatenate([st.ub, self._y[:k]])
         qd = np.concatenate([st.ubd, self._y[k:]])
-        c = np.concatenate([st.rot.T @ self._motions[0, 7:10], st.w, qd, np.outer(st.w, q).ravel()])
+        c = np.concatenate([st.rot.T @ self._motions[0, 7:10], st.w, qd, _outer(st.w, q).ravel()])
         s = st.ub[model.stretch]
         return float(0.5 * c @ model.kinetic @ c + 0.5 * q @ model.stiffness @ q
                      - 0.5 * model.stretch_stiffness * s * s)
