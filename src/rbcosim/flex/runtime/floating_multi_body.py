@@ -28,6 +28,8 @@ _NO_ROWS = np.zeros((0, 19))
 
 
 _outer = np.multiply.outer  # (1-D operands: np.outer's products without its Python wrapper)
+_EYE = np.eye(3)
+_EYE.setflags(write=False)
 
 
 def _z(st: FrameState, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
@@ -248,7 +250,7 @@ class FloatingMultiBody:
     @staticmethod
     def _column(i: int, comp: int, arms: np.ndarray) -> np.ndarray:
         """[force; moment about node 0] (6,) of a unit generalized force on DOF (i, comp)."""
-        e = np.eye(3)[comp % 3]
+        e = _EYE[comp % 3]
         if comp >= 3:
             return np.concatenate([np.zeros(3), e])
         return np.concatenate([e, _cross(arms[i], e)])
@@ -258,7 +260,7 @@ class FloatingMultiBody:
         the rate of linear and angular momentum less the weight (the invariants S, Y)."""
         model = self.model
         w, al, b = st.w, st.alpha, st.b
-        big_a = _outer(w, w) - (w @ w) * np.eye(3)
+        big_a = _outer(w, w) - (w @ w) * _EYE
         big_a += np.array([[0, -al[2], al[1]], [al[2], 0, -al[0]], [-al[1], al[0], 0]])
         s_e = model.modal_first_moment
         first = model.first_moment + s_e @ q

@@ -21,6 +21,7 @@ c = u_x / u_y and the point's w_p, alpha_p:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -55,11 +56,11 @@ def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _axes(d: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, float, float, float]:
-    length = float(np.linalg.norm(d))
+    length = math.sqrt(d.dot(d))  # (np.linalg.norm's sum and root, without its wrapper)
     x = d / length
     ux = float(u @ x)
     yp = u - ux * x
-    uy = float(np.linalg.norm(yp))
+    uy = math.sqrt(yp.dot(yp))
     y = yp / uy
     return np.column_stack([x, y, _cross(x, y)]), length, ux, uy
 
