@@ -130,7 +130,8 @@ class MultiNodeBody:
 
     def _boundary(self) -> np.ndarray:
         """Rows (u_b, u_b', u_b''), (3, n_b), structure components, at the current frames."""
-        return np.hstack([boundary(f, self._r0, c) for f, c in zip(self._frames, self._comps)])
+        return np.concatenate([boundary(f, self._r0, c) for f, c in zip(self._frames, self._comps)],
+                              axis=1)
 
     # ------------------------------------------------------------------ driving
     def initialize(self, t0: float, motions: Sequence[InterfaceMotion]) -> None:
@@ -151,14 +152,17 @@ class MultiNodeBody:
         self._regrounded(self._checked(motions))
         self._changed()
 
-    def _regrounded(self, motions) -> None:
+    def _regrounded(self, motions) -> np.ndarray:
+        """Move the frames to `motions`; the boundary rows (3, n_b) there."""
         before = self._boundary()
         for f, m in zip(self._frames, motions):
             set_frame(f, m.as_array())
+        after = self._boundary()
         if self._k:
-            du = self._boundary() - before
+            du = after - before
             self._y[:self._k] -= self._shift @ du[0]
             self._y[self._k:] -= self._shift @ du[1]
+        return after
 
     def step(self, t: float, H: float, motions: Sequence[InterfaceMotion],
              extrapolation: Sequence[Sequence[InterfaceMotion]] | None = None) -> None:
@@ -179,12 +183,12 @@ class MultiNodeBody:
         ordered = sorted([0.0, *taus])
         if any(b - a <= 1e-12 * H for a, b in itertools.pairwise(ordered)):
             raise ValueError(f"extrapolation: past motions at coincident times {[0.0, *taus]}")
-        self._regrounded(motions)
+        bound = self._regrounded(motions)
         k, nb = self._k, self.model.n_boundary
         x = np.zeros(3 * k + 5 * nb)
         x[:2 * k] = self._y
         x[2 * k + 5 * nb:] = self._gacc
-        x[2 * k:2 * k + 2 * nb] = self._boundary()[:2].ravel()
+        x[2 * k:2 * k + 2 * nb] = bound[:2].ravel()
         coeffs, ends = [], []
         for i, (f, m) in enumerate(zip(self._frames, motions)):
             rows = np.array([p[i].as_array() for p in past]) if past else _NO_ROWS
