@@ -357,6 +357,32 @@ def test_a_step_whose_range_checks_may_warn_is_undone_and_taken_by_python(monkey
     assert states[0] == states[1]
 
 
+def test_a_run_that_turns_unquiet_sends_what_pythons_steps_send():
+    """Quiet steps, then a spin above the quiet floor from the 4th reply on: the loop hands
+    that step back before sending anything of it, so the requests (reports, polynomials) and
+    the body's end state are those of a side stepped by Python alone."""
+    spinning = ROWS.copy()
+    spinning[0, 11] = 50.0  # ω_y rad/s: ω² above the spin check's quiet floor
+    outcomes = []
+    for in_c in (True, False):
+        side, _ = _side()
+        if not in_c:
+            side._now = None  # every step by Python's code
+        server = FakeServer(lambda msg, n: [_reply(msg, spinning if n >= 4 else ROWS)])
+        client = _client(server.address)
+        try:
+            k, t, m = 0, 0.0, ROWS
+            while k < 8:
+                k, t, m = side.advance(client, k, t, m, 8)
+        finally:
+            client.close_socket()
+            server.close()
+        sent = [r["content"] for r in server.requests]  # (its arrays as raw bytes)
+        outcomes.append((sent, side.endpoints[0].body.get_state()))
+    assert [c["step"] for c in outcomes[0][0]] == list(range(8))
+    assert outcomes[0] == outcomes[1]
+
+
 def test_a_signal_while_stepping_reaches_python():
     """A server that always answers: the loop never waits long, and still stops for SIGINT."""
     timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))

@@ -398,9 +398,10 @@ void rbc_fl_compiled_free(rbc_fl_compiled *c) {
 
 /* --- the loop ----------------------------------------------------------------------------- */
 
-/* A step's result: 1 to go on, else why the loop returns (RBC_FL_RAISED, or `otherwise`). */
-static int went(int done, int otherwise) {
-    return done == 1 ? 1 : done == RBC_FL_RAISED ? RBC_FL_RAISED : otherwise;
+/* Why the bodies' `inputs` or `step` (done: 1, 0 or RBC_FL_RAISED) ends the macro step: 0 when
+ * it does not (done), RBC_FL_RAISED, or `otherwise` when they did nothing. */
+static int ends(int done, int otherwise) {
+    return done == 1 ? 0 : done == RBC_FL_RAISED ? RBC_FL_RAISED : otherwise;
 }
 
 /* One macro step from *k at *t; RBC_FL_STOP when it is done (the next one may follow). */
@@ -411,16 +412,16 @@ static int one_step(rbc_fl_wire *w, rbc_fl_bodies *b, int scheme, double *next, 
     for (int64_t i = 0; i < nj; i++)
         if (!rbc_all_finite(now + 19 * i, 19)) return RBC_FL_TOP;
     rbc_fl_inputs in;
-    int done = went(b->inputs(b, *t, now, &in), RBC_FL_TOP);
-    if (done != 1) return done;
+    int why = ends(b->inputs(b, *t, now, &in), RBC_FL_TOP);
+    if (why) return why;
     if (!rbc_fl_encode(w, *next_id, *k, nj, in.kinematics, in.energies, in.m, in.poly))
         return b->undo(b);
     int64_t id = (*next_id)++;
     if (z->send(w->sock, "", 0, RBC_ZMQ_SNDMORE | RBC_ZMQ_DONTWAIT) < 0) return RBC_FL_UNSENT;
     z->send(w->sock, w->out, w->out_n, 0);  /* (the parts of a message are queued as one) */
     if (scheme == RBC_CS_JACOBI) {          /* while the rigid side steps */
-        done = went(b->step(b, *t, now, NULL, 0.0), RBC_FL_SENT);
-        if (done != 1) return done;
+        why = ends(b->step(b, *t, now, NULL, 0.0), RBC_FL_SENT);
+        if (why) return why;
         *stepped = 1;
     }
     int got = wait_reply(w);
@@ -436,9 +437,9 @@ static int one_step(rbc_fl_wire *w, rbc_fl_bodies *b, int scheme, double *next, 
     if (scheme == RBC_CS_RIGID_FIRST) {
         for (int64_t i = 0; i < nj; i++)
             if (!rbc_all_finite(next + 19 * i, 19)) return RBC_FL_REPLY;
-        done = went(b->step(b, *t, now, next, r.time), RBC_FL_REPLY);
-        if (done == RBC_FL_RAISED) close_parts(w);  /* (the reply was taken, as Python takes it) */
-        if (done != 1) return done;
+        why = ends(b->step(b, *t, now, next, r.time), RBC_FL_REPLY);
+        if (why == RBC_FL_RAISED) close_parts(w);  /* (the reply was taken, as Python takes it) */
+        if (why) return why;
     }
     close_parts(w);
     memcpy(now, next, 19 * (size_t)nj * sizeof(double));
