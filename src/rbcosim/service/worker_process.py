@@ -30,6 +30,8 @@ from rbcosim.service.core import Service, error_reply
 from rbcosim.service.curve import CurveConfig, secure
 from rbcosim.service.errors import ProtocolError
 from rbcosim.service.outbox import Outbox
+from rbcosim.service.served_path import HANDOVER, OTHER, ServedPath
+from rbcosim.service.served_path import UNSENT as C_UNSENT
 from rbcosim.service.supervision import WorkerStatus, arm_server_death
 from rbcosim.service.wire import decode, encode
 
@@ -38,6 +40,9 @@ log = logging.getLogger("rbcosim.service")
 QUICK_REQUESTS = ("close", "heartbeat")  # answered by the socket loop while the worker is busy
 QUEUED_REQUESTS = 1000  # requests waiting for one session's worker before more are refused
 VIA_SERVER, DIRECT = 0, 1  # the route of a worker's peer: through the socket loop, or direct
+C_STEP_PATH = os.environ.get("RBCOSIM_C_STEP_PATH", "1") != "0"
+"""Ordinary step requests on the direct endpoint go through the C path (`ServedPath`);
+RBCOSIM_C_STEP_PATH=0 turns it off (the same replies, by Python alone: a check of the C path)."""
 
 
 def flags_of(delimited: bool, use_frames: bool) -> bytes:
@@ -223,19 +228,22 @@ def run_worker(settings: WorkerSettings, server_pipe: Any) -> None:
     if direct_sock is not None:
         poller.register(direct_sock, zmq.POLLIN)  # first: the hot path
     poller.register(sock, zmq.POLLIN)
+    wait = _Wait(poller, direct_sock, sock, settings, status, outbox, service)
     last = time.monotonic()
     try:
         while True:
-            ready = poller.poll(_wait_ms(service, last, settings.session_idle, outbox))
+            source, frames, last = wait.next(last)
             closing = b""
-            if ready:
+            if source is UNSENT:  # the C path took steps; a reply waits in the outbox
+                replies = []
+            elif source is not None:
                 timer = settings.request_timeout if service.sessions else None  # not a build
                 if timer is not None:  # request_timeout: SIGALRM ends the process
                     signal.setitimer(signal.ITIMER_REAL, timer)
                 try:
-                    if ready[0][0] is direct_sock:
-                        replies = _handle_direct(service, direct_sock.recv_multipart(), endpoint,
-                                                 status)
+                    if source is direct_sock:
+                        replies = _handle_direct(service, frames or direct_sock.recv_multipart(),
+                                                 endpoint, status)
                     else:
                         replies = _handle(service, sock.recv_multipart(), endpoint, status)
                 finally:
@@ -272,6 +280,43 @@ def run_worker(settings: WorkerSettings, server_pipe: Any) -> None:
         sock.close()
         ctx.term()
         status.remove()
+
+
+UNSENT = "unsent"  # _Wait.next: the C path's last reply went to the outbox
+
+
+class _Wait:
+    """Where the worker's next request comes from: the C step path (`ServedPath`) while the
+    session qualifies, else a poll of both sockets."""
+
+    def __init__(self, poller, direct_sock, sock, settings: WorkerSettings, status, outbox,
+                 service: Service) -> None:
+        self.poller, self.direct_sock, self.sock = poller, direct_sock, sock
+        self.settings, self.outbox, self.service = settings, outbox, service
+        self.fast = ServedPath() if direct_sock is not None and C_STEP_PATH else None
+        self.status = status.doubles()
+        self.limit = service.limits.max_message_size
+
+    def next(self, last: float) -> tuple[Any, list | None, float]:
+        """(the socket with a request or None after a wait with none, the request's frames if
+        already received, when the last request ended (monotonic s))."""
+        if self.fast is not None and self.service.sessions:
+            idle = self.settings.session_idle
+            timer = self.settings.request_timeout
+            ran = self.fast.run(self.service, (self.direct_sock, self.sock),
+                                (-1.0 if idle is None else idle, timer or 0.0, self.limit),
+                                self.status, self.outbox, last)
+            if ran is not None:
+                code, frames, end = ran
+                last = last if end is None else end
+                if code == HANDOVER:
+                    return self.direct_sock, frames, last
+                if code == OTHER:
+                    return self.sock, None, last
+                return (UNSENT if code == C_UNSENT else None), None, last
+        ready = self.poller.poll(_wait_ms(self.service, last, self.settings.session_idle,
+                                          self.outbox))
+        return (ready[0][0] if ready else None), None, last
 
 
 def _wait_ms(service: Service, last: float, idle: float | None, outbox: Outbox | None) -> int:
