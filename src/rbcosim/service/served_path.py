@@ -49,7 +49,7 @@ class _Arrays:
     """The C path's own arrays for one session and client (sized once)."""
 
     def __init__(self, s: Session, client: Any, loop: tuple) -> None:
-        handle, y, stats, scratch, joint_point, tol, micro, project = loop
+        _, y, _, _, _, _, micro, project = loop
         np_, nj = len(s.points), len(s.joints)
         self.key = (s.id, client.id, client.motions, id(s.rigid))
         self.flex = np.zeros((nj, 13))
@@ -62,16 +62,19 @@ class _Arrays:
         self.floats = np.zeros(3)
         self.sizes = np.array([micro, s.output_every, s.snapshot_every, client.motions, project],
                               dtype=np.int64)
-        self.head = (handle, y, stats, *scratch, joint_point, tol, self.flex, self.energy_flex,
-                     self.energy_rigid, self.last_gaps, self.gap_max, self.gaps, self.motions)
+        self.mine = (self.flex, self.energy_flex, self.energy_rigid, self.last_gaps,
+                     self.gap_max, self.gaps, self.motions)
         self.tail = (self.scratch, self.out, self.ints, self.floats, self.sizes,
                      float(s.macro_step), reply_pieces(s.id, np_, nj, client.motions),
                      s.id.encode(), client.id.encode())
 
-    def session(self, s: Session) -> tuple:
-        """The rbc_sl_session tuple (the history's current arrays)."""
+    def session(self, s: Session, loop: tuple) -> tuple:
+        """The rbc_sl_session tuple with the rigid side's and the history's current arrays
+        (a restore replaces the rigid state's, a full history grows)."""
+        handle, y, stats, scratch, joint_point, tol, _, _ = loop
         h = s.history
-        return (*self.head, h.time, h.kin, h.gaps, *self.tail)
+        return (handle, y, stats, *scratch, joint_point, tol, *self.mine, h.time, h.kin, h.gaps,
+                *self.tail)
 
 
 class ServedPath:
@@ -80,6 +83,8 @@ class ServedPath:
     def __init__(self) -> None:
         self._arrays: _Arrays | None = None
         self._session: Session | None = None
+        self.steps = 0
+        """Steps the C path has taken (all calls)."""
 
     def enter(self, service: Any, outbox: Any = None, last: float = 0.0) -> tuple | None:
         """The rbc_sl_session tuple of the service's session with its bookkeeping loaded, or
@@ -96,18 +101,18 @@ class ServedPath:
         if c.points != s.points or c.joints != s.joints or not hasattr(rigid, "loop_arrays") \
                 or s.points != rigid.point_names or s.joints != rigid.joint_names:
             return None
+        loop = rigid.loop_arrays()
+        if loop is None:
+            return None
         a = self._arrays
         if a is None or a.key != (s.id, c.id, c.motions, id(rigid)):
-            loop = rigid.loop_arrays()
-            if loop is None:
-                return None
             a = self._arrays = _Arrays(s, c, loop)
         rigid.loop_load(a.flex, a.energy_rigid, a.energy_flex, a.last_gaps, a.gap_max)
         a.ints[:] = (s.step, -1 if s.reported_step is None else s.reported_step, s.history.n,
                      next(requests._reply_ids), 0, 0)
         a.floats[:] = (rigid.time, c.last_seen, last)
         self._session = s
-        return a.session(s)
+        return a.session(s, loop)
 
     def leave(self) -> None:
         """Store what the C path did since `enter` into the session and its rigid side."""
@@ -117,6 +122,7 @@ class ServedPath:
         requests._reply_ids = itertools.count(int(ints[REPLY_ID]))
         if not ints[DONE]:
             return
+        self.steps += int(ints[DONE])
         (c,) = s.clients.values()
         s.rigid.loop_store(a.flex, a.energy_rigid, a.energy_flex, a.last_gaps, a.gap_max,
                            float(floats[TIME]), int(ints[MICRO_DONE]))

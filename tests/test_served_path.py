@@ -1,0 +1,275 @@
+"""The session worker's C step path (rbcosim.service.served_path over _core.served_step /
+_core.served_loop): for the same session and the same requests it gives the reply bytes, the
+errors and the session state (results, saved state) of the Python path (`stepping`), and the
+worker really takes it."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import warnings
+from pathlib import Path
+
+import msgpack
+import numpy as np
+import pytest
+import zmq
+
+from rbcosim import _core
+from rbcosim.service import requests, worker_process
+from rbcosim.service.core import Service
+from rbcosim.service.served_path import ServedPath
+
+ROOT = Path(__file__).resolve().parents[1] / "scenarios"
+
+
+@pytest.fixture(autouse=True)
+def same_ids(monkeypatch):
+    """Both services name their session and client alike (the replies are compared bytewise)."""
+    monkeypatch.setattr("secrets.token_hex", lambda n: "0" * (2 * n))
+    warnings.simplefilter("ignore")  # (on_violation = "warn" in a few requests below)
+
+
+def header(msg_type: str, content: dict, msg_id="m", session="s-000000000000") -> bytes:
+    return msgpack.packb({"version": "1.3", "msg_id": msg_id, "msg_type": msg_type,
+                          "session": session, "content": content}, use_bin_type=True)
+
+
+def descriptor(a) -> dict:
+    a = np.ascontiguousarray(a, dtype="<f8")
+    return {"dtype": "<f8", "shape": list(a.shape), "data": a.tobytes()}
+
+
+class Pair:
+    """One Python-path service and one C-first service fed the same request bytes."""
+
+    def __init__(self, scenario: str, motions=False, **create) -> None:
+        self.py, self.c = Service(max_sessions=1), Service(max_sessions=1)
+        self.fast = ServedPath()
+        self.taken = 0
+        self.ids = itertools.count(1)
+        content = {"scenario": str(ROOT / scenario), **create}
+        self.send(header("create_session", content, session=None), c_path=False)
+        s = self.session(self.py)
+        attach = {"points": list(s.points), "joints": list(s.joints), "motions": motions}
+        reply = self.send(header("attach", attach), c_path=False)
+        self.client = msgpack.unpackb(reply, raw=False)["content"]["client"]
+
+    @staticmethod
+    def session(service: Service):
+        (s,) = service.sessions.values()
+        return s
+
+    def send(self, frame: bytes, c_path=True) -> bytes:
+        """The Python path's reply bytes, after checking the C-first service's are the same."""
+        first = next(self.ids)
+        requests._reply_ids = itertools.count(first)
+        want = python_reply(self.py, frame)
+        requests._reply_ids = itertools.count(first)
+        got = None
+        if c_path:
+            session = self.fast.enter(self.c)
+            if session is not None:
+                try:
+                    got = _core.served_step(frame, session)
+                finally:
+                    self.fast.leave()
+                self.taken += got is not None
+        if got is None:
+            got = python_reply(self.c, frame)
+        assert got == want
+        return want
+
+    def step_content(self, k: int, m: int = 1, energy=True, scale=1.0) -> dict:
+        """Step k's inputs: each joint's report the rigid side's point outputs now (gaps 0),
+        a wrench polynomial of m rows (m = 0: a held wrench)."""
+        s = self.session(self.py)
+        outs = s.rigid.point_outputs_array()
+        rows = [s.points.index(s.rigid.joint_point(j)) for j in s.joints]
+        content = {"client": self.client, "step": k}
+        if s.joints:
+            content["flex_kinematics"] = descriptor(outs[rows])
+            if energy:
+                content["flex_energy"] = descriptor(0.01 * k * np.arange(1, len(rows) + 1))
+        n = len(s.points)
+        coefficients = scale * np.sin(np.arange(n * max(m, 1) * 6) + 0.1 * k).reshape(n, -1, 6)
+        if m == 0:
+            content["wrench"] = descriptor(coefficients[:, 0])
+        else:
+            content["wrench_polynomial"] = descriptor(coefficients)
+        return content
+
+    def step(self, k: int, **kw) -> bytes:
+        return self.send(header("step", self.step_content(k, **kw), msg_id=f"k{k}"))
+
+    def same_state(self) -> None:
+        """results (history, rows, diagnostics) and the saved state are the same bytes."""
+        for msg_type in ("results", "get_state", "outputs"):
+            self.send(header(msg_type, {}), c_path=False)
+        a, b = self.session(self.py), self.session(self.c)
+        assert (a.step, a.reported_step, a.rigid.time) == (b.step, b.reported_step, b.rigid.time)
+        assert a.rigid.diagnostics() == b.rigid.diagnostics()
+
+
+def python_reply(service: Service, frame: bytes) -> bytes:
+    """The reply of the Python path (create_session: through the socket loop's route)."""
+    if msgpack.unpackb(frame, raw=False)["msg_type"] == "create_session":
+        (peer, reply), = worker_process._handle(service, [b"id", b"d", frame])
+    else:
+        (peer, reply), = worker_process._handle_direct(service, [b"id", b"", frame], None)
+    return b"".join(bytes(f) for f in worker_process.encode(reply))
+
+
+@pytest.mark.parametrize("scenario, create, motions, expect_c", [
+    ("rigid_flex_pendulum.toml", {"output_every": 4}, True, 30),   # one point, one joint
+    ("two_beams.toml", {"output_every": 1}, False, 0),              # a row at every step
+    ("two_beams.toml", {"output_every": 3, "snapshot_every": 5}, False, 21),
+    ("flexible_slider_crank.toml", {"output_every": 2}, True, 20),  # two points and joints
+])
+def test_c_path_gives_the_python_paths_replies_and_state(scenario, create, motions, expect_c):
+    pair = Pair(scenario, motions, **create)
+    for k in range(40):
+        pair.step(k, m=k % 4, energy=k % 3 != 0)
+    assert pair.taken == expect_c  # every step but the row and snapshot steps
+    pair.same_state()
+    s = pair.session(pair.c)
+    assert s.history.n == 41 and s.step == 40
+
+
+def test_restore_then_c_steps_as_python():
+    pair = Pair("rigid_flex_pendulum.toml", output_every=7, snapshot_every=10)
+    for k in range(23):
+        pair.step(k, m=2)
+    pair.send(header("restore", {"name": "auto"}), c_path=False)  # back to step 20
+    for k in range(20, 30):
+        pair.step(k, m=3)
+    assert pair.taken > 20
+    pair.same_state()
+
+
+def unusual_requests(pair: Pair, k: int):
+    """(what, content or frame) of requests the C path leaves to Python at step k."""
+    good = pair.step_content(k, m=2)
+    nan_wrench = dict(good, wrench_polynomial=descriptor(np.full((1, 2, 6), np.nan)))
+    bad_shape = dict(good, flex_kinematics=descriptor(np.zeros((1, 12))))
+    return [
+        ("stale", dict(good, step=k - 1)),
+        ("ahead", dict(good, step=k + 1)),
+        ("client", dict(good, client="c-nobody")),
+        ("non-finite", nan_wrench),
+        ("shape", bad_shape),
+        ("both wrenches", dict(good, wrench=descriptor(np.zeros((1, 6))))),
+        ("no wrench", {key: v for key, v in good.items() if key != "wrench_polynomial"}),
+        ("energy only", {key: v for key, v in good.items() if key != "flex_kinematics"}),
+        ("gap over tolerance", dict(good, flex_kinematics=descriptor(np.ones((1, 13))))),
+        ("diverges", pair.step_content(k, m=1, scale=1e300)),
+        ("long msg_id", header("step", good, msg_id="x" * 300)),
+        ("session", header("step", good, session="s-other")),
+        ("float step", dict(good, step=float(k))),
+        ("jacobian", dict(good, interface_jacobian=descriptor(np.zeros((1, 2, 6, 6))))),
+        ("at end", dict(good, flex_kinematics_at="end")),
+        ("extra envelope", msgpack.packb({"version": "1.3", "msg_id": "e", "msg_type": "step",
+                                          "session": "s-000000000000", "content": good,
+                                          "x": 1})),
+        ("version 2", msgpack.packb({"version": "2.0", "msg_id": "v", "msg_type": "step",
+                                     "session": "s-000000000000", "content": good})),
+    ]
+
+
+def test_unusual_requests_get_the_python_paths_reply_and_change_nothing():
+    pair = Pair("rigid_flex_pendulum.toml", output_every=50)
+    k = 0
+    for k in range(3):
+        pair.step(k)
+    taken = pair.taken
+    codes = {}
+    for what, request in unusual_requests(pair, 3):
+        frame = request if isinstance(request, bytes) else header("step", request, msg_id=what)
+        reply = msgpack.unpackb(pair.send(frame), raw=False)
+        codes[what] = reply.get("error", {}).get("code", reply["status"])
+        if reply["status"] == "ok" or what == "diverges":  # (a step taken, or the session failed)
+            pair.same_state()
+            pair = Pair("rigid_flex_pendulum.toml", output_every=50)
+            for k in range(3):
+                pair.step(k)
+        assert pair.taken == taken or reply["status"] == "ok"
+        taken = pair.taken
+    assert codes == {
+        "stale": "stale_step", "ahead": "step_out_of_order", "client": "unknown_client",
+        "non-finite": "non_finite", "shape": "invalid_array", "both wrenches": "invalid_argument",
+        "no wrench": "invalid_argument", "energy only": "invalid_argument",
+        "gap over tolerance": "ok", "diverges": "simulation_error", "long msg_id": "bad_message",
+        "session": "unknown_session", "float step": "invalid_argument", "jacobian": "ok",
+        "at end": "ok", "extra envelope": "ok", "version 2": "incompatible_version"}
+    pair.step(3)  # and the C path goes on from where it was
+    assert pair.taken == taken + 1
+    pair.same_state()
+
+
+def test_history_full_goes_to_python_which_grows_it():
+    pair = Pair("rigid_flex_pendulum.toml", output_every=1000)
+    for service in (pair.py, pair.c):
+        h = pair.session(service).history
+        h.time, h.kin, h.gaps = h.time[:4].copy(), h.kin[:4].copy(), h.gaps[:4].copy()
+    for k in range(10):
+        pair.step(k)
+    assert pair.taken == 10 - 3  # Python: the row of step 0, and the full history at 3 and 7
+    assert pair.session(pair.c).history.capacity == 16
+    pair.same_state()
+
+
+# --- the worker's wait: the C loop over real sockets --------------------------------------------
+
+
+def test_the_worker_takes_the_c_path(tmp_path):
+    """The worker's own wait (`_Wait`) serves steps on its direct ROUTER socket by the C loop;
+    a request it leaves to Python comes back as frames. Fails when the C path is off
+    (RBCOSIM_C_STEP_PATH=0) or broken."""
+    pair = Pair("rigid_flex_pendulum.toml", output_every=10)
+    service = pair.c
+    ctx = zmq.Context.instance()
+    direct, server, client, other = (ctx.socket(t) for t in (zmq.ROUTER, zmq.DEALER,
+                                                               zmq.DEALER, zmq.ROUTER))
+    direct.bind("inproc://direct")
+    other.bind("inproc://server")
+    server.connect("inproc://server")
+    client.connect("inproc://direct")
+    status = worker_process.WorkerStatus(str(tmp_path / "status"))
+    status.create()
+    outbox = worker_process.Outbox(direct, 1 << 20, 100)
+    settings = worker_process.WorkerSettings("", b"w", {}, None, "", session_idle=None,
+                                             request_timeout=None)
+    poller = zmq.Poller()
+    poller.register(direct, zmq.POLLIN)
+    poller.register(server, zmq.POLLIN)
+    wait = worker_process._Wait(poller, direct, server, settings, status, outbox, service)
+    assert wait.fast is not None, "the worker's C step path is off (RBCOSIM_C_STEP_PATH=0)"
+    replies = []
+
+    def flexible_side():
+        for k in range(25):
+            request = header("step", pair.step_content(k), msg_id=f"k{k}")
+            client.send_multipart([b"", request])
+            replies.append(client.recv_multipart()[1])
+        client.send_multipart([b"", header("heartbeat", {})])
+        replies.append(client.recv_multipart()[1])
+
+    thread = threading.Thread(target=flexible_side)
+    pair.session = lambda svc: Pair.session(service)  # (step_content reads the served session)
+    thread.start()
+    last, handled = 0.0, []
+    while len(replies) < 26 and not (handled and handled[-1] == "heartbeat"):
+        source, frames, last = wait.next(last)
+        if source is direct:
+            frames = frames or direct.recv_multipart()
+            for peer, reply in worker_process._handle_direct(service, frames, None, status):
+                worker_process._send(server, outbox, peer, reply)
+            handled.append(msgpack.unpackb(frames[2], raw=False)["msg_type"])
+    thread.join(10)
+    assert wait.fast.steps == 25 - 3  # all but the row steps 0, 10, 20
+    assert handled == ["step"] * 3 + ["heartbeat"]
+    assert [msgpack.unpackb(r, raw=False)["content"]["step"] for r in replies[:25]] == \
+        list(range(1, 26))
+    assert status.read()[1:] == (25.0, Pair.session(service).rigid.time)
+    for s in (direct, server, client, other):
+        s.close(0)
