@@ -114,9 +114,9 @@ class Pair:
 def python_reply(service: Service, frame: bytes) -> bytes:
     """The reply of the Python path (create_session: through the socket loop's route)."""
     if frame.startswith(b"\x85\xa7version\xa31.3\xa6msg_id\xa2cs"):  # (create_session, below)
-        (peer, reply), = worker_process._handle(service, [b"id", b"d", frame])
+        (_, reply), = worker_process._handle(service, [b"id", b"d", frame])
     else:
-        (peer, reply), = worker_process._handle_direct(service, [b"id", b"", frame], None)
+        (_, reply), = worker_process._handle_direct(service, [b"id", b"", frame], None)
     return b"".join(bytes(f) for f in worker_process.encode(reply))
 
 
@@ -226,57 +226,106 @@ def test_history_full_goes_to_python_which_grows_it():
 # --- the worker's wait: the C loop over real sockets --------------------------------------------
 
 
+FREE_BODY = """
+[bodies.box]
+mass = 2.0
+inertia = [0.1, 0.1, 0.1]
+position = [0.0, 0.0, 0.0]
+[interface_points.p0]
+body = "box"
+position = [0.1, 0.0, 0.0]
+[flex_bodies.beam]
+kind = "beam"
+attachment = "floating"
+length = 0.5
+youngs_modulus = 2.1e11
+density = 7850.0
+section = "square"
+width = 0.01
+elements = 2
+modes = 1
+planar = true
+[couplings.p0]
+point = "p0"
+flex_body = "beam"
+tolerances = { position = 1e30, rotation = 1e30, velocity = 1e30, angular_velocity = 1e30 }
+[cosim]
+macro_step = 1e-3
+[solver]
+integrator = "rk4"
+t_end = 10.0
+"""
+
+
+def worker_sockets(tmp_path, service, rcvhwm=1000):
+    """The worker's direct ROUTER and server DEALER, a client DEALER on the direct one, and
+    the worker's `_Wait` over them (its status file and outbox)."""
+    ctx = zmq.Context.instance()
+    direct, server, client, other = (ctx.socket(t) for t in (zmq.ROUTER, zmq.DEALER,
+                                                               zmq.DEALER, zmq.ROUTER))
+    name = tmp_path.name
+    outbox = worker_process.Outbox(direct, 1 << 20, 100)  # (its pipe bounds: before connects)
+    direct.bind(f"inproc://direct-{name}")
+    other.bind(f"inproc://server-{name}")
+    server.connect(f"inproc://server-{name}")
+    client.setsockopt(zmq.RCVHWM, rcvhwm)
+    client.connect(f"inproc://direct-{name}")
+    status = worker_process.WorkerStatus(str(tmp_path / "status"))
+    status.create()
+    settings = worker_process.WorkerSettings("", b"w", {}, None, "", session_idle=1.0,
+                                             request_timeout=None)  # (no wait forever)
+    poller = zmq.Poller()
+    poller.register(direct, zmq.POLLIN)
+    poller.register(server, zmq.POLLIN)
+    wait = worker_process._Wait(poller, direct, server, settings, status, outbox, service)
+    return wait, (direct, server, client, other), status, outbox
+
+
+def serve_once(wait, service, status, outbox, last):
+    """One turn of the worker's loop (run_worker's): a request, the C path, or a wait."""
+    source, frames, last = wait.next(last)
+    if source is wait.direct_sock:
+        frames = frames or wait.direct_sock.recv_multipart()
+        for peer, reply in worker_process._handle_direct(service, frames, None, status):
+            worker_process._send(wait.sock, outbox, peer, reply)
+    if outbox.pending:
+        outbox.flush()
+    return source, last
+
+
 def test_the_worker_takes_the_c_path(tmp_path):
     """The worker's own wait (`_Wait`) serves steps on its direct ROUTER socket by the C loop;
     a request it leaves to Python comes back as frames. Fails when the C path is off
     (RBCOSIM_C_STEP_PATH=0) or broken."""
     pair = Pair("rigid_flex_pendulum.toml", output_every=10)
     service = pair.c
-    ctx = zmq.Context.instance()
-    direct, server, client, other = (ctx.socket(t) for t in (zmq.ROUTER, zmq.DEALER,
-                                                               zmq.DEALER, zmq.ROUTER))
-    direct.bind("inproc://direct")
-    other.bind("inproc://server")
-    server.connect("inproc://server")
-    client.connect("inproc://direct")
-    status = worker_process.WorkerStatus(str(tmp_path / "status"))
-    status.create()
-    outbox = worker_process.Outbox(direct, 1 << 20, 100)
-    settings = worker_process.WorkerSettings("", b"w", {}, None, "", session_idle=None,
-                                             request_timeout=None)
-    poller = zmq.Poller()
-    poller.register(direct, zmq.POLLIN)
-    poller.register(server, zmq.POLLIN)
-    wait = worker_process._Wait(poller, direct, server, settings, status, outbox, service)
+    wait, sockets, status, outbox = worker_sockets(tmp_path, service)
     assert wait.fast is not None, "the worker's C step path is off (RBCOSIM_C_STEP_PATH=0)"
+    client = sockets[2]
     replies = []
 
     def flexible_side():
         for k in range(25):
-            request = header("step", pair.step_content(k), msg_id=f"k{k}")
-            client.send_multipart([b"", request])
+            client.send_multipart([b"", header("step", pair.step_content(k), msg_id=f"k{k}")])
             replies.append(client.recv_multipart()[1])
         client.send_multipart([b"", header("heartbeat", {})])
         replies.append(client.recv_multipart()[1])
 
-    thread = threading.Thread(target=flexible_side)
     pair.session = lambda svc: Pair.session(service)  # (step_content reads the served session)
+    thread = threading.Thread(target=flexible_side)
     thread.start()
     last, handled = 0.0, []
-    while len(replies) < 26 and not (handled and handled[-1] == "heartbeat"):
-        source, frames, last = wait.next(last)
-        if source is direct:
-            frames = frames or direct.recv_multipart()
-            for peer, reply in worker_process._handle_direct(service, frames, None, status):
-                worker_process._send(server, outbox, peer, reply)
-            handled.append(msgpack.unpackb(frames[2], raw=False)["msg_type"])
+    while len(replies) < 26:
+        source, last = serve_once(wait, service, status, outbox, last)
+        if source is wait.direct_sock:
+            handled.append(service.sessions and Pair.session(service).step)
     thread.join(10)
     assert wait.fast.steps == 25 - 3  # all but the row steps 0, 10, 20
-    assert handled == ["step"] * 3 + ["heartbeat"]
+    assert handled == [1, 11, 21, 25]  # (the session's step after each: the heartbeat's 25)
     assert [msgpack.unpackb(r, raw=False)["content"]["step"] for r in replies[:25]] == \
         list(range(1, 26))
     assert status.read()[1:] == (25.0, Pair.session(service).rigid.time)
-    for s in (direct, server, client, other):
+    for s in sockets:
         s.close(0)
 
 
@@ -310,3 +359,33 @@ def test_mutated_requests_get_the_python_paths_replies():
     assert taken + pair.taken > 100  # many mutations leave a valid request (a value's bits)
     assert {"bad_message", "invalid_array", "simulation_error", "ok"} <= statuses
     pair.same_state()
+
+
+def test_a_reply_zeromq_does_not_take_waits_in_the_outbox(tmp_path):
+    """Requests sent back to back to a client that reads only later: the C path's replies that
+    ZeroMQ's pipe does not take go to the outbox (the Python path then), in order."""
+    (tmp_path / "free.toml").write_text(FREE_BODY)
+    pair = Pair(str(tmp_path / "free.toml"), output_every=1000)
+    service = pair.c
+    wait, sockets, status, outbox = worker_sockets(tmp_path, service, rcvhwm=1)
+    client = sockets[2]
+    ones = {"flex_kinematics": descriptor(np.ones((1, 13))), "wrench": descriptor(np.ones((1, 6)))}
+    for k in range(12):
+        client.send_multipart([b"", header("step", {"client": pair.client, "step": k, **ones},
+                                           msg_id=f"k{k}")])
+    last, sources = 0.0, []
+    while Pair.session(service).step < 12:
+        source, last = serve_once(wait, service, status, outbox, last)
+        sources.append(source)
+    replies = []
+    while len(replies) < 12:
+        if client.poll(0):
+            replies.append(msgpack.unpackb(client.recv_multipart()[1], raw=False))
+        elif outbox.pending:
+            outbox.flush()
+    assert [r["content"]["step"] for r in replies] == list(range(1, 13))
+    assert [r["parent_id"] for r in replies] == [f"k{k}" for k in range(12)]
+    assert worker_process.REPLIED in sources and outbox.dropped == 0
+    assert wait.fast.steps >= 1
+    for s in sockets:
+        s.close(0)

@@ -91,7 +91,8 @@ class ServedPath:
         None when the session does not qualify (the Python path serves it); `leave` after.
         last: when the worker's last request ended (monotonic s; its idle time counts from
         there)."""
-        if len(service.sessions) != 1 or service._waiting or (outbox is not None and outbox.pending):
+        if len(service.sessions) != 1 or service._waiting or \
+                (outbox is not None and outbox.pending):
             return None
         (s,) = service.sessions.values()
         if s.pending or s.orphans or s.failed is not None or len(s.clients) != 1:
@@ -115,7 +116,8 @@ class ServedPath:
         return a.session(s, loop)
 
     def leave(self) -> None:
-        """Store what the C path did since `enter` into the session and its rigid side."""
+        """Store what the C path did since `enter` into the session and its rigid side (and
+        the numbering of replies, `requests._reply_ids`, which it continued)."""
         a, s = self._arrays, self._session
         self._session = None
         ints, floats = a.ints, a.floats

@@ -30,8 +30,7 @@ from rbcosim.service.core import Service, error_reply
 from rbcosim.service.curve import CurveConfig, secure
 from rbcosim.service.errors import ProtocolError
 from rbcosim.service.outbox import Outbox
-from rbcosim.service.served_path import HANDOVER, OTHER, ServedPath
-from rbcosim.service.served_path import UNSENT as C_UNSENT
+from rbcosim.service.served_path import HANDOVER, OTHER, UNSENT, ServedPath
 from rbcosim.service.supervision import WorkerStatus, arm_server_death
 from rbcosim.service.wire import decode, encode
 
@@ -234,7 +233,7 @@ def run_worker(settings: WorkerSettings, server_pipe: Any) -> None:
         while True:
             source, frames, last = wait.next(last)
             closing = b""
-            if source is UNSENT:  # the C path took steps; a reply waits in the outbox
+            if source is REPLIED:  # the C path took steps; its last reply waits in the outbox
                 replies = []
             elif source is not None:
                 timer = settings.request_timeout if service.sessions else None  # not a build
@@ -282,7 +281,7 @@ def run_worker(settings: WorkerSettings, server_pipe: Any) -> None:
         status.remove()
 
 
-UNSENT = "unsent"  # _Wait.next: the C path's last reply went to the outbox
+REPLIED = "replied"  # _Wait.next: the C path answered (its last reply queued in the outbox)
 
 
 class _Wait:
@@ -298,8 +297,8 @@ class _Wait:
         self.limit = service.limits.max_message_size
 
     def next(self, last: float) -> tuple[Any, list | None, float]:
-        """(the socket with a request or None after a wait with none, the request's frames if
-        already received, when the last request ended (monotonic s))."""
+        """(the socket with a request, REPLIED, or None after a wait with none; the request's
+        frames if the C path received them; when the last request ended (monotonic s))."""
         if self.fast is not None and self.service.sessions:
             idle = self.settings.session_idle
             timer = self.settings.request_timeout
@@ -313,7 +312,7 @@ class _Wait:
                     return self.direct_sock, frames, last
                 if code == OTHER:
                     return self.sock, None, last
-                return (UNSENT if code == C_UNSENT else None), None, last
+                return (REPLIED if code == UNSENT else None), None, last
         ready = self.poller.poll(_wait_ms(self.service, last, self.settings.session_idle,
                                           self.outbox))
         return (ready[0][0] if ready else None), None, last
