@@ -47,7 +47,9 @@ class History:
     live in preallocated arrays grown by doubling, which the C step path writes too
     (`rbcosim.service.served_path`)."""
 
-    def __init__(self, n_points: int, n_joints: int, capacity: int = 1024) -> None:
+    def __init__(self, n_points: int, n_joints: int, capacity: int | None = None) -> None:
+        if capacity is None:  # 1024 rows, or fewer of a wide model's (about 1 MB at first)
+            capacity = max(16, min(1024, (1 << 20) // (8 * (13 * n_points + 4 * n_joints + 1))))
         self.first = 0
         self.n = 0
         self.time = np.empty(capacity)
