@@ -303,13 +303,12 @@ class RigidSide:
         stats, the macro step's scratch (times, start, end, acc, energy, failed), each
         joint's point row, tolerances (nj, 4), micro steps, project); None where it does not
         (minimal formulation, an integrator other than RK4)."""
-        sim = self.sim
-        if not self._motions_from_step or sim.integrator.name != "rk4":
-            return None
         n = self.scenario.cosim.micro_steps
-        return (sim.system.handle, sim.state.vector, sim.integrator._stats,
-                sim.macro_scratch(n), self._joint_point, self._tolerances, n,
-                bool(sim.integrator.project))
+        arrays = self.sim.step_arrays(n) if self._motions_from_step else None
+        if arrays is None:
+            return None
+        handle, y, stats, scratch, project = arrays
+        return handle, y, stats, scratch, self._joint_point, self._tolerances, n, project
 
     def loop_load(self, flex, energy_rigid, energy_flex, last_gaps, gap_max) -> None:
         """The joints' reports (nj, 13), energies (nj,) J and gaps (nj, 4) into the C path's
@@ -329,9 +328,7 @@ class RigidSide:
             self.last_gaps[name] = last_gaps[j].copy()
             self.gap_max[name][:] = gap_max[j]
         sim = self.sim
-        sim.state.t = t
-        sim.diagnostics.steps += micro_steps
-        sim.diagnostics.quaternion_error = sim.integrator.quaternion_error
+        sim.took_steps(t, micro_steps)
         _, start, end, *_ = sim.macro_scratch(self.scenario.cosim.micro_steps)
         self.start_wrenches, self.end_wrenches = start[:, 13:].copy(), end[:, 13:].copy()
 
