@@ -267,6 +267,7 @@ def worker_sockets(tmp_path, service, rcvhwm=1000):
     outbox = worker_process.Outbox(direct, 1 << 20, 100)  # (its pipe bounds: before connects)
     direct.bind(f"inproc://direct-{name}")
     other.bind(f"inproc://server-{name}")
+    server.setsockopt(zmq.IDENTITY, b"w")
     server.connect(f"inproc://server-{name}")
     client.setsockopt(zmq.RCVHWM, rcvhwm)
     client.connect(f"inproc://direct-{name}")
@@ -286,8 +287,13 @@ def serve_once(wait, service, status, outbox, last):
     source, frames, last = wait.next(last)
     if source is wait.direct_sock:
         frames = frames or wait.direct_sock.recv_multipart()
-        for peer, reply in worker_process._handle_direct(service, frames, None, status):
-            worker_process._send(wait.sock, outbox, peer, reply)
+        replies = worker_process._handle_direct(service, frames, None, status)
+    elif source is wait.sock:
+        replies = worker_process._handle(service, wait.sock.recv_multipart(), None, status)
+    else:
+        replies = []
+    for peer, reply in replies:
+        worker_process._send(wait.sock, outbox, peer, reply)
     if outbox.pending:
         outbox.flush()
     return source, last
@@ -301,13 +307,16 @@ def test_the_worker_takes_the_c_path(tmp_path):
     service = pair.c
     wait, sockets, status, outbox = worker_sockets(tmp_path, service)
     assert wait.fast is not None, "the worker's C step path is off (RBCOSIM_C_STEP_PATH=0)"
-    client = sockets[2]
+    client, other = sockets[2], sockets[3]
     replies = []
 
     def flexible_side():
         for k in range(25):
             client.send_multipart([b"", header("step", pair.step_content(k), msg_id=f"k{k}")])
             replies.append(client.recv_multipart()[1])
+            if k == 14:  # a heartbeat through the server: the next step is Python's
+                other.send_multipart([b"w", b"c", b"d", header("heartbeat", {})])
+                assert other.recv_multipart()[1] == b"reply"
         client.send_multipart([b"", header("heartbeat", {})])
         replies.append(client.recv_multipart()[1])
 
@@ -320,8 +329,8 @@ def test_the_worker_takes_the_c_path(tmp_path):
         if source is wait.direct_sock:
             handled.append(service.sessions and Pair.session(service).step)
     thread.join(10)
-    assert wait.fast.steps == 25 - 3  # all but the row steps 0, 10, 20
-    assert handled == [1, 11, 21, 25]  # (the session's step after each: the heartbeat's 25)
+    assert wait.fast.steps == 25 - 4  # all but the row steps 0, 10, 20 and step 15
+    assert handled == [1, 11, 16, 21, 25]  # (the session's step after each: heartbeat's 25)
     assert [msgpack.unpackb(r, raw=False)["content"]["step"] for r in replies[:25]] == \
         list(range(1, 26))
     assert status.read()[1:] == (25.0, Pair.session(service).rigid.time)

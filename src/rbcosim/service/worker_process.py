@@ -286,7 +286,8 @@ REPLIED = "replied"  # _Wait.next: the C path answered (its last reply queued in
 
 class _Wait:
     """Where the worker's next request comes from: the C step path (`ServedPath`) while the
-    session qualifies, else a poll of both sockets."""
+    session qualifies and its requests come on the direct socket (a 1.2 client's, through the
+    server, would only pass through it), else a poll of both sockets."""
 
     def __init__(self, poller, direct_sock, sock, settings: WorkerSettings, status, outbox,
                  service: Service) -> None:
@@ -295,11 +296,12 @@ class _Wait:
         self.fast = ServedPath() if direct_sock is not None and C_STEP_PATH else None
         self.status = status.doubles()
         self.limit = service.limits.max_message_size
+        self.direct_turn = True  # the last request came on the direct socket
 
     def next(self, last: float) -> tuple[Any, list | None, float]:
         """(the socket with a request, REPLIED, or None after a wait with none; the request's
         frames if the C path received them; when the last request ended (monotonic s))."""
-        if self.fast is not None and self.service.sessions:
+        if self.fast is not None and self.direct_turn and self.service.sessions:
             idle = self.settings.session_idle
             timer = self.settings.request_timeout
             ran = self.fast.run(self.service, (self.direct_sock, self.sock),
@@ -311,11 +313,15 @@ class _Wait:
                 if code == HANDOVER:
                     return self.direct_sock, frames, last
                 if code == OTHER:
+                    self.direct_turn = False
                     return self.sock, None, last
                 return (REPLIED if code == UNSENT else None), None, last
         ready = self.poller.poll(_wait_ms(self.service, last, self.settings.session_idle,
                                           self.outbox))
-        return (ready[0][0] if ready else None), None, last
+        source = ready[0][0] if ready else None
+        if source is not None:
+            self.direct_turn = source is self.direct_sock
+        return source, None, last
 
 
 def _wait_ms(service: Service, last: float, idle: float | None, outbox: Outbox | None) -> int:
