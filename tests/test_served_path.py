@@ -398,3 +398,32 @@ def test_a_reply_zeromq_does_not_take_waits_in_the_outbox(tmp_path):
     assert wait.fast.steps >= 1
     for s in sockets:
         s.close(0)
+
+
+def test_a_request_of_many_frames_reaches_python_whole(tmp_path):
+    """A step whose arrays come as buffer frames, with more parts than the C path keeps: it
+    hands all of them to Python, which answers (arrays as frames too)."""
+    (tmp_path / "free.toml").write_text(FREE_BODY)
+    pair = Pair(str(tmp_path / "free.toml"), output_every=1000)
+    service = pair.c
+    wait, sockets, status, outbox = worker_sockets(tmp_path, service)
+    client = sockets[2]
+    arrays = {"flex_kinematics": np.ones((1, 13)), "wrench": np.ones((1, 6))}
+    for k in range(3):
+        content = {"client": pair.client, "step": k}
+        extra = [bytes(8 * i) for i in range(4)]  # (unused buffer frames, first)
+        for i, (name, a) in enumerate(arrays.items()):
+            content[name] = {"dtype": "<f8", "shape": list(a.shape), "frame": len(extra) + i}
+        client.send_multipart([b"", header("step", content, msg_id=f"k{k}"), *extra,
+                               *(a.tobytes() for a in arrays.values())])
+        last = 0.0
+        while not client.poll(0):
+            _, last = serve_once(wait, service, status, outbox, last)
+        reply = client.recv_multipart()
+        head = msgpack.unpackb(reply[1], raw=False)
+        assert (head["status"], head["content"]["step"], len(reply)) == ("ok", k + 1, 4)
+        kin = np.frombuffer(reply[2], "<f8")
+        np.testing.assert_array_equal(kin, Pair.session(service).rigid.point_outputs_array()[0])
+    assert wait.fast.steps == 0
+    for s in sockets:
+        s.close(0)
