@@ -22,8 +22,7 @@ from rbcosim.service import requests
 from rbcosim.service.session import Session
 from rbcosim.service.wire import MessageEncoder
 
-HANDOVER, UNSENT = 2, 3  # rbc_sl_run's codes (served_loop.h) Python acts on
-IDLE, OTHER = 0, 1
+IDLE, OTHER, HANDOVER, UNSENT = range(4)  # why rbc_sl_run returned (served_loop.h)
 STEP, REPORTED, HIST_N, REPLY_ID, DONE, MICRO_DONE = range(6)  # rbc_sl_session.ints
 TIME, LAST_SEEN, LAST_END = range(3)  # rbc_sl_session.floats
 
