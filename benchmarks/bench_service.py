@@ -7,7 +7,10 @@ flexible kinematics (n, 13) as inline little-endian float64 bytes); the echo ser
 and packs a reply of the same shape as the service's step reply (kinematics (n, 13), gaps
 (n, 4)), with no session logic. The service runs a rigid side that does no physics (NullSide),
 so the ratio is the protocol layer's cost: envelope checks, barrier bookkeeping, validation,
-array handling. "service" is protocol 1.3's path: the step goes straight to the session's
+array handling; NullSide is Python, so its worker takes the Python path. "C path" is the same
+requests to a session the worker's C step path serves (`rbcosim.service.served_path`: one free
+rigid body with the n points, RK4, `c_path_scenario`): the protocol layer in C plus a few µs of
+physics. "service" is protocol 1.3's path: the step goes straight to the session's
 worker at the direct endpoint its create_session reply names (one hop); "via server" is the
 1.2 path through the server's socket loop and on to the worker (two hops). Also printed: the
 same through `rbcosim.client.Client.step` (direct), and one step of the real rigid–flexible
@@ -92,6 +95,31 @@ while True:
                          "kinematics": {"dtype": "<f8", "shape": [n, 13], "data": kin},
                          "gaps": {"dtype": "<f8", "shape": [n, 4], "data": gaps}}}
     sock.send_multipart([ident, delim, msgpack.packb(reply, use_bin_type=True)])
+"""
+
+def c_path_scenario(n: int) -> str:
+    """A scenario the worker's C step path serves with the request shapes of NullSide's session:
+    one free rigid body, n interface points p0.. and as many couplings of the same names (to
+    small beams that stay in the flexible process: the server never steps them), tolerances
+    no gap reaches (no Python for on_violation), no result row within the run."""
+    parts = ['[bodies.box]\nmass = 2.0\ninertia = [0.1, 0.1, 0.1]\nposition = [0.0, 0.0, 0.0]\n']
+    for i in range(n):
+        parts.append(
+            f'[interface_points.p{i}]\nbody = "box"\nposition = [{0.1 * (i + 1)}, 0.0, 0.0]\n'
+            f'[flex_bodies.beam{i}]\nkind = "beam"\nattachment = "floating"\nlength = 0.5\n'
+            'youngs_modulus = 2.1e11\ndensity = 7850.0\nsection = "square"\nwidth = 0.01\n'
+            'elements = 2\nmodes = 1\nplanar = true\n'
+            f'[couplings.p{i}]\npoint = "p{i}"\nflex_body = "beam{i}"\ntolerances = '
+            '{ position = 1e30, rotation = 1e30, velocity = 1e30, angular_velocity = 1e30 }\n')
+    parts.append('[cosim]\nmacro_step = 1e-3\nmicro_steps = 1\n'
+                 '[solver]\nintegrator = "rk4"\nt_end = 1e4\noutput_every = 1000000\n')
+    return "\n".join(parts)
+
+
+SERVE_C = """
+import sys
+from rbcosim.cli.serve_cmd import main
+sys.exit(main(["--bind", sys.argv[1], "--root", sys.argv[2]]))
 """
 
 SERVE = """
@@ -184,14 +212,16 @@ class ClientLoop:
         return (time.perf_counter() - t0) / steps * 1e6
 
 
-def measure(echo_address: str, serve_address: str, n: int, steps: int, rounds: int) -> tuple:
-    """Alternate chunks of echo, service and client round trips, so that load from other
-    processes hits all three alike; returns medians (echo, service, client, ratio)."""
+def measure(echo_address: str, serve_address: str, c_address: str, n: int, steps: int,
+            rounds: int) -> tuple:
+    """Alternate chunks of echo, service, via-server, client and C-path round trips, so that
+    load from other processes hits them alike; returns medians (echo, service, via, client,
+    service ratio, best service ratio, C path, C-path ratio)."""
     from rbcosim.client import Client
 
     echo = RawLoop(echo_address, n)
     names = [f"p{i}" for i in range(n)]
-    with Client(serve_address) as c, Client(serve_address) as c2:
+    with Client(serve_address) as c, Client(serve_address) as c2, Client(c_address) as c3:
         c.create_session(text=str(n))
         c.attach(names, names)
         endpoint = c.direct_endpoint or serve_address
@@ -200,18 +230,24 @@ def measure(echo_address: str, serve_address: str, n: int, steps: int, rounds: i
         c2.attach(names, names)
         via = RawLoop(serve_address, n, c2.session, c2.client_id, c2.step_index, "1.2")
         client = ClientLoop(serve_address, n)
+        c3.create_session(text=c_path_scenario(n))
+        c3.attach(names, names)
+        c_path = RawLoop(c3.direct_endpoint, n, c3.session, c3.client_id, c3.step_index, "1.3")
         chunk = max(1, steps // rounds)
-        for loop in (echo, service, via, client):
+        for loop in (echo, service, via, client, c_path):
             loop.run(200)
-        e, s, v, k, ratios = [], [], [], [], []
+        e, s, v, k, cp, ratios, c_ratios = [], [], [], [], [], [], []
         for _ in range(rounds):
             e.append(echo.run(chunk))
             s.append(service.run(chunk))
             v.append(via.run(chunk))
             k.append(client.run(chunk))
+            cp.append(c_path.run(chunk))
             ratios.append(s[-1] / e[-1])
+            c_ratios.append(cp[-1] / e[-1])
     med = statistics.median
-    return med(e), med(s), med(v), med(k), med(ratios), min(s) / min(e)
+    return (med(e), med(s), med(v), med(k), med(ratios), min(s) / min(e), med(cp),
+            med(c_ratios))
 
 
 def pendulum_step(steps: int) -> float | None:
@@ -257,19 +293,21 @@ def main(argv=None) -> int:
         "chunks; µs, medians over chunks; 'best' = ratio of the fastest chunks"
     )
     print(f"{'transport':<10}{'echo':>10}{'service':>10}{'ratio':>8}{'best':>8}"
-          f"{'via server':>12}{'ratio':>8}{'Client.step':>13}")
+          f"{'via server':>12}{'ratio':>8}{'Client.step':>13}{'C path':>9}{'ratio':>8}")
     for transport in ("tcp", "ipc"):
         bind_echo = "tcp://127.0.0.1:0" if transport == "tcp" else f"ipc://{tmp}/echo.sock"
         bind_serve = "tcp://127.0.0.1:0" if transport == "tcp" else f"ipc://{tmp}/serve.sock"
         echo, echo_address = start(ECHO, bind_echo, str(n))
         serve, serve_address = start(SERVE.format(here=str(HERE)), bind_serve)
+        bind_c = "tcp://127.0.0.1:0" if transport == "tcp" else f"ipc://{tmp}/serve_c.sock"
+        serve_c, c_address = start(SERVE_C, bind_c, tmp)
         try:
-            e, s, v, c, ratio, best = measure(echo_address, serve_address, n, args.steps,
-                                              args.rounds)
+            e, s, v, c, ratio, best, cp, c_ratio = measure(echo_address, serve_address,
+                                                           c_address, n, args.steps, args.rounds)
             print(f"{transport:<10}{e:>10.1f}{s:>10.1f}{ratio:>8.2f}{best:>8.2f}{v:>12.1f}"
-                  f"{v / e:>8.2f}{c:>13.1f}")
+                  f"{v / e:>8.2f}{c:>13.1f}{cp:>9.1f}{c_ratio:>8.2f}")
         finally:
-            for p in (echo, serve):
+            for p in (echo, serve, serve_c):
                 p.terminate()
                 p.wait()
     pend = pendulum_step(min(args.steps, 500))

@@ -297,6 +297,41 @@ class RigidSide:
             np.maximum(self.gap_max[name], g, out=self.gap_max[name])
         return out
 
+    # --- the session worker's C step path (rbcosim.service.served_path) --------------------
+    def loop_arrays(self) -> tuple | None:
+        """What the C step path steps this side with: (handle, state vector, integrator
+        stats, the macro step's scratch (times, start, end, acc, energy, failed), each
+        joint's point row, tolerances (nj, 4), micro steps, project); None where it does not
+        (minimal formulation, an integrator other than RK4)."""
+        n = self.scenario.cosim.micro_steps
+        arrays = self.sim.step_arrays(n) if self._motions_from_step else None
+        if arrays is None:
+            return None
+        handle, y, stats, scratch, project = arrays
+        return handle, y, stats, scratch, self._joint_point, self._tolerances, n, project
+
+    def loop_load(self, flex, energy_rigid, energy_flex, last_gaps, gap_max) -> None:
+        """The joints' reports (nj, 13), energies (nj,) J and gaps (nj, 4) into the C path's
+        arrays."""
+        for j, name in enumerate(self.couplings):
+            flex[j] = 0.0 if self._flex[name] is None else self._flex[name]
+            energy_rigid[j], energy_flex[j] = self.energy_rigid[name], self.energy_flex[name]
+            last_gaps[j], gap_max[j] = self.last_gaps[name], self.gap_max[name]
+
+    def loop_store(self, flex, energy_rigid, energy_flex, last_gaps, gap_max, t: float,
+                   micro_steps: int) -> None:
+        """After steps of the C path (`loop_load`'s arrays, which it wrote): the reports, the
+        energies, the gaps, the time t (s) and the micro steps it took (diagnostics)."""
+        for j, name in enumerate(self.couplings):
+            self._flex[name] = flex[j].copy()
+            self.energy_rigid[name], self.energy_flex[name] = energy_rigid[j], energy_flex[j]
+            self.last_gaps[name] = last_gaps[j].copy()
+            self.gap_max[name][:] = gap_max[j]
+        sim = self.sim
+        sim.took_steps(t, micro_steps)
+        _, start, end, *_ = sim.macro_scratch(self.scenario.cosim.micro_steps)
+        self.start_wrenches, self.end_wrenches = start[:, 13:].copy(), end[:, 13:].copy()
+
     # --- results --------------------------------------------------------------------------
     def results_columns(self) -> list[str]:
         """Rigid-side result columns: the formulation's (t, bodies, energy, drift, ...), points,

@@ -203,6 +203,23 @@ class RigidSimulation:
                 np.empty(k), np.empty_like(self.state.vector))
         return scratch
 
+    def took_steps(self, t: float, micro_steps: int) -> None:
+        """After a C loop's macro steps on step_arrays: the time t (s) they reached and the
+        micro steps they took (as `macro_step` counts them)."""
+        self.state.t = t
+        self.diagnostics.steps += micro_steps
+        self.diagnostics.quaternion_error = self.integrator.quaternion_error
+
+    def step_arrays(self, n: int) -> tuple | None:
+        """What a C loop of macro steps of n micro steps needs (the session worker's step path,
+        rbcosim.service.served_path): (core handle, state vector, integrator stats,
+        macro_scratch(n), project); None unless the integrator is RK4."""
+        integrator = self.integrator
+        if integrator.name != "rk4":
+            return None
+        return (self.system.handle, self.state.vector, integrator._stats, self.macro_scratch(n),
+                bool(integrator.project))
+
     def macro_step(self, H: float, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """One macro step of H s in n micro steps, in one call of the C core
         (kernels.handle.macro_step): the points' outputs at its start become the feedback

@@ -40,6 +40,71 @@ def scenario_output_every(rigid: Any) -> int:
     return every if isinstance(every, int) and every >= 1 else 1
 
 
+class History:
+    """A session's recorded steps from step index `first` on: time (n,) s, the points'
+    kinematics (n, n_points, 13) and the joints' gaps (n, n_joints, 4) at each step's end
+    (NaN where none were evaluated; the gaps of t_k, once evaluated, replace row k's). Rows
+    live in preallocated arrays grown by doubling, which the C step path writes too
+    (`rbcosim.service.served_path`)."""
+
+    def __init__(self, n_points: int, n_joints: int, capacity: int | None = None) -> None:
+        if capacity is None:  # 1024 rows, or fewer of a wide model's (about 1 MB at first)
+            capacity = max(16, min(1024, (1 << 20) // (8 * (13 * n_points + 4 * n_joints + 1))))
+        self.first = 0
+        self.n = 0
+        self.time = np.empty(capacity)
+        self.kin = np.empty((capacity, n_points, 13))
+        self.gaps = np.empty((capacity, n_joints, 4))
+
+    @property
+    def capacity(self) -> int:
+        return len(self.time)
+
+    def reset(self, first: int, time: float, kin: np.ndarray) -> None:
+        """One row: step index `first` at `time` s with kinematics `kin`, no gaps."""
+        self.first, self.n = first, 0
+        self.append(time, kin, None)
+
+    def append(self, time: float, kin: np.ndarray, gaps: np.ndarray | None) -> None:
+        """A row at the end (gaps None: NaN)."""
+        if self.n == self.capacity:
+            self._grow()
+        self.time[self.n] = time
+        self.kin[self.n] = kin
+        self.gaps[self.n] = np.nan if gaps is None else gaps
+        self.n += 1
+
+    def set_last_gaps(self, gaps: np.ndarray | None) -> None:
+        self.gaps[self.n - 1] = np.nan if gaps is None else gaps
+
+    def truncate(self, n: int) -> None:
+        """Keep the first n rows."""
+        self.n = min(self.n, n)
+
+    def holds(self, step: int) -> bool:
+        return self.first <= step < self.first + self.n
+
+    def rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Copies of (time, kinematics, gaps) of the rows written."""
+        n = self.n
+        return self.time[:n].copy(), self.kin[:n].copy(), self.gaps[:n].copy()
+
+    def last_gaps(self) -> np.ndarray:
+        """The most recently evaluated gap rows (NaN before any)."""
+        for k in range(self.n - 1, -1, -1):
+            if not np.isnan(self.gaps[k]).all():
+                return self.gaps[k].copy()
+        return np.full(self.gaps.shape[1:], np.nan)
+
+    def _grow(self) -> None:
+        grown = 2 * self.capacity
+        for name in ("time", "kin", "gaps"):
+            old = getattr(self, name)
+            new = np.empty((grown, *old.shape[1:]))
+            new[: self.n] = old[: self.n]
+            setattr(self, name, new)
+
+
 @dataclass
 class AttachedClient:
     id: str
@@ -95,10 +160,7 @@ class Session:
     barrier_opened: float | None = None
     snapshots: dict[str, Snapshot] = field(default_factory=dict)
     failed: str | None = None
-    history_first_step: int = 0
-    history_time: list[float] = field(default_factory=list)
-    history_kin: list[np.ndarray] = field(default_factory=list)
-    history_gaps: list[np.ndarray] = field(default_factory=list)
+    history: History = field(default_factory=lambda: History(0, 0, 1))
     outputs_array: Any = None
     """The rigid side's ``point_outputs_array()`` ((n, 13) in point order), if it has one."""
     nan_gaps: np.ndarray = field(default_factory=lambda: EMPTY_GAPS)
@@ -174,15 +236,9 @@ class Session:
             return np.array(outs, dtype=np.float64).reshape(len(self.points), 13)
         return np.array([outs[p] for p in self.points]) if self.points else EMPTY_KINEMATICS
 
-    def last_gaps(self) -> np.ndarray:
-        """The most recently evaluated gap rows (NaN before any)."""
-        for row in reversed(self.history_gaps):
-            if not np.isnan(row).all():
-                return row
-        return np.full((len(self.joints), 4), np.nan)
-
     def reset_history(self) -> None:
-        self.history_first_step = self.step
-        self.history_time = [self.rigid.time]
-        self.history_kin = [self.all_kinematics()]
-        self.history_gaps = [np.full((len(self.joints), 4), np.nan)]
+        """The history from the current step on (its one row: now, no gaps)."""
+        if self.history.kin.shape[1:] != (len(self.points), 13) or \
+                self.history.gaps.shape[1] != len(self.joints):
+            self.history = History(len(self.points), len(self.joints))
+        self.history.reset(self.step, self.rigid.time, self.all_kinematics())

@@ -35,10 +35,9 @@ class StateRequests:
             s.current_motions()
         keep_rows = sum(1 for k in s.row_steps if k < step)
         del s.row_steps[keep_rows:], s.rows[keep_rows:]
-        if s.history_first_step <= step < s.history_first_step + len(s.history_time):
-            keep = step - s.history_first_step + 1
-            del s.history_time[keep:], s.history_kin[keep:], s.history_gaps[keep:]
-            s.history_gaps[-1] = s.nan_gaps  # the re-run evaluates them afresh
+        if s.history.holds(step):
+            s.history.truncate(step - s.history.first + 1)
+            s.history.set_last_gaps(None)  # the re-run evaluates them afresh
         else:
             s.reset_history()
 
@@ -140,20 +139,20 @@ class StateRequests:
             "points": list(s.points),
             "joints": list(s.joints),
             "kinematics": s.all_kinematics(),
-            "gaps": s.last_gaps(),
+            "gaps": s.history.last_gaps(),
             "parameters": {k: float(v) for k, v in s.rigid.parameters().items()},
         }
 
     def _on_results(self, msg: dict, peer) -> dict:
         s = self._session(msg)
-        n = len(s.history_time)
+        time, kinematics, gaps = s.history.rows()
         out = {
             "points": list(s.points),
             "joints": list(s.joints),
-            "first_step": s.history_first_step,
-            "time": np.array(s.history_time),
-            "kinematics": np.array(s.history_kin).reshape(n, len(s.points), 13),
-            "gaps": np.array(s.history_gaps).reshape(n, len(s.joints), 4),
+            "first_step": s.history.first,
+            "time": time,
+            "kinematics": kinematics,
+            "gaps": gaps,
         }
         if s.records_rows:
             out["columns"] = list(s.rigid.results_columns())

@@ -322,12 +322,10 @@ class StepRequests:
         """The step's entry in the session's history (time, kinematics, gaps at its end); the
         gaps of t_k, when evaluated, replace the previous entry's."""
         if start_rows is not s.nan_gaps:
-            s.history_gaps[-1] = start_rows
+            s.history.set_last_gaps(start_rows)
         if kind == "step":
             s.step += 1
-            s.history_time.append(s.rigid.time)
-            s.history_kin.append(kin)
-            s.history_gaps.append(end_rows)
+            s.history.append(s.rigid.time, kin, end_rows)
 
     @staticmethod
     def _answers(s: Session, pending: list[PendingRequest], kin: np.ndarray,

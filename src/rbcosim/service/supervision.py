@@ -100,6 +100,13 @@ class WorkerStatus:
         (the worker's session changes them only while busy)."""
         _BUSY.pack_into(self._map, 0, since)
 
+    def doubles(self):
+        """The mapped file as a float64 array [busy since, step, time] (the C step path
+        writes it)."""
+        import numpy as np  # (only the worker's C path needs it)
+
+        return np.frombuffer(self._map, dtype=np.float64)
+
     def read(self) -> tuple[float, float, float] | None:
         """In the socket loop: (busy since, step, time), or None if the worker wrote none."""
         try:

@@ -30,6 +30,7 @@ from rbcosim.service.core import Service, error_reply
 from rbcosim.service.curve import CurveConfig, secure
 from rbcosim.service.errors import ProtocolError
 from rbcosim.service.outbox import Outbox
+from rbcosim.service.served_path import HANDOVER, OTHER, UNSENT, ServedPath
 from rbcosim.service.supervision import WorkerStatus, arm_server_death
 from rbcosim.service.wire import decode, encode
 
@@ -38,6 +39,9 @@ log = logging.getLogger("rbcosim.service")
 QUICK_REQUESTS = ("close", "heartbeat")  # answered by the socket loop while the worker is busy
 QUEUED_REQUESTS = 1000  # requests waiting for one session's worker before more are refused
 VIA_SERVER, DIRECT = 0, 1  # the route of a worker's peer: through the socket loop, or direct
+C_STEP_PATH = os.environ.get("RBCOSIM_C_STEP_PATH", "1") != "0"
+"""Ordinary step requests on the direct endpoint go through the C path (`ServedPath`);
+RBCOSIM_C_STEP_PATH=0 turns it off (the same replies, by Python alone: a check of the C path)."""
 
 
 def flags_of(delimited: bool, use_frames: bool) -> bytes:
@@ -223,19 +227,22 @@ def run_worker(settings: WorkerSettings, server_pipe: Any) -> None:
     if direct_sock is not None:
         poller.register(direct_sock, zmq.POLLIN)  # first: the hot path
     poller.register(sock, zmq.POLLIN)
+    wait = _Wait(poller, direct_sock, sock, settings, status, outbox, service)
     last = time.monotonic()
     try:
         while True:
-            ready = poller.poll(_wait_ms(service, last, settings.session_idle, outbox))
+            source, frames, last = wait.next(last)
             closing = b""
-            if ready:
+            if source is REPLIED:  # the C path took steps; its last reply waits in the outbox
+                replies = []
+            elif source is not None:
                 timer = settings.request_timeout if service.sessions else None  # not a build
                 if timer is not None:  # request_timeout: SIGALRM ends the process
                     signal.setitimer(signal.ITIMER_REAL, timer)
                 try:
-                    if ready[0][0] is direct_sock:
-                        replies = _handle_direct(service, direct_sock.recv_multipart(), endpoint,
-                                                 status)
+                    if source is direct_sock:
+                        replies = _handle_direct(service, frames or direct_sock.recv_multipart(),
+                                                 endpoint, status)
                     else:
                         replies = _handle(service, sock.recv_multipart(), endpoint, status)
                 finally:
@@ -272,6 +279,49 @@ def run_worker(settings: WorkerSettings, server_pipe: Any) -> None:
         sock.close()
         ctx.term()
         status.remove()
+
+
+REPLIED = "replied"  # _Wait.next: the C path answered (its last reply queued in the outbox)
+
+
+class _Wait:
+    """Where the worker's next request comes from: the C step path (`ServedPath`) while the
+    session qualifies and its requests come on the direct socket (a 1.2 client's, through the
+    server, would only pass through it), else a poll of both sockets."""
+
+    def __init__(self, poller, direct_sock, sock, settings: WorkerSettings, status, outbox,
+                 service: Service) -> None:
+        self.poller, self.direct_sock, self.sock = poller, direct_sock, sock
+        self.settings, self.outbox, self.service = settings, outbox, service
+        self.fast = ServedPath() if direct_sock is not None and C_STEP_PATH else None
+        self.status = status.doubles()
+        self.limit = service.limits.max_message_size
+        self.direct_turn = True  # the last request came on the direct socket
+
+    def next(self, last: float) -> tuple[Any, list | None, float]:
+        """(the socket with a request, REPLIED, or None after a wait with none; the request's
+        frames if the C path received them; when the last request ended (monotonic s))."""
+        if self.fast is not None and self.direct_turn and self.service.sessions:
+            idle = self.settings.session_idle
+            timer = self.settings.request_timeout
+            ran = self.fast.run(self.service, (self.direct_sock, self.sock),
+                                (-1.0 if idle is None else idle, timer or 0.0, self.limit),
+                                self.status, self.outbox, last)
+            if ran is not None:
+                code, frames, end = ran
+                last = last if end is None else end
+                if code == HANDOVER:
+                    return self.direct_sock, frames, last
+                if code == OTHER:
+                    self.direct_turn = False
+                    return self.sock, None, last
+                return (REPLIED if code == UNSENT else None), None, last
+        ready = self.poller.poll(_wait_ms(self.service, last, self.settings.session_idle,
+                                          self.outbox))
+        source = ready[0][0] if ready else None
+        if source is not None:
+            self.direct_turn = source is self.direct_sock
+        return source, None, last
 
 
 def _wait_ms(service: Service, last: float, idle: float | None, outbox: Outbox | None) -> int:
