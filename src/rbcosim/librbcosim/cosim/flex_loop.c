@@ -10,6 +10,7 @@
 
 #include "../flex/frame.h"
 #include "../wire/msgpack_lite.h"
+#include "../wire/zmq_link.h"
 
 #define POLL_SLICE_MS 50 /* signals are looked at between slices of a wait */
 #define SIGNAL_EVERY 64  /* and every this many steps (taking the GIL for it costs ~3 µs) */
@@ -221,42 +222,13 @@ static int wait_reply(rbc_fl_wire *w) {
             double left = (double)w->timeout_ms - (now_ms() - start);
             slice = left <= 0 ? 0 : left < slice ? (long)ceil(left) : slice;
         }
-        rbc_zmq_pollitem items[2] = {{w->sock, 0, RBC_ZMQ_POLLIN, 0},
-                                     {w->other, 0, RBC_ZMQ_POLLIN, 0}};
-        int got = w->z->poll(items, w->other ? 2 : 1, slice);
-        if (got < 0 && w->z->errno_() != EINTR) return WAIT_ERROR;
-        if (got > 0 && (items[0].revents & RBC_ZMQ_POLLIN)) return WAIT_READY;
-        if (got > 0 && w->other && (items[1].revents & RBC_ZMQ_POLLIN)) return WAIT_OTHER;
+        int got = rbc_zmq_wait_input(w->z, w->sock, w->other, slice);
+        if (got < 0) return WAIT_ERROR;
+        if (got == 1) return WAIT_READY;
+        if (got == 2) return WAIT_OTHER;
         if (w->interrupted && w->interrupted(w->ctx)) return WAIT_SIGNAL;
         if (w->timeout_ms >= 0 && slice == 0) return WAIT_TIMEOUT;
     }
-}
-
-/* Read one message's parts (up to RBC_FL_PARTS; w->more when it has more). 0: none read. */
-static int receive(rbc_fl_wire *w) {
-    const rbc_zmq *z = w->z;
-    w->n_parts = 0;
-    w->more = 0;
-    for (int more = 1; more;) {
-        if (w->n_parts == RBC_FL_PARTS) {
-            w->more = 1;
-            break;
-        }
-        rbc_zmq_msg *msg = &w->parts[w->n_parts];
-        z->msg_init(msg);
-        if (z->msg_recv(msg, w->sock, RBC_ZMQ_DONTWAIT) < 0) {
-            z->msg_close(msg);
-            break;
-        }
-        w->n_parts++;
-        more = z->msg_more(msg);
-    }
-    return w->n_parts > 0;
-}
-
-static void close_parts(rbc_fl_wire *w) {
-    for (int i = 0; i < w->n_parts; i++) w->z->msg_close(&w->parts[i]);
-    w->n_parts = 0;
 }
 
 /* --- undoing a body's step ---------------------------------------------------------------- */
@@ -428,7 +400,8 @@ static int one_step(rbc_fl_wire *w, rbc_fl_bodies *b, int scheme, double *next, 
     if (got != WAIT_READY)
         return got == WAIT_SIGNAL ? RBC_FL_SIGNAL : got == WAIT_TIMEOUT ? RBC_FL_TIMEOUT
                                                                         : RBC_FL_SENT;
-    if (!receive(w)) return RBC_FL_SENT;
+    if (!rbc_zmq_receive(w->z, w->sock, w->parts, RBC_FL_PARTS, &w->n_parts, &w->more))
+        return RBC_FL_SENT;
     char text[MAX_ID];
     size_t n = id_text(&w->pieces, id, text);
     reply r;
@@ -438,10 +411,11 @@ static int one_step(rbc_fl_wire *w, rbc_fl_bodies *b, int scheme, double *next, 
         for (int64_t i = 0; i < nj; i++)
             if (!rbc_all_finite(next + 19 * i, 19)) return RBC_FL_REPLY;
         why = ends(b->step(b, *t, now, next, r.time), RBC_FL_REPLY);
-        if (why == RBC_FL_RAISED) close_parts(w);  /* (the reply was taken, as Python takes it) */
+        if (why == RBC_FL_RAISED)  /* (the reply was taken, as Python takes it) */
+            rbc_zmq_close_parts(w->z, w->parts, &w->n_parts);
         if (why) return why;
     }
-    close_parts(w);
+    rbc_zmq_close_parts(w->z, w->parts, &w->n_parts);
     memcpy(now, next, 19 * (size_t)nj * sizeof(double));
     *k = (int64_t)r.step;
     *t = r.time;

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "../wire/msgpack_lite.h"
+#include "../wire/zmq_link.h"
 #include "served.h"
 
 #define POLL_SLICE_MS 50  /* signals are looked at between slices of a wait */
@@ -387,33 +388,6 @@ int rbc_sl_step(rbc_sl_wire *w, rbc_sl_session *s, const unsigned char *header, 
 
 /* --- the socket ----------------------------------------------------------------------------- */
 
-static void close_parts(rbc_sl_wire *w) {
-    for (int i = 0; i < w->n_parts; i++) w->z->msg_close(&w->parts[i]);
-    w->n_parts = 0;
-}
-
-/* Read one request's parts (up to RBC_SL_PARTS; w->more when it has more). */
-static int receive(rbc_sl_wire *w) {
-    const rbc_zmq *z = w->z;
-    w->n_parts = 0;
-    w->more = 0;
-    for (int more = 1; more;) {
-        if (w->n_parts == RBC_SL_PARTS) {
-            w->more = 1;
-            break;
-        }
-        rbc_zmq_msg *msg = &w->parts[w->n_parts];
-        z->msg_init(msg);
-        if (z->msg_recv(msg, w->sock, RBC_ZMQ_DONTWAIT) < 0) {
-            z->msg_close(msg);
-            break;
-        }
-        w->n_parts++;
-        more = z->msg_more(msg);
-    }
-    return w->n_parts > 0;
-}
-
 enum { WAIT_READY = 1, WAIT_IDLE = 0, WAIT_OTHER = 2, WAIT_SIGNAL = -1, WAIT_ERROR = -2 };
 
 /* Wait for a request (the idle time from the last one), in slices with signals looked at. */
@@ -426,12 +400,10 @@ static int wait_request(rbc_sl_wire *w, const rbc_sl_session *s) {
             if (ms < 1) ms = 1;
             if (ms < slice) slice = ms;
         }
-        rbc_zmq_pollitem items[2] = {{w->sock, 0, RBC_ZMQ_POLLIN, 0},
-                                     {w->other, 0, RBC_ZMQ_POLLIN, 0}};
-        int got = w->z->poll(items, 2, slice);
-        if (got < 0 && w->z->errno_() != EINTR) return WAIT_ERROR;
-        if (got > 0 && (items[0].revents & RBC_ZMQ_POLLIN)) return WAIT_READY;
-        if (got > 0 && (items[1].revents & RBC_ZMQ_POLLIN)) return WAIT_OTHER;
+        int got = rbc_zmq_wait_input(w->z, w->sock, w->other, slice);
+        if (got < 0) return WAIT_ERROR;
+        if (got == 1) return WAIT_READY;
+        if (got == 2) return WAIT_OTHER;
         if (w->interrupted && w->interrupted(w->ctx)) return WAIT_SIGNAL;
         if (w->idle_s >= 0 && now_s() >= s->floats[RBC_SL_LAST_END] + w->idle_s)
             return WAIT_IDLE;
@@ -480,7 +452,7 @@ int rbc_sl_run(rbc_sl_wire *w, rbc_sl_session *s) {
             return got == WAIT_IDLE ? RBC_SL_IDLE : got == WAIT_OTHER ? RBC_SL_OTHER
                  : got == WAIT_SIGNAL ? RBC_SL_SIGNAL : RBC_SL_ERROR;
         if (w->timer_s > 0) timer(w->timer_s);
-        if (!receive(w)) {
+        if (!rbc_zmq_receive(w->z, w->sock, w->parts, RBC_SL_PARTS, &w->n_parts, &w->more)) {
             if (w->timer_s > 0) timer(0.0);
             continue;
         }
@@ -502,6 +474,6 @@ int rbc_sl_run(rbc_sl_wire *w, rbc_sl_session *s) {
         }
         s->floats[RBC_SL_LAST_END] = now_s();  /* (the worker's idle time counts from here) */
         if (!send_reply(w)) return RBC_SL_UNSENT;
-        close_parts(w);
+        rbc_zmq_close_parts(w->z, w->parts, &w->n_parts);
     }
 }

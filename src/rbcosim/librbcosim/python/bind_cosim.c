@@ -318,16 +318,18 @@ static PyObject *with_part(PyObject *list, const rbc_zmq *z, rbc_zmq_msg *msg) {
     return list;
 }
 
-/* The reply's parts as a list of bytes (the rest of a long message read too); closes them. */
-static PyObject *reply_parts(rbc_fl_wire *w) {
-    const rbc_zmq *z = w->z;
+PyObject *rbc_py_message_parts(const rbc_zmq *z, void *sock, rbc_zmq_msg *parts, int *n,
+                               int more) {
     PyObject *list = PyList_New(0);
-    for (int i = 0; i < w->n_parts; i++) list = with_part(list, z, &w->parts[i]);
-    for (int i = 0; i < w->n_parts; i++) z->msg_close(&w->parts[i]);
-    for (int more = w->more; more;) {
+    for (int i = 0; i < *n; i++) list = with_part(list, z, &parts[i]);
+    rbc_zmq_close_parts(z, parts, n);
+    while (more) {
         rbc_zmq_msg msg;
         z->msg_init(&msg);
-        if (z->msg_recv(&msg, w->sock, RBC_ZMQ_DONTWAIT) < 0) break;
+        if (z->msg_recv(&msg, sock, RBC_ZMQ_DONTWAIT) < 0) {
+            z->msg_close(&msg);
+            break;
+        }
         more = z->msg_more(&msg);
         list = with_part(list, z, &msg);
         z->msg_close(&msg);
@@ -440,7 +442,7 @@ static PyObject *loop_result(rbc_fl_wire *w, int code, int64_t k, double t, int6
                              int stepped) {
     PyObject *extra = NULL;
     if (code == RBC_FL_REPLY) {
-        extra = reply_parts(w);
+        extra = rbc_py_message_parts(w->z, w->sock, w->parts, &w->n_parts, w->more);
     } else if (code == RBC_FL_UNSENT) {
         extra = PyBytes_FromStringAndSize((const char *)w->out, (Py_ssize_t)w->out_n);
     } else if (code == RBC_FL_RAISED) {

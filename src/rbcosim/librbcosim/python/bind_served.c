@@ -179,31 +179,6 @@ static int sl_interrupted(void *ctx) {
     return stop;
 }
 
-/* The request's parts as a list of bytes (the rest of a long message read too); closes them. */
-static PyObject *sl_parts(rbc_sl_wire *w) {
-    const rbc_zmq *z = w->z;
-    PyObject *list = PyList_New(0);
-    for (int i = 0, more = 1; more; i++) {
-        rbc_zmq_msg msg, *m = i < w->n_parts ? &w->parts[i] : &msg;
-        if (i >= w->n_parts) {
-            if (!w->more) break;
-            z->msg_init(m);
-            if (z->msg_recv(m, w->sock, RBC_ZMQ_DONTWAIT) < 0) {
-                z->msg_close(m);
-                break;
-            }
-        }
-        more = i < w->n_parts - 1 || z->msg_more(m);
-        PyObject *b = PyBytes_FromStringAndSize(z->msg_data(m), (Py_ssize_t)z->msg_size(m));
-        if (list && (!b || PyList_Append(list, b) < 0)) Py_CLEAR(list);
-        Py_XDECREF(b);
-        if (i >= w->n_parts) z->msg_close(m);
-    }
-    for (int i = 0; i < w->n_parts; i++) z->msg_close(&w->parts[i]);
-    w->n_parts = 0;
-    return list;
-}
-
 /* The unsent reply's frames [identity, (empty,) header]; closes the request's parts. */
 static PyObject *sl_reply(rbc_sl_wire *w) {
     const rbc_zmq *z = w->z;
@@ -217,8 +192,7 @@ static PyObject *sl_reply(rbc_sl_wire *w) {
     PyObject *h = PyBytes_FromStringAndSize((const char *)w->out, (Py_ssize_t)w->out_n);
     if (list && (!h || PyList_Append(list, h) < 0)) Py_CLEAR(list);
     Py_XDECREF(h);
-    for (int i = 0; i < w->n_parts; i++) z->msg_close(&w->parts[i]);
-    w->n_parts = 0;
+    rbc_zmq_close_parts(z, w->parts, &w->n_parts);
     return list;
 }
 
@@ -257,7 +231,7 @@ static PyObject *py_served_loop(PyObject *self, PyObject *const *args, Py_ssize_
     PyEval_RestoreThread(ts);
     PyObject *extra;
     if (code == RBC_SL_HANDOVER) {
-        extra = sl_parts(&w);
+        extra = rbc_py_message_parts(w.z, w.sock, w.parts, &w.n_parts, w.more);
     } else if (code == RBC_SL_UNSENT) {
         extra = sl_reply(&w);
     } else if (code == RBC_SL_SIGNAL) {

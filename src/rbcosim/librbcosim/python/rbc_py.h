@@ -5,6 +5,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include "../rbc_array.h"
+#include "../wire/zmq_abi.h"
 
 /* A kind of handle: its name, the number of rbc_arr members of its C struct and their element
  * types ('d' float64, 'l' int64, one character per member; NULL: not checked). */
@@ -26,6 +27,12 @@ int rbc_parse(PyObject *const *args, Py_ssize_t nargs, const char *name, const c
 /* Fill an rbc_arr from any object exporting a C-contiguous float64 ('d') or int64 ('l') buffer;
  * type is 'd', 'l' or 0 (either).  Returns 0 with an exception set on failure. */
 int rbc_view(PyObject *obj, char type, rbc_arr *out, const char *what);
+
+/* One ZeroMQ message's parts as a list of bytes: the *n open ones in parts, then (more) the
+ * rest read from sock without waiting; closes them all (*n becomes 0).  NULL with an exception
+ * set on failure (bind_cosim.c). */
+PyObject *rbc_py_message_parts(const rbc_zmq *z, void *sock, rbc_zmq_msg *parts, int *n,
+                               int more);
 
 #define RBC_METHOD(name) {#name, (PyCFunction)(void (*)(void))py_##name, METH_FASTCALL, NULL}
 

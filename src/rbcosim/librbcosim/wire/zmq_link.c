@@ -4,6 +4,7 @@
 #include "zmq_link.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <link.h>
 #include <stdio.h>
 #include <string.h>
@@ -58,4 +59,39 @@ const rbc_zmq *rbc_zmq_link(char *err, size_t n) {
     LOOK(strerror, "zmq_strerror");
     have = 1;  /* the handle stays open: libzmq stays loaded while pyzmq is */
     return &linked;
+}
+
+int rbc_zmq_receive(const rbc_zmq *z, void *sock, rbc_zmq_msg *parts, int cap, int *n,
+                    int *more) {
+    *n = 0;
+    *more = 0;
+    for (int again = 1; again;) {
+        if (*n == cap) {
+            *more = 1;
+            break;
+        }
+        rbc_zmq_msg *msg = &parts[*n];
+        z->msg_init(msg);
+        if (z->msg_recv(msg, sock, RBC_ZMQ_DONTWAIT) < 0) {
+            z->msg_close(msg);
+            break;
+        }
+        (*n)++;
+        again = z->msg_more(msg);
+    }
+    return *n > 0;
+}
+
+void rbc_zmq_close_parts(const rbc_zmq *z, rbc_zmq_msg *parts, int *n) {
+    for (int i = 0; i < *n; i++) z->msg_close(&parts[i]);
+    *n = 0;
+}
+
+int rbc_zmq_wait_input(const rbc_zmq *z, void *first, void *second, long ms) {
+    rbc_zmq_pollitem items[2] = {{first, 0, RBC_ZMQ_POLLIN, 0}, {second, 0, RBC_ZMQ_POLLIN, 0}};
+    int got = z->poll(items, second ? 2 : 1, ms);
+    if (got < 0) return z->errno_() == EINTR ? 0 : -1;
+    if (got > 0 && (items[0].revents & RBC_ZMQ_POLLIN)) return 1;
+    if (got > 0 && second && (items[1].revents & RBC_ZMQ_POLLIN)) return 2;
+    return 0;
 }
