@@ -16,31 +16,6 @@
 #define SIGNAL_EVERY 64  /* and every this many steps (taking the GIL for it costs ~3 µs) */
 #define MAX_ID 384       /* bytes of a msg_id (prefix and counter) */
 
-/* float64 as little-endian bytes, whatever the host's order */
-static void put_f64le(unsigned char *p, double v) {
-    uint64_t u;
-    memcpy(&u, &v, 8);
-    for (int i = 0; i < 8; i++) p[i] = (unsigned char)(u >> (8 * i));
-}
-
-static double get_f64le(const unsigned char *p) {
-    uint64_t u = 0;
-    for (int i = 7; i >= 0; i--) u = (u << 8) | p[i];
-    double v;
-    memcpy(&v, &u, 8);
-    return v;
-}
-
-static size_t put(unsigned char *o, const unsigned char *piece, size_t n) {
-    memcpy(o, piece, n);
-    return n;
-}
-
-static size_t put_doubles(unsigned char *o, const double *v, int64_t n) {
-    for (int64_t i = 0; i < n; i++) put_f64le(o + 8 * i, v[i]);
-    return 8 * (size_t)n;
-}
-
 static size_t id_text(const rbc_fl_pieces *pc, int64_t id, char *s) {
     memcpy(s, pc->prefix, pc->prefix_n);
     char digits[24];
@@ -64,16 +39,16 @@ int rbc_fl_encode(rbc_fl_wire *w, int64_t id, int64_t k, int64_t nj, const doubl
     char s[MAX_ID];
     size_t sn = id_text(pc, id, s);
     unsigned char *o = w->out;
-    o += put(o, pc->head, pc->head_n);
+    o += rbc_put_bytes(o, pc->head, pc->head_n);
     o += rbc_mp_put_str(o, s, sn);
-    o += put(o, pc->envelope, pc->envelope_n);
+    o += rbc_put_bytes(o, pc->envelope, pc->envelope_n);
     o += rbc_mp_put_uint(o, (uint64_t)k);
-    o += put(o, pc->kinematics, pc->kinematics_n);
-    o += put_doubles(o, kinematics, 13 * nj);
-    o += put(o, pc->energy, pc->energy_n);
-    o += put_doubles(o, energies, nj);
-    o += put(o, pc->poly[m - 1], pc->poly_n[m - 1]);
-    o += put_doubles(o, poly, 6 * m * nj);
+    o += rbc_put_bytes(o, pc->kinematics, pc->kinematics_n);
+    o += rbc_le_put_f64s(o, kinematics, 13 * nj);
+    o += rbc_put_bytes(o, pc->energy, pc->energy_n);
+    o += rbc_le_put_f64s(o, energies, nj);
+    o += rbc_put_bytes(o, pc->poly[m - 1], pc->poly_n[m - 1]);
+    o += rbc_le_put_f64s(o, poly, 6 * m * nj);
     w->out_n = (size_t)(o - w->out);
     return 1;
 }
@@ -406,7 +381,7 @@ static int one_step(rbc_fl_wire *w, rbc_fl_bodies *b, int scheme, double *next, 
     size_t n = id_text(&w->pieces, id, text);
     reply r;
     if (!read_reply(w, text, n, nj, &r) || r.step != (uint64_t)*k + 1) return RBC_FL_REPLY;
-    for (int64_t i = 0; i < 19 * nj; i++) next[i] = get_f64le(r.motions + 8 * i);
+    for (int64_t i = 0; i < 19 * nj; i++) next[i] = rbc_le_get_f64(r.motions + 8 * i);
     if (scheme == RBC_CS_RIGID_FIRST) {
         for (int64_t i = 0; i < nj; i++)
             if (!rbc_all_finite(next + 19 * i, 19)) return RBC_FL_REPLY;

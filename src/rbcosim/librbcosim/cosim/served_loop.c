@@ -20,36 +20,6 @@
 
 /* --- little helpers ----------------------------------------------------------------------- */
 
-static double get_f64le(const unsigned char *p) {
-    uint64_t u = 0;
-    for (int i = 7; i >= 0; i--) u = (u << 8) | p[i];
-    double v;
-    memcpy(&v, &u, 8);
-    return v;
-}
-
-static size_t put_doubles(unsigned char *o, const double *v, int64_t n) {
-    for (int64_t i = 0; i < n; i++) {
-        uint64_t u;
-        memcpy(&u, v + i, 8);
-        for (int b = 0; b < 8; b++) o[8 * i + b] = (unsigned char)(u >> (8 * b));
-    }
-    return 8 * (size_t)n;
-}
-
-static size_t put_f64(unsigned char *o, double v) {  /* msgpack float 64 */
-    uint64_t u;
-    memcpy(&u, &v, 8);
-    o[0] = 0xcb;
-    for (int b = 0; b < 8; b++) o[1 + b] = (unsigned char)(u >> (56 - 8 * b));
-    return 9;
-}
-
-static size_t put(unsigned char *o, const unsigned char *piece, size_t n) {
-    memcpy(o, piece, n);
-    return n;
-}
-
 static double now_s(void) {  /* CLOCK_MONOTONIC, as Python's time.monotonic */
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -57,7 +27,7 @@ static double now_s(void) {  /* CLOCK_MONOTONIC, as Python's time.monotonic */
 }
 
 static void copy_le(double *out, const unsigned char *bytes, int64_t n) {
-    for (int64_t i = 0; i < n; i++) out[i] = get_f64le(bytes + 8 * i);
+    for (int64_t i = 0; i < n; i++) out[i] = rbc_le_get_f64(bytes + 8 * i);
 }
 
 /* --- the request ---------------------------------------------------------------------------- */
@@ -245,7 +215,7 @@ static int inputs(const rbc_sl_session *s, const request *q, scratch *c) {
     for (int64_t i = 0; i < s->np; i++)  /* (np, 4, 6): the rows sent, then zeros */
         for (int64_t k = 0; k < POLY_ROWS * 6; k++)
             c->poly[POLY_ROWS * 6 * i + k] =
-                k < 6 * q->m ? get_f64le(q->wrench + 8 * (6 * q->m * i + k)) : 0.0;
+                k < 6 * q->m ? rbc_le_get_f64(q->wrench + 8 * (6 * q->m * i + k)) : 0.0;
     return rbc_all_finite(c->poly, POLY_ROWS * 6 * s->np);
 }
 
@@ -332,21 +302,21 @@ static void encode(rbc_sl_wire *w, const rbc_sl_session *s, const request *q) {
     const rbc_sl_pieces *pc = &w->pieces;
     unsigned char *o = w->out;
     int64_t n = s->ints[RBC_SL_HIST_N] - 1;
-    o += put(o, pc->head, pc->head_n);
+    o += rbc_put_bytes(o, pc->head, pc->head_n);
     o += put_reply_id(o, (uint64_t)s->ints[RBC_SL_REPLY_ID]);
-    o += put(o, pc->mid, pc->mid_n);
+    o += rbc_put_bytes(o, pc->mid, pc->mid_n);
     o += q->msg_id ? rbc_mp_put_str(o, q->msg_id, q->msg_id_n) : rbc_mp_put_uint(o, q->id);
-    o += put(o, pc->tail, pc->tail_n);
+    o += rbc_put_bytes(o, pc->tail, pc->tail_n);
     o += rbc_mp_put_uint(o, (uint64_t)s->ints[RBC_SL_STEP]);
-    o += put(o, pc->time, pc->time_n);
-    o += put_f64(o, s->floats[RBC_SL_TIME]);
-    o += put(o, pc->kin, pc->kin_n);
-    o += put_doubles(o, s->hist_kin + 13 * s->np * n, 13 * s->np);
-    o += put(o, pc->gaps, pc->gaps_n);
-    o += put_doubles(o, s->gaps, 4 * s->nj);
+    o += rbc_put_bytes(o, pc->time, pc->time_n);
+    o += rbc_mp_put_f64(o, s->floats[RBC_SL_TIME]);
+    o += rbc_put_bytes(o, pc->kin, pc->kin_n);
+    o += rbc_le_put_f64s(o, s->hist_kin + 13 * s->np * n, 13 * s->np);
+    o += rbc_put_bytes(o, pc->gaps, pc->gaps_n);
+    o += rbc_le_put_f64s(o, s->gaps, 4 * s->nj);
     if (pc->motions_n) {
-        o += put(o, pc->motions, pc->motions_n);
-        o += put_doubles(o, s->motions, 19 * s->np);
+        o += rbc_put_bytes(o, pc->motions, pc->motions_n);
+        o += rbc_le_put_f64s(o, s->motions, 19 * s->np);
     }
     w->out_n = (size_t)(o - w->out);
 }

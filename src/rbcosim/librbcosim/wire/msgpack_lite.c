@@ -40,6 +40,13 @@ size_t rbc_mp_put_uint(unsigned char *p, uint64_t v) {
     return 1 + put_be(p + 1, v, bytes);
 }
 
+size_t rbc_mp_put_f64(unsigned char *p, double v) {
+    uint64_t u;
+    memcpy(&u, &v, 8);
+    p[0] = 0xcb;
+    return 1 + put_be(p + 1, u, 8);
+}
+
 /* The big-endian number of `bytes` bytes after the type byte, if they are there. */
 static int get_be(const rbc_mp_reader *r, int bytes, uint64_t *v) {
     if (r->end - r->p < 1 + bytes) return 0;
