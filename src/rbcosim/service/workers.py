@@ -65,6 +65,7 @@ from rbcosim.service.worker_process import (
 log = logging.getLogger("rbcosim.service")
 
 _ADOPTED_CHECK_S = 0.2  # how often the liveness of a worker whose fork server died is read
+_LAST_WORDS_S = 2.0  # how long a cleanly ended worker's last messages are waited for
 
 
 # --- the socket loop's side -----------------------------------------------------------------
@@ -95,6 +96,8 @@ class Worker:
     worker is busy with a request before them."""
     answered: set[tuple[bytes, bytes]] = field(default_factory=set)
     """Requests the socket loop answered for the busy worker: its own late replies are dropped."""
+    ended_at: float | None = None
+    """When the socket loop first found the process ended (monotonic s)."""
     notify: dict[bytes, Any] = field(default_factory=dict)
     """Client identity -> peer of the 1.3 clients that reached this session through the
     socket loop: told by a ``session_ended`` notice when the worker ends (their requests on
@@ -162,7 +165,8 @@ class SessionWorkers:
         # awaited here on a thread so that the server answers at once and the first session
         # does not wait for it longer than it must; it preloads the compiled core
         # (rbcosim.service.preload). create_session requests that come before it is ready
-        # wait in `deferred`; so do those while a fork server that died is replaced.
+        # wait in `deferred`; so do those while a fork server that died is replaced, and
+        # those short of file descriptors while a closed session's worker is still ending.
         self._mp = fork_server.context()
         self._fork_ready = threading.Event()
         self._fork_error: str | None = None
@@ -247,7 +251,8 @@ class SessionWorkers:
     # --- requests in ----------------------------------------------------------------------
     def create(self, peer, msg: dict, body: list[bytes]) -> None:
         """Start a worker for a create_session request and hand the request to it (once the
-        fork server is ready: until then the request waits in `deferred`)."""
+        fork server is ready, and, when file descriptors are short, once the workers of
+        closed sessions have ended: until then the request waits in `deferred`)."""
         if len(self.workers) + len(self.deferred) >= self.max_sessions:
             raise ProtocolError(
                 "too_many_sessions",
@@ -259,7 +264,15 @@ class SessionWorkers:
         if self._fork_error is not None:
             raise ProtocolError("internal_error", "the server cannot start session workers: "
                                 f"{self._fork_error}")
-        check_fd_headroom()
+        try:
+            check_fd_headroom()
+        except ProtocolError:
+            if not any(w.closed for w in self.workers.values()):
+                raise
+            # a closed session's worker is still ending: its descriptors come free when it
+            # is reaped, so the request waits for that rather than being refused now
+            self.deferred.append((peer, msg, body))
+            return
         worker_id = f"w{next(self._ids)}".encode()
         process = self._mp.Process(
             target=run_worker, name=f"rbcosim session worker {worker_id.decode()}",
@@ -414,6 +427,8 @@ class SessionWorkers:
                     f"building the session's model took longer than {self.build_timeout:g} s "
                     "(serve --build-timeout); the build was stopped"))
             elif not alive:
+                if self._last_words_due(w, now):
+                    continue
                 replies += self._ended(w)
             else:
                 continue
@@ -422,6 +437,18 @@ class SessionWorkers:
             if w.session is not None:
                 self.by_session.pop(w.session, None)
         return replies
+
+    @staticmethod
+    def _last_words_due(w: Worker, now: float) -> bool:
+        """Whether an ended worker's last messages may still be on their way: it ended
+        cleanly (exit code 0, or not yet known), which it does only after its "closed"
+        message and replies, but "closed" has not come (the process's end can be seen before
+        the messages it sent are read here). Waited for at most _LAST_WORDS_S."""
+        if w.closed or w.adopted or w.process.exitcode not in (0, None):
+            return False
+        if w.ended_at is None:
+            w.ended_at = now
+        return now - w.ended_at < _LAST_WORDS_S
 
     def _ended(self, w: Worker) -> list[tuple[Any, dict]]:
         if not w.adopted:
