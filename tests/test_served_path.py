@@ -63,9 +63,9 @@ class Pair:
     def send(self, frame: bytes, c_path=True) -> bytes:
         """The Python path's reply bytes, after checking the C-first service's are the same."""
         first = next(self.ids)
-        requests._reply_ids = itertools.count(first)
+        requests.number_replies_from(first)
         want = python_reply(self.py, frame)
-        requests._reply_ids = itertools.count(first)
+        requests.number_replies_from(first)
         got = None
         if c_path:
             session = self.fast.enter(self.c)

@@ -37,6 +37,18 @@ def _reply(
 _reply_ids = itertools.count(1)
 
 
+def next_reply_number() -> int:
+    """The number N the next reply's msg_id "r-N" takes; the C step path numbers its own
+    replies on from it and hands the numbering back (`number_replies_from`)."""
+    return next(_reply_ids)
+
+
+def number_replies_from(n: int) -> None:
+    """Number the next replies' msg_ids from "r-n" on."""
+    global _reply_ids
+    _reply_ids = itertools.count(n)
+
+
 def error_reply(msg: dict | None, exc: ProtocolError) -> dict:
     """An error reply to ``msg`` (or to an undecodable message when ``msg`` is None)."""
     return _reply(msg or {"msg_type": "error"}, "error", error=(exc.code, exc.message))

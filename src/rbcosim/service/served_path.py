@@ -11,13 +11,11 @@ rigid state, its inputs and the macro step's scratch are shared, not copied.
 
 from __future__ import annotations
 
-import itertools
 from typing import Any
 
-import msgpack
 import numpy as np
 
-from rbcosim import PROTOCOL_VERSION, _core
+from rbcosim import _core
 from rbcosim.service import requests
 from rbcosim.service.session import Session
 from rbcosim.service.wire import MessageEncoder
@@ -25,23 +23,6 @@ from rbcosim.service.wire import MessageEncoder
 IDLE, OTHER, HANDOVER, UNSENT = range(4)  # why rbc_sl_run returned (served_loop.h)
 STEP, REPORTED, HIST_N, REPLY_ID, DONE, MICRO_DONE = range(6)  # rbc_sl_session.ints
 TIME, LAST_SEEN, LAST_END = range(3)  # rbc_sl_session.floats
-
-
-def reply_pieces(session: str, n_points: int, n_joints: int, motions: bool) -> tuple:
-    """The constant msgpack pieces of a step reply (rbc_sl_pieces): the bytes
-    `rbcosim.service.wire.encode` gives for the reply `stepping` makes, cut where the C path
-    writes the reply's msg_id, parent_id, step, time and arrays."""
-    enc = MessageEncoder()
-    piece, pack = enc._piece, msgpack.Packer(use_bin_type=True).pack
-    head = piece(("map", 7)) + piece(("field", "version", PROTOCOL_VERSION)) + pack("msg_id")
-    mid = (piece(("field", "msg_type", "step_reply")) + piece(("field", "session", session))
-           + pack("parent_id"))
-    tail = (piece(("field", "status", "ok")) + pack("content") + piece(("map", 4 + motions))
-            + pack("step"))
-    arrays = [piece(("data", "kinematics", (n_points, 13))),
-              piece(("data", "gaps", (n_joints, 4))),
-              piece(("data", "motions", (n_points, 19))) if motions else b""]
-    return head, mid, tail, pack("time"), *arrays
 
 
 class _Arrays:
@@ -64,7 +45,8 @@ class _Arrays:
         self.mine = (self.flex, self.energy_flex, self.energy_rigid, self.last_gaps,
                      self.gap_max, self.gaps, self.motions)
         self.tail = (self.scratch, self.out, self.ints, self.floats, self.sizes,
-                     float(s.macro_step), reply_pieces(s.id, np_, nj, client.motions),
+                     float(s.macro_step),
+                     MessageEncoder().step_reply_pieces(s.id, np_, nj, client.motions),
                      s.id.encode(), client.id.encode())
 
     def session(self, s: Session, loop: tuple) -> tuple:
@@ -109,18 +91,18 @@ class ServedPath:
             a = self._arrays = _Arrays(s, c, loop)
         rigid.loop_load(a.flex, a.energy_rigid, a.energy_flex, a.last_gaps, a.gap_max)
         a.ints[:] = (s.step, -1 if s.reported_step is None else s.reported_step, s.history.n,
-                     next(requests._reply_ids), 0, 0)
+                     requests.next_reply_number(), 0, 0)
         a.floats[:] = (rigid.time, c.last_seen, last)
         self._session = s
         return a.session(s, loop)
 
     def leave(self) -> None:
         """Store what the C path did since `enter` into the session and its rigid side (and
-        the numbering of replies, `requests._reply_ids`, which it continued)."""
+        the numbering of replies, which it continued)."""
         a, s = self._arrays, self._session
         self._session = None
         ints, floats = a.ints, a.floats
-        requests._reply_ids = itertools.count(int(ints[REPLY_ID]))
+        requests.number_replies_from(int(ints[REPLY_ID]))
         if not ints[DONE]:
             return
         self.steps += int(ints[DONE])

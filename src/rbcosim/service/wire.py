@@ -400,6 +400,25 @@ class MessageEncoder(_PieceEncoder):
             return self._keep(key, self._pack(key[1]) + self._pack(key[2]))
         return super()._piece(key)
 
+    def step_reply_pieces(self, session: str, n_points: int, n_joints: int,
+                          motions: bool) -> tuple[bytes, ...]:
+        """The constant pieces of an ok step reply {step, time, kinematics (n_points, 13),
+        gaps (n_joints, 4), motions (n_points, 19) if asked} (arrays inline) for the C core's
+        step path (librbcosim/cosim/served_loop.h), which writes the msg_id, parent_id, step,
+        time and the arrays' bytes between them: the bytes `encode` gives for that reply, cut
+        there (the head up to the msg_id's value, the rest up to the parent_id's, up to the
+        step's, the time's key, each array's key and descriptor up to its bytes)."""
+        piece, pack = self._piece, self._pack
+        head = piece(("map", 7)) + piece(("field", "version", PROTOCOL_VERSION)) + pack("msg_id")
+        mid = (piece(("field", "msg_type", "step_reply")) + piece(("field", "session", session))
+               + pack("parent_id"))
+        tail = (piece(("field", "status", "ok")) + pack("content") + piece(("map", 4 + motions))
+                + pack("step"))
+        arrays = [piece(("data", "kinematics", (n_points, 13))),
+                  piece(("data", "gaps", (n_joints, 4))),
+                  piece(("data", "motions", (n_points, 19))) if motions else b""]
+        return head, mid, tail, pack("time"), *arrays
+
     def encode(self, message: dict, use_frames: bool = False) -> list:
         """The frames of ``message`` (numpy arrays anywhere in its ``content``; a
         ``buffers`` entry is left out); use_frames: arrays as buffer frames after the header

@@ -22,8 +22,8 @@
 
 #define RBC_SL_PARTS 4 /* parts of a request kept: identity, (delimiter,) header, one more */
 
-/* The reply's constant msgpack pieces, packed once by Python (served_path.reply_pieces): the
- * map header, version and "msg_id" key; msg_type, session and "parent_id" key; status,
+/* The reply's constant msgpack pieces, packed once by Python
+ * (rbcosim.service.wire.MessageEncoder.step_reply_pieces): the map header, version and "msg_id" key; msg_type, session and "parent_id" key; status,
  * "content" and its map header, "step" key; "time" key; then each array's key and descriptor
  * up to its bytes: kinematics (np, 13), gaps (nj, 4), motions (np, 19) (motions_n 0: none). */
 typedef struct rbc_sl_pieces {
