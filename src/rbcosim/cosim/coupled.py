@@ -118,11 +118,8 @@ class CoupledSteps:
                end: np.ndarray) -> None:
         """The master's objects after `done` batched steps."""
         rigid, master = self.rigid, self.master
-        sim = rigid.sim
-        sim.state.t = t
-        sim.diagnostics.steps += micro
-        sim.diagnostics.quaternion_error = sim.integrator.quaternion_error
-        rigid.start_wrenches, rigid.end_wrenches = start[:, 13:].copy(), end[:, 13:].copy()
+        rigid.sim.took_steps(t, micro)
+        rigid.keep_step_wrenches(start, end)
         for j in self.joints:
             ep, body, led = j.endpoint, j.body, j.ledger
             rigid.energy_rigid[j.name] = float(led[_E_RIGID])

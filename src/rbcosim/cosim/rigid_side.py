@@ -270,13 +270,18 @@ class RigidSide:
         n = micro_steps or self.scenario.cosim.micro_steps
         feedback = self.inputs.switches[0]
         start, end, energy = self.sim.macro_step(float(H), n)
-        self.start_wrenches, self.end_wrenches = start[:, 13:].copy(), end[:, 13:].copy()
+        self.keep_step_wrenches(start, end)
         for name, point in self._work_rows:
             self.energy_rigid[name] += energy[point]
         if feedback or not self._motions_from_step:
             return None
         acc = self.sim.macro_scratch(n)[3]  # the accelerations at the step's end
         return np.concatenate((end[:, :13], acc), axis=1)
+
+    def keep_step_wrenches(self, start: np.ndarray, end: np.ndarray) -> None:
+        """The points' wrenches (k, 6) at the last macro step's start and end, inertial, from
+        its rows (k, 19) [outputs (13), wrench (6)] there."""
+        self.start_wrenches, self.end_wrenches = start[:, 13:].copy(), end[:, 13:].copy()
 
     def gaps(self) -> dict[str, np.ndarray]:
         """joint -> (4,) [gap_pos m, gap_rot rad, gap_vel m/s, gap_angvel rad/s]; zeros until
@@ -330,7 +335,7 @@ class RigidSide:
         sim = self.sim
         sim.took_steps(t, micro_steps)
         _, start, end, *_ = sim.macro_scratch(self.scenario.cosim.micro_steps)
-        self.start_wrenches, self.end_wrenches = start[:, 13:].copy(), end[:, 13:].copy()
+        self.keep_step_wrenches(start, end)
 
     # --- results --------------------------------------------------------------------------
     def results_columns(self) -> list[str]:
